@@ -1,0 +1,449 @@
+// Every resource of the interface in scope, in the field order of `uforge.xsd` (release 3.8.13).
+// Only the fields this project reads or writes are listed; they keep the schema's relative order,
+// so every document written from them validates (test/model/schema-drift.test.ts checks both).
+import { bool, date, int, list, long, model, obj, oneOf, str, uri, uris, type Infer } from './schema';
+
+/** UForgeObject: the base of almost every type (wire contract §2). */
+const base = { created: date(), dbId: long(), digest: str(), lastModified: date() } as const;
+/** UForgeUploadObject: records that carry a file. */
+const upload = {
+  ...base,
+  md5sum: str(),
+  mimeType: str(),
+  sha256sum: str(),
+  size: long(),
+  status: obj(() => opStatus),
+  uploaded: bool(),
+  uploadedTime: date(),
+} as const;
+
+const PLATFORM_KEYS = [
+  'aws', 'outscale', 'azure', 'google', 'cloudstack', 'openstack',
+  'vclouddirector', 'vsphere', 'k5', 'docker', 'oracle', 'openshift',
+] as const;
+
+export const opStatus = model({
+  root: 'status',
+  xsdType: 'OpStatus',
+  fields: {
+    ...base,
+    bytesLoaded: long(),
+    bytesTotal: long(),
+    cancelled: bool(),
+    complete: bool(),
+    detailedError: bool(),
+    detailedErrorMsg: str(),
+    error: bool(),
+    errorMessage: str(),
+    eta: date(),
+    message: str(),
+    parentUri: uri(),
+    percentage: int(),
+    published: bool(),
+    totalTime: date(),
+    uri: uri(),
+  },
+});
+
+export const localizedMessage = model({
+  root: 'localizedErrorMsg',
+  xsdType: 'LocalizedMessage',
+  fields: { message: str(), messageId: str() },
+});
+
+export const uforgeError = model({
+  root: 'uforgeError',
+  xsdType: 'UForgeError',
+  fields: {
+    localizedErrorMsg: obj(() => localizedMessage),
+    requestMethod: str(),
+    requestUri: str(),
+    statusCode: int(),
+    timestamp: date(),
+  },
+});
+
+export const serviceStatus = model({
+  root: 'serviceStatus',
+  xsdType: 'ServiceStatus',
+  fields: { ...base, alive: bool(), version: str(), serviceLoad: int() },
+});
+
+export const org = model({
+  root: 'org',
+  xsdType: 'Org',
+  fields: { ...base, activateNewUsers: bool(), defaultOrg: bool(), name: str(), uri: uri() },
+});
+
+export const user = model({
+  root: 'user',
+  xsdType: 'User',
+  fields: {
+    ...base,
+    loginName: str(),
+    active: bool(),
+    email: str(),
+    firstName: str(),
+    surname: str(),
+    admin: bool(),
+    baseApiKeysUri: uri(),
+    baseAppliancesUri: uri(),
+    baseCredAccountsUri: uri(),
+    baseTargetFormatsUri: uri(),
+    baseImagesUri: uri(),
+    baseMySoftwareLibraryUri: uri(),
+    basePublishImagesUri: uri(),
+    name: str(),
+    orgUris: uris(),
+    password: str({ secret: true }),
+    uri: uri(),
+  },
+});
+
+export const apiKeyPair = model({
+  root: 'apiKeyPair',
+  xsdType: 'APIKeyPair',
+  fields: {
+    ...base,
+    name: str(),
+    description: str(),
+    publicKey: str(),
+    // Returned once, in the answer to its creation; never by a GET (README "API keys").
+    secretKey: str({ secret: true }),
+    uri: uri(),
+  },
+});
+
+export const targetPlatform = model({
+  root: 'targetPlatform',
+  xsdType: 'TargetPlatform',
+  fields: { ...base, name: str(), type: oneOf(PLATFORM_KEYS), uri: uri() },
+});
+
+export const credAccount = model({
+  root: 'credAccount',
+  xsdType: 'CredAccount',
+  abstract: true,
+  fields: {
+    ...base,
+    name: str(),
+    parentUri: uri(),
+    uri: uri(),
+    targetPlatform: obj(() => targetPlatform),
+    secretsMissing: bool(),
+  },
+  kinds: {
+    CredAccountOpenStack: {
+      glanceUrl: str(),
+      keystoneUrl: str(),
+      login: str(),
+      password: str({ secret: true }),
+      keystoneVersion: str(),
+    },
+  },
+});
+
+export const installProfile = model({
+  root: 'installProfile',
+  xsdType: 'InstallProfile',
+  fields: { ...base, diskSize: long(), memorySize: long(), swapSize: long(), timezone: str(), uri: uri() },
+});
+
+export const targetFormat = model({
+  root: 'targetFormat',
+  xsdType: 'TargetFormat',
+  fields: {
+    ...base,
+    name: str(),
+    type: oneOf(['cloud', 'virtual', 'container', 'physical']),
+    credAccountType: oneOf([
+      'aws', 'outscale', 'azure', 'google', 'cloudstack', 'openstack', 'openshift',
+      'vclouddirector', 'vsphere', 'k5', 'docker', 'oracle',
+    ]),
+    imageInfos: str(),
+    access: bool(),
+    active: bool(),
+    uri: uri(),
+  },
+});
+
+export const distribProfile = model({
+  root: 'distribProfile',
+  xsdType: 'DistribProfile',
+  abstract: true,
+  fields: {
+    ...base,
+    active: bool(),
+    applianceUri: uri(),
+    arch: str(),
+    description: str(),
+    distributionUri: uri(),
+    installedSize: long(),
+    name: str(),
+    standardProfileUri: uri(),
+    uri: uri(),
+    size: long(),
+    version: str(),
+  },
+  kinds: {
+    LinuxProfile: { packagesUri: uri(), packageUris: uris() },
+    WindowsProfile: {
+      edition: oneOf(['DATACENTER', 'STANDARD', 'ENTERPRISE', 'WEBSERVER', 'UNKNOWN']),
+      type: oneOf(['FULL', 'CORE', 'UNKNOWN']),
+      language: str(),
+    },
+  },
+});
+
+export const distribution = model({
+  root: 'distribution',
+  xsdType: 'Distribution',
+  fields: {
+    ...base,
+    active: bool(),
+    arch: oneOf(['i386', 'i586', 'i686', 'noarch', 'x86_64']),
+    basePkgsUri: uri(),
+    baseProfilesUri: uri(),
+    description: str(),
+    family: oneOf(['linux', 'unix', 'windows']),
+    lastPkgBuildDate: date(),
+    name: oneOf([
+      'CentOS', 'Debian', 'Fedora Core', 'OpenSUSE', 'Oracle Linux', 'RedHat Enterprise Linux',
+      'Scientific Linux', 'SUSE Linux Enterprise Server', 'Ubuntu', 'Windows',
+    ]),
+    pkgType: str(),
+    profileUris: uris(),
+    releaseDate: date(),
+    uri: uri(),
+    version: str(),
+    visible: bool(),
+  },
+});
+
+export const pkg = model({
+  root: 'package',
+  xsdType: 'Pkg',
+  fields: {
+    ...upload,
+    arch: str(),
+    fullName: str(),
+    name: str(),
+    pkgBuildDate: date(),
+    release: str(),
+    repositoryName: str(),
+    uri: uri(),
+    version: str(),
+    epoch: int(),
+  },
+});
+
+/** The package change set and package list (`PkgList`): `packages{addedPkgUris, deletedPkgUris, pkgs/pkg}`. */
+export const packages = model({
+  root: 'packages',
+  xsdType: 'PkgList',
+  fields: { addedPkgUris: uris(), deletedPkgUris: uris(), pkgs: list('pkg', () => pkg) },
+});
+
+/** One level of `subSoftwareArtifacts` (same element and type, without further nesting). */
+export const softwareArtifactNode = model({
+  root: 'softwareArtifact',
+  xsdType: 'SoftwareArtifact',
+  fields: { ...base, uri: uri(), name: str(), fullName: str(), origName: str() },
+});
+
+export const softwareArtifact = model({
+  root: 'softwareArtifact',
+  xsdType: 'SoftwareArtifact',
+  fields: {
+    ...upload,
+    uri: uri(),
+    binaryUri: uri(),
+    parentUri: uri(),
+    installLocation: str(),
+    name: str(),
+    fullName: str(),
+    origName: str(),
+    type: str(),
+    version: str(),
+    subSoftwareArtifacts: list('softwareArtifact', () => softwareArtifactNode),
+  },
+  kinds: { SoftwareFile: { ownerGroup: str(), rights: str() } },
+});
+
+export const mySoftware = model({
+  root: 'mySoftware',
+  xsdType: 'MySoftware',
+  fields: {
+    ...base,
+    tag: str(),
+    name: str(),
+    version: str(),
+    description: str(),
+    size: long(),
+    revision: long(),
+    artifactsUri: uri(),
+    uri: uri(),
+    softwareArtifactUris: uris(),
+    applianceUris: uris(),
+  },
+});
+
+export const appliance = model({
+  root: 'appliance',
+  xsdType: 'Appliance',
+  fields: {
+    ...base,
+    uuid: str(),
+    archName: str(),
+    baseImagesUri: uri(),
+    baseMySoftwareUri: uri(),
+    baseOsProfileUri: uri(),
+    basePublishImagesUri: uri(),
+    description: str(),
+    distributionName: str(),
+    distributionUri: uri(),
+    imageUris: uris(),
+    installProfile: obj(() => installProfile),
+    lastPkgUpdate: date(),
+    mySoftwareList: list('mySoftware', () => mySoftware),
+    name: str(),
+    orgUri: uri(),
+    osProfileUri: uri(),
+    revision: int(),
+    size: long(),
+    tag: str(),
+    uri: uri(),
+    version: str(),
+  },
+});
+
+const imageFields = {
+  ...upload,
+  parentUri: uri(),
+  compress: bool(),
+  credAccount: obj(() => credAccount),
+  distributionName: str(),
+  downloadUri: uri(),
+  fileExtension: str(),
+  fileName: str(),
+  fileSize: long(),
+  targetFormat: obj(() => targetFormat),
+  imageCreated: bool(),
+  installProfile: obj(() => installProfile),
+  name: str(),
+  revision: int(),
+  statusUri: uri(),
+  uri: uri(),
+  version: str(),
+} as const;
+
+export const image = model({ root: 'image', xsdType: 'Image', fields: imageFields });
+
+export const publishImage = model({
+  root: 'publishImage',
+  xsdType: 'PublishImage',
+  abstract: true,
+  fields: { ...imageFields, cloudId: str(), imageUri: uri() },
+  kinds: {
+    PublishImageOpenStack: {
+      keystoneDomain: str(),
+      keystoneProject: str(),
+      displayName: str(),
+      publicImage: bool(),
+    },
+  },
+});
+
+// ---- List documents: `<ns0:X><total/><X><item/>…</X></ns0:X>` (wire contract §2) ---------------
+
+export const appliances = model({
+  root: 'appliances', xsdType: 'Appliances',
+  fields: { total: long(), appliances: list('appliance', () => appliance) },
+});
+export const distributions = model({
+  root: 'distributions', xsdType: 'Distributions',
+  fields: { total: long(), distributions: list('distribution', () => distribution) },
+});
+export const distribProfiles = model({
+  root: 'distribProfiles', xsdType: 'DistribProfiles',
+  fields: { total: long(), distribProfiles: list('distribProfile', () => distribProfile) },
+});
+export const credAccounts = model({
+  root: 'credAccounts', xsdType: 'CredAccounts',
+  fields: { total: long(), credAccounts: list('credAccount', () => credAccount) },
+});
+export const mySoftwareList = model({
+  root: 'mySoftwareList', xsdType: 'MySoftwareList',
+  fields: { total: long(), mySoftwareList: list('mySoftware', () => mySoftware) },
+});
+export const softwareArtifacts = model({
+  root: 'softwareArtifacts', xsdType: 'SoftwareArtifacts',
+  fields: { total: long(), softwareArtifacts: list('softwareArtifact', () => softwareArtifact) },
+});
+export const images = model({
+  root: 'images', xsdType: 'Images',
+  fields: { total: long(), images: list('image', () => image) },
+});
+export const publishImages = model({
+  root: 'publishImages', xsdType: 'PublishImages',
+  fields: { total: long(), publishImages: list('publishImage', () => publishImage) },
+});
+export const statuses = model({
+  root: 'statuses', xsdType: 'OpStatuses',
+  fields: { total: long(), statuses: list('status', () => opStatus) },
+});
+export const targetFormats = model({
+  root: 'targetFormats', xsdType: 'TargetFormats',
+  fields: { total: long(), targetFormats: list('targetFormat', () => targetFormat) },
+});
+export const apiKeyPairs = model({
+  root: 'apiKeyPairs', xsdType: 'APIKeyPairs',
+  fields: { total: long(), apiKeyPairs: list('apiKeyPair', () => apiKeyPair) },
+});
+export const orgs = model({
+  root: 'orgs', xsdType: 'Orgs',
+  fields: { total: long(), orgs: list('org', () => org) },
+});
+
+/** Every document root the interface exchanges, by root element name. */
+export const documents = {
+  user, credAccount, credAccounts, appliance, appliances, distribution, distributions,
+  distribProfile, distribProfiles, package: pkg, packages, mySoftware, mySoftwareList,
+  softwareArtifact, softwareArtifacts, image, images, installProfile, targetFormat, targetFormats,
+  publishImage, publishImages, status: opStatus, statuses, serviceStatus, apiKeyPair, apiKeyPairs,
+  org, orgs, uforgeError,
+} as const;
+
+export type DocumentRoot = keyof typeof documents;
+
+/**
+ * Root elements that name a concrete kind of a polymorphic document (wire contract §2):
+ * `linuxProfile` is a `distribProfile` of kind `LinuxProfile`, `softwareFile` a `softwareArtifact` of kind `SoftwareFile`.
+ */
+export const rootAliases: Readonly<Record<string, { root: DocumentRoot; kind: string }>> = {
+  linuxProfile: { root: 'distribProfile', kind: 'LinuxProfile' },
+  windowsProfile: { root: 'distribProfile', kind: 'WindowsProfile' },
+  softwareFile: { root: 'softwareArtifact', kind: 'SoftwareFile' },
+};
+
+export type User = Infer<typeof user>;
+export type CredAccount = Infer<typeof credAccount>;
+export type Appliance = Infer<typeof appliance>;
+export type Distribution = Infer<typeof distribution>;
+export type DistribProfile = Infer<typeof distribProfile>;
+export type Pkg = Infer<typeof pkg>;
+export type Packages = Infer<typeof packages>;
+export type MySoftware = Infer<typeof mySoftware>;
+export type SoftwareArtifact = Infer<typeof softwareArtifact>;
+export type Image = Infer<typeof image>;
+export type InstallProfile = Infer<typeof installProfile>;
+export type TargetFormat = Infer<typeof targetFormat>;
+export type PublishImage = Infer<typeof publishImage>;
+export type OpStatus = Infer<typeof opStatus>;
+export type ServiceStatus = Infer<typeof serviceStatus>;
+export type ApiKeyPair = Infer<typeof apiKeyPair>;
+export type Org = Infer<typeof org>;
+export type UForgeError = Infer<typeof uforgeError>;
+
+/** The TypeScript type of a document, by its root element name. */
+export type DocumentOf<R extends DocumentRoot> = Infer<(typeof documents)[R]>;
