@@ -14,7 +14,8 @@ export type ErrorCode =
   | 'E_JOB_CANCELLED'
   | 'E_WAIT_TIMEOUT'
   | 'E_ABORTED'
-  | 'E_FIQL';
+  | 'E_FIQL'
+  | 'E_OPENSTACK';
 
 export abstract class ForgeError extends Error {
   abstract readonly code: ErrorCode;
