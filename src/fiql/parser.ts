@@ -69,25 +69,23 @@ class Parser {
   }
 
   parseOr(depth: number): FiqlNode {
-    const children = [this.parseAnd(depth)];
-    for (;;) {
-      this.skipSpace();
-      if (this.s[this.pos] !== ',') break;
-      this.pos++;
-      children.push(this.parseAnd(depth));
-    }
-    return children.length === 1 ? children[0]! : { type: 'or', children };
+    return this.parseList(',', 'or', () => this.parseAnd(depth));
   }
 
   parseAnd(depth: number): FiqlNode {
-    const children = [this.parsePrimary(depth)];
+    return this.parseList(';', 'and', () => this.parsePrimary(depth));
+  }
+
+  /** `item (sep item)*`; one item stands for itself. */
+  parseList(sep: ';' | ',', type: FiqlGroup['type'], item: () => FiqlNode): FiqlNode {
+    const children = [item()];
     for (;;) {
       this.skipSpace();
-      if (this.s[this.pos] !== ';') break;
+      if (this.s[this.pos] !== sep) break;
       this.pos++;
-      children.push(this.parsePrimary(depth));
+      children.push(item());
     }
-    return children.length === 1 ? children[0]! : { type: 'and', children };
+    return children.length === 1 ? children[0]! : { type, children };
   }
 
   parsePrimary(depth: number): FiqlNode {
