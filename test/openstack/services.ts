@@ -1,0 +1,81 @@
+// Test helpers: start (or reuse) the real loopback Keystone + Glance of /work/shared/openstack, read
+// its env file, and talk to Glance directly to check what the module under test left behind.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { request } from 'undici';
+
+export interface OpenStackEnv {
+  keystoneUrl: string;
+  glanceUrl: string;
+  domain: string;
+  admin: { login: string; password: string; project: string };
+  user: { login: string; password: string; project: string };
+}
+
+const START = resolve(__dirname, '../../../shared/openstack/start-openstack.sh');
+
+/** The running services, or a reason why these tests must skip on this machine. */
+export function openStackServices(): { env?: OpenStackEnv; skip?: string } {
+  if (!existsSync('/etc/debian_version')) return { skip: 'not a Debian machine' };
+  if (process.getuid?.() !== 0) return { skip: 'not root (start-openstack.sh installs and starts system services)' };
+  if (!existsSync(START)) return { skip: `${START} not found` };
+  let out: string;
+  try {
+    out = execFileSync('bash', [START], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 170_000 });
+  } catch (e) {
+    return { skip: `start-openstack.sh failed: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
+  }
+  const envFile = out.trim().split('\n').pop() ?? '';
+  const v = parseEnvFile(readFileSync(envFile, 'utf8'));
+  const need = (k: string) => {
+    const x = v[k];
+    if (!x) throw new Error(`${envFile} lacks ${k}`);
+    return x;
+  };
+  return {
+    env: {
+      keystoneUrl: need('OPENSTACK_KEYSTONE_URL'),
+      glanceUrl: need('OPENSTACK_GLANCE_URL'),
+      domain: need('OS_USER_DOMAIN_NAME'),
+      admin: { login: need('OS_USERNAME'), password: need('OS_PASSWORD'), project: need('OS_PROJECT_NAME') },
+      user: { login: need('OPENSTACK_TEST_USERNAME'), password: need('OPENSTACK_TEST_PASSWORD'), project: need('OPENSTACK_TEST_PROJECT') },
+    },
+  };
+}
+
+function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const m = /^\s*(?:export\s+)?([A-Z0-9_]+)=(.*)$/.exec(line);
+    if (m) out[m[1]] = m[2].replace(/^(['"])(.*)\1$/, '$2');
+  }
+  return out;
+}
+
+/** An admin-scoped token, obtained independently of the module under test. */
+export async function adminToken(env: OpenStackEnv): Promise<string> {
+  const res = await request(`${env.keystoneUrl.replace(/\/v3\/?$/, '')}/v3/auth/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ auth: {
+      identity: { methods: ['password'], password: { user: { name: env.admin.login, domain: { name: env.domain }, password: env.admin.password } } },
+      scope: { project: { name: env.admin.project, domain: { name: env.domain } } },
+    } }),
+  });
+  await res.body.dump();
+  const t = res.headers['x-subject-token'];
+  if (res.statusCode !== 201 || typeof t !== 'string') throw new Error(`admin auth failed: ${res.statusCode}`);
+  return t;
+}
+
+/** Every image with this name in any project (the admin sees all), as [id, status]. */
+export async function imagesNamed(env: OpenStackEnv, name: string): Promise<Array<[string, string]>> {
+  const token = await adminToken(env);
+  const res = await request(`${env.glanceUrl}/v2/images?name=${encodeURIComponent(name)}&limit=100`, {
+    headers: { 'x-auth-token': token, accept: 'application/json' },
+  });
+  const body = (await res.body.json()) as { images: Array<{ id: string; status: string }> };
+  if (res.statusCode !== 200) throw new Error(`list failed: ${res.statusCode}`);
+  return body.images.map((i) => [i.id, i.status]);
+}
