@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'E_WAIT_TIMEOUT'
   | 'E_ABORTED'
   | 'E_FIQL'
-  | 'E_OPENSTACK';
+  | 'E_OPENSTACK'
+  | 'E_DECLARATION';
 
 export abstract class ForgeError extends Error {
   abstract readonly code: ErrorCode;

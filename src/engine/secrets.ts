@@ -1,0 +1,29 @@
+// Every secret the engine learns (passwords, secret keys, every `${env:…}` value) is kept here, so
+// that each adapter masks the same set: the Action with `::add-mask::`, the command line and the
+// logs by `mask()` (style example 4: one redaction used everywhere).
+
+export const MASK = '***';
+
+export class SecretSet {
+  private readonly values = new Set<string>();
+
+  /** Values shorter than 3 characters are not masked: they would blank out ordinary text. */
+  add(value: string | undefined): void {
+    if (value !== undefined && value.length >= 3) this.values.add(value);
+  }
+
+  addAll(values: Iterable<string>): void {
+    for (const v of values) this.add(v);
+  }
+
+  list(): string[] {
+    return [...this.values];
+  }
+
+  /** Replaces every occurrence of every secret, longest first (a secret may contain another). */
+  mask(text: string): string {
+    let out = text;
+    for (const s of [...this.values].sort((a, b) => b.length - a.length)) out = out.split(s).join(MASK);
+    return out;
+  }
+}

@@ -1,0 +1,177 @@
+// Typed reads over a YAML (or JSON: YAML 1.2 reads it too) document that remember where each value
+// was written. Every read that fails adds a problem and returns undefined, so that validation goes
+// on and reports every problem at once.
+import { isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
+import { interpolateEnv, type Env } from './env-refs';
+import type { Position, ProblemList } from './problems';
+import type { SecretSet } from './secrets';
+
+export type YNode = Node | null | undefined;
+
+export class YamlReader {
+  constructor(
+    private readonly text: string,
+    private readonly lc: LineCounter,
+    readonly problems: ProblemList,
+    private readonly env: Env,
+    readonly secrets: SecretSet,
+  ) {}
+
+  posOf(offset: number): Position {
+    const p = this.lc.linePos(offset);
+    return { line: p.line, column: p.col };
+  }
+
+  at(node: YNode, fallback?: Position): Position {
+    return node?.range ? this.posOf(node.range[0]) : (fallback ?? { line: 1, column: 1 });
+  }
+
+  /** A map's entries by key; unknown keys are warned about (the platform tool knows more fields than this service). */
+  map(node: YNode, what: string, known: readonly string[], fallback?: Position): MapView | undefined {
+    if (!isMap(node)) {
+      this.problems.add(this.at(node, fallback), `${what || 'the declaration'} must be a mapping`);
+      return undefined;
+    }
+    const entries = new Map<string, Pair<unknown, unknown>>();
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
+      if (key === undefined) {
+        this.problems.add(this.at(pair.key as YNode, this.at(node)), `${what || 'the declaration'}: keys must be plain names`);
+        continue;
+      }
+      if (!known.includes(key)) {
+        this.problems.add(this.at(pair.key as YNode), `unknown field "${key}" in ${what || 'the declaration'} (ignored)`, 'warning');
+      }
+      entries.set(key, pair);
+    }
+    return new MapView(this, what, this.at(node), entries);
+  }
+
+  /** A list's items; a missing list is an empty one. */
+  seq(node: YNode, what: string, fallback: Position): YNode[] {
+    if (node === undefined || node === null || (isScalar(node) && node.value === null)) return [];
+    if (!isSeq(node)) {
+      this.problems.add(this.at(node, fallback), `${what} must be a list`);
+      return [];
+    }
+    return node.items as YNode[];
+  }
+
+  /**
+   * Text of a scalar, with `${env:…}` references replaced. A number or boolean keeps the text it
+   * was written as (`version: 1.0` is "1.0", not "1").
+   */
+  scalarText(node: YNode, what: string, fallback: Position): string | undefined {
+    if (!isScalar(node)) {
+      this.problems.add(this.at(node, fallback), `${what} must be a text value`);
+      return undefined;
+    }
+    const raw = typeof node.value === 'string' ? node.value : node.value === null ? '' : (node.source ?? String(node.value));
+    if (!raw.includes('${')) return raw;
+    const r = interpolateEnv(raw, this.env);
+    this.secrets.addAll(r.read);
+    const start = node.range?.[0] ?? 0;
+    const rawSource = this.text.slice(start, node.range?.[1] ?? start);
+    for (const p of r.problems) {
+      // Point at the reference itself when it can be found in the source text.
+      const ref = raw.slice(p.offset).match(/^\$\{[^}]*\}/)?.[0];
+      const idx = ref ? rawSource.indexOf(ref) : -1;
+      this.problems.add(idx >= 0 ? this.posOf(start + idx) : this.at(node, fallback), `${what}: ${p.message}`);
+    }
+    return r.problems.length ? undefined : r.value;
+  }
+}
+
+export class MapView {
+  constructor(
+    private readonly r: YamlReader,
+    readonly what: string,
+    readonly at: Position,
+    private readonly entries: Map<string, Pair<unknown, unknown>>,
+  ) {}
+
+  has(key: string): boolean {
+    const v = this.node(key);
+    return v !== undefined && !(isScalar(v) && v.value === null);
+  }
+
+  node(key: string): YNode {
+    const p = this.entries.get(key);
+    return p ? ((p.value as YNode) ?? null) : undefined;
+  }
+
+  keys(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Position of a key, or of the map when it is absent. */
+  keyAt(key: string): Position {
+    const p = this.entries.get(key);
+    return p ? this.r.at(p.key as YNode, this.at) : this.at;
+  }
+
+  /** Position of a value, or of its key when the value is empty. */
+  valueAt(key: string): Position {
+    return this.r.at(this.node(key), this.keyAt(key));
+  }
+
+  private label(key: string): string {
+    return this.what ? `${this.what}.${key}` : key;
+  }
+
+  str(key: string, required: true): string | undefined;
+  str(key: string, required?: false): string | undefined;
+  str(key: string, required = false): string | undefined {
+    if (!this.has(key)) {
+      if (required) this.r.problems.add(this.keyAt(key), `${this.label(key)} is required`);
+      return undefined;
+    }
+    const v = this.r.scalarText(this.node(key), this.label(key), this.keyAt(key));
+    if (v !== undefined && required && v.trim() === '') {
+      this.r.problems.add(this.valueAt(key), `${this.label(key)} must not be empty`);
+      return undefined;
+    }
+    return v;
+  }
+
+  /** A whole number ≥ min; also read from a text such as an environment value. */
+  int(key: string, min: number): number | undefined {
+    if (!this.has(key)) return undefined;
+    const node = this.node(key);
+    let v: unknown = isScalar(node) ? node.value : undefined;
+    if (typeof v === 'string') {
+      const t = this.r.scalarText(node, this.label(key), this.keyAt(key));
+      if (t === undefined) return undefined;
+      v = /^\s*\d+\s*$/.test(t) ? Number(t) : NaN;
+    }
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
+      // No value in the message: it may have come from a secret.
+      this.r.problems.add(this.valueAt(key), `${this.label(key)} must be a whole number of at least ${min}`);
+      return undefined;
+    }
+    return v;
+  }
+
+  bool(key: string): boolean | undefined {
+    if (!this.has(key)) return undefined;
+    const node = this.node(key);
+    let v: unknown = isScalar(node) ? node.value : undefined;
+    if (typeof v === 'string') {
+      const t = this.r.scalarText(node, this.label(key), this.keyAt(key))?.trim().toLowerCase();
+      v = t === 'true' ? true : t === 'false' ? false : undefined;
+    }
+    if (typeof v !== 'boolean') {
+      this.r.problems.add(this.valueAt(key), `${this.label(key)} must be true or false`);
+      return undefined;
+    }
+    return v;
+  }
+
+  map(key: string, known: readonly string[]): MapView | undefined {
+    return this.r.map(this.node(key), this.label(key), known, this.keyAt(key));
+  }
+
+  seq(key: string): YNode[] {
+    return this.r.seq(this.node(key), this.label(key), this.keyAt(key));
+  }
+}
