@@ -1,0 +1,113 @@
+// Waiting for generation and publication jobs (wire contract §8) with the one waiter (waiter.ts).
+// A status is terminal when `error`, `cancelled` or `complete` is true, tested in that order.
+import { AbortedError, JobCancelledError, JobFailedError, WaitTimeoutError } from '../errors';
+import type { Image, OpStatus, PublishImage } from '../model/resources';
+import { waitUntil } from './waiter';
+
+export type JobTarget = Image | PublishImage | string;
+
+export type Job =
+  | { kind: 'generation'; uid: string; aid: string; itid: string }
+  | { kind: 'publication'; uid: string; aid: string; itid: string; pitid: string };
+
+export interface WaitForJobOptions {
+  /** Give up after this long (WaitTimeoutError); the job itself goes on. Default 1 hour. */
+  timeoutMs?: number;
+  /** First delay between polls; it doubles up to `maxPollMs`. Default 1000. */
+  pollMs?: number;
+  /** Default 10 × pollMs, at most 30 s. */
+  maxPollMs?: number;
+  /** Abort: the job is cancelled on the service, then AbortedError is thrown. */
+  signal?: AbortSignal;
+  /** Every status read, the terminal one included. */
+  onProgress?: (status: OpStatus) => void;
+}
+
+/** What the waiter needs from the client: a status read and a cancel, both by job. */
+export interface JobCalls {
+  status(job: Job, signal?: AbortSignal): Promise<OpStatus>;
+  cancel(job: Job, signal?: AbortSignal): Promise<unknown>;
+}
+
+const SEG = '([^/?#]+)';
+const PUBLICATION = new RegExp(`^users/${SEG}/appliances/${SEG}/images/${SEG}/pimages/${SEG}/?$`);
+const GENERATION = new RegExp(`^users/${SEG}/appliances/${SEG}/images/${SEG}/?$`);
+const APPLIANCE_PIMAGE = new RegExp(`^users/${SEG}/appliances/${SEG}/pimages/${SEG}/?$`);
+
+/**
+ * Which job a record or URI stands for. Values stay percent-encoded as they appear in the URI, so
+ * they are decoded here and encoded again by `fillPath`.
+ */
+export function jobOf(target: JobTarget): Job {
+  const rec = typeof target === 'string' ? { uri: target } : target;
+  if (typeof rec !== 'object' || rec === null || typeof rec.uri !== 'string') {
+    throw new TypeError('waitForJob: target must be an image or publishImage record with a uri, or its uri');
+  }
+  const uri = rec.uri.replace(/^\/+/, '');
+  let m = PUBLICATION.exec(uri);
+  if (m) return { kind: 'publication', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(m[3]!), pitid: dec(m[4]!) };
+  m = APPLIANCE_PIMAGE.exec(uri);
+  if (m) {
+    // A publication made through `…/appliances/<aid>/pimages` names its image in `imageUri`.
+    const img = GENERATION.exec(('imageUri' in rec && typeof rec.imageUri === 'string' ? rec.imageUri : '').replace(/^\/+/, ''));
+    if (!img) throw new TypeError(`waitForJob: publication ${uri} has no imageUri naming its image`);
+    return { kind: 'publication', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(img[3]!), pitid: dec(m[3]!) };
+  }
+  m = GENERATION.exec(uri);
+  if (m) return { kind: 'generation', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(m[3]!) };
+  throw new TypeError(`waitForJob: ${JSON.stringify(rec.uri)} is neither an image nor a publication URI`);
+}
+
+function dec(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new TypeError(`waitForJob: bad percent-encoding in ${JSON.stringify(s)}`);
+  }
+}
+
+/** Terminal state of a status, per §8: error, then cancelled, then complete. */
+export function jobState(s: OpStatus): 'failed' | 'cancelled' | 'complete' | 'running' {
+  if (s.error === true) return 'failed';
+  if (s.cancelled === true) return 'cancelled';
+  if (s.complete === true) return 'complete';
+  return 'running';
+}
+
+const CANCEL_TIMEOUT_MS = 15_000;
+
+export async function waitForJob(calls: JobCalls, target: JobTarget, o: WaitForJobOptions = {}): Promise<OpStatus> {
+  const job = jobOf(target);
+  const timeoutMs = o.timeoutMs ?? 3_600_000;
+  const minDelayMs = o.pollMs ?? 1000;
+  const maxDelayMs = o.maxPollMs ?? Math.min(30_000, Math.max(minDelayMs, minDelayMs * 10));
+  for (const [k, v] of Object.entries({ timeoutMs, pollMs: minDelayMs, maxPollMs: maxDelayMs })) {
+    if (!Number.isFinite(v) || v < 0) throw new TypeError(`waitForJob: ${k} must be a non-negative number`);
+  }
+  if (minDelayMs < 1) throw new TypeError('waitForJob: pollMs must be at least 1');
+  try {
+    const r = await waitUntil(
+      async () => {
+        const s = await calls.status(job, o.signal);
+        o.onProgress?.(s);
+        return s;
+      },
+      (s) => jobState(s) !== 'running',
+      { minDelayMs, maxDelayMs, deadline: Date.now() + timeoutMs, ...(o.signal ? { signal: o.signal } : {}) },
+    );
+    if (!r.done) throw new WaitTimeoutError(timeoutMs, r.last);
+    const state = jobState(r.value);
+    if (state === 'failed') throw new JobFailedError(r.value);
+    if (state === 'cancelled') throw new JobCancelledError(r.value);
+    return r.value;
+  } catch (e) {
+    if (!o.signal?.aborted) throw e;
+    // Aborted by the caller: stop the work on the service too (§8 cancel), then report the abort.
+    try {
+      await calls.cancel(job, AbortSignal.timeout(CANCEL_TIMEOUT_MS));
+    } catch (ce) {
+      throw new AbortedError(`aborted; cancelling the ${job.kind} failed: ${ce instanceof Error ? ce.message : String(ce)}`);
+    }
+    throw new AbortedError(`aborted; ${job.kind} cancelled`);
+  }
+}
