@@ -1,0 +1,16 @@
+// Errors of the image builder. Bad input (`kind` 'input') is the caller's to fix and nothing was written;
+// 'tool' is an external program (mke2fs, debugfs, qemu-img) that failed, with its own message kept.
+
+export type ImagingErrorKind = 'input' | 'disk-full' | 'tool';
+
+export class ImagingError extends Error {
+  readonly code = 'E_IMAGING' as const;
+  constructor(readonly kind: ImagingErrorKind, message: string, override readonly cause?: unknown) {
+    super(message);
+    this.name = 'ImagingError';
+  }
+}
+
+export function isImagingError(e: unknown, kind?: ImagingErrorKind): e is ImagingError {
+  return e instanceof ImagingError && (kind === undefined || e.kind === kind);
+}

@@ -1,0 +1,7 @@
+// The image builder (docs/contracts.md "Imaging").
+export { buildImage, MIN_DISK_MIB, MAX_DISK_MIB, type BuildImageOptions, type BuiltImage } from './build';
+export { TARGET_FORMATS, targetFormatByName, imageFileName, type TargetFormatInfo, type DiskFormat } from './formats';
+export { MANIFEST_PATH, type ImageFile } from './staging';
+export { PARTITION_OFFSET } from './mbr';
+export { ImagingError, isImagingError, type ImagingErrorKind } from './errors';
+export type { BuildProgress } from './progress';

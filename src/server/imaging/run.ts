@@ -1,0 +1,49 @@
+// Running the e2fsprogs and qemu-img tools: no shell, abortable (the child is killed and the call
+// throws AbortedError), stderr kept (bounded) for the error message.
+import { spawn } from 'node:child_process';
+import { AbortedError } from '../../errors';
+import { ImagingError } from './errors';
+
+/** Keep the last bytes of a tool's stderr: enough for its message, bounded whatever it prints. */
+const MAX_STDERR = 16 * 1024;
+
+export interface RunOptions {
+  readonly signal?: AbortSignal;
+  /** Working directory of the tool (paths can then be passed relative to it). */
+  readonly cwd?: string;
+  /** Each chunk of stdout as it comes (progress lines). */
+  readonly onStdout?: (text: string) => void;
+}
+
+export interface RunResult {
+  readonly stderr: string;
+}
+
+export function runTool(command: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
+  const { signal, onStdout, cwd } = opts;
+  return new Promise<RunResult>((resolve, reject) => {
+    if (signal?.aborted) return reject(new AbortedError('image build aborted'));
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd, env: { ...process.env, LC_ALL: 'C' } });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr = (stderr + s).slice(-MAX_STDERR);
+    });
+    child.stdout.setEncoding('utf8').on('data', (s: string) => onStdout?.(s));
+    const onAbort = (): void => {
+      child.kill('SIGKILL');
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      signal?.removeEventListener('abort', onAbort);
+      const hint = e.code === 'ENOENT' ? ` (is ${command === 'qemu-img' ? 'qemu-utils' : 'e2fsprogs'} installed?)` : '';
+      reject(new ImagingError('tool', `cannot run ${command}: ${e.message}${hint}`, e));
+    });
+    child.on('close', (code, sig) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) return reject(new AbortedError('image build aborted'));
+      if (code === 0) return resolve({ stderr });
+      const why = code !== null ? `exit status ${code}` : `signal ${sig ?? 'unknown'}`;
+      reject(new ImagingError('tool', `${command} failed (${why}): ${stderr.trim() || 'no message'}`));
+    });
+  });
+}

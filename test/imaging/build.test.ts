@@ -1,0 +1,129 @@
+// Real images, read back with qemu-img and e2fsprogs: container format and virtual size, the MBR
+// partition, and the ext4 filesystem with the manifest and each file at its place with its mode.
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildImage, MANIFEST_PATH, type BuildProgress, type DiskFormat } from '../../src/server/imaging';
+import { debugfsCat, debugfsStat, e2fsck, filesIn, fsType, partitions, qemuCheck, qemuInfo, tempDir, toRaw } from './tools';
+
+const tmp = tempDir('build');
+afterAll(() => tmp.cleanup());
+
+const MiB = 1024 * 1024;
+const manifest = JSON.stringify({ name: 'web', version: '1.0', packages: ['nginx'] });
+const tool = randomBytes(3 * MiB + 17); // spans many blocks, odd length
+const conf = Buffer.from('listen 8080;\n');
+let files: { source: string; destination: string; rights?: string; ownerGroup?: string }[];
+
+beforeAll(() => {
+  writeFileSync(join(tmp.path, 'tool.bin'), tool);
+  writeFileSync(join(tmp.path, 'app.conf'), conf);
+  files = [
+    { source: join(tmp.path, 'tool.bin'), destination: '/opt/web/bin/tool', rights: '0755', ownerGroup: 'web:web' },
+    { source: join(tmp.path, 'app.conf'), destination: 'etc/web/app conf "main".conf', rights: '0640' },
+    { source: join(tmp.path, 'app.conf'), destination: '/usr/local/bin/helper', rights: '4750' },
+    { source: join(tmp.path, 'app.conf'), destination: '/srv/default-mode' },
+  ];
+});
+
+/** Checks the filesystem inside a raw disk of `sizeMiB`. */
+function expectAppliance(raw: string, sizeMiB: number): void {
+  expect(partitions(raw)).toEqual([{ start: 2048, sectors: sizeMiB * 2048 - 2048, type: '0x83' }]);
+  expect(fsType(raw)).toBe('ext4');
+  const fsck = e2fsck(raw);
+  expect(fsck.status, fsck.out).toBe(0);
+  expect(debugfsCat(raw, MANIFEST_PATH).toString()).toBe(manifest);
+  expect(debugfsCat(raw, '/opt/web/bin/tool').equals(tool)).toBe(true);
+  expect(debugfsCat(raw, '/etc/web/app conf "main".conf').equals(conf)).toBe(true);
+  expect(debugfsStat(raw, MANIFEST_PATH)).toMatchObject({ type: 'regular', mode: 0o644, uid: 0, gid: 0, size: manifest.length });
+  expect(debugfsStat(raw, '/opt/web/bin/tool')).toMatchObject({ type: 'regular', mode: 0o755, uid: 0, gid: 0, size: tool.length });
+  expect(debugfsStat(raw, '/etc/web/app conf "main".conf')).toMatchObject({ type: 'regular', mode: 0o640, uid: 0, gid: 0 });
+  expect(debugfsStat(raw, '/usr/local/bin/helper')).toMatchObject({ type: 'regular', mode: 0o4750, uid: 0, gid: 0 });
+  expect(debugfsStat(raw, '/srv/default-mode')).toMatchObject({ type: 'regular', mode: 0o644 });
+  expect(debugfsStat(raw, '/opt/web/bin')).toMatchObject({ type: 'directory', mode: 0o755, uid: 0, gid: 0 });
+}
+
+const QEMU_NAME: Record<DiskFormat, string> = { raw: 'raw', qcow2: 'qcow2', vmdk: 'vmdk', vhd: 'vpc', vdi: 'vdi' };
+
+describe.each(['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'] as const)('buildImage %s', (disk) => {
+  it('writes a disk of the format and size that holds the appliance', async () => {
+    const dir = tempDir(`out-${disk}`);
+    try {
+      const outFile = join(dir.path, `web.${disk}`);
+      const work = join(dir.path, 'work');
+      const reports: BuildProgress[] = [];
+      const result = await buildImage({ disk, diskSizeMiB: 64, compress: false, files, manifest, outFile, workDir: work, onProgress: (p) => reports.push(p) });
+
+      expect(result.virtualSizeBytes).toBe(64 * MiB);
+      const bytes = readFileSync(outFile);
+      expect(result.fileSize).toBe(bytes.length);
+      expect(result.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+      expect(result.md5).toBe(execFileSync('md5sum', [outFile], { encoding: 'utf8' }).split(' ')[0]);
+      const info = qemuInfo(outFile);
+      expect(info.format).toBe(QEMU_NAME[disk]);
+      expect(info['virtual-size']).toBe(64 * MiB);
+      if (disk !== 'raw' && disk !== 'vhd') {
+        // qemu-img check has no consistency check for raw or vpc
+        const check = qemuCheck(outFile, QEMU_NAME[disk]);
+        expect(check.status, check.out).toBe(0);
+      }
+      const raw = disk === 'raw' ? outFile : toRaw(outFile, QEMU_NAME[disk], join(dir.path, 'back.raw'));
+      expectAppliance(raw, 64);
+
+      // Progress: starts at 0, only grows, ends at 100; the work dir is left empty.
+      expect(reports[0]!.percentage).toBe(0);
+      expect(reports.at(-1)).toMatchObject({ percentage: 100, message: 'image ready' });
+      for (let i = 1; i < reports.length; i++) expect(reports[i]!.percentage).toBeGreaterThanOrEqual(reports[i - 1]!.percentage);
+      expect(filesIn(work)).toEqual([]);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
+
+describe('qcow2 allocation', () => {
+  it('allocates only the clusters that hold data (a 1 GiB disk stays small)', async () => {
+    const dir = tempDir('sparse');
+    try {
+      const outFile = join(dir.path, 'web.qcow2');
+      const r = await buildImage({ disk: 'qcow2', diskSizeMiB: 1024, compress: false, files, manifest, outFile, workDir: dir.path });
+      // The 3 MiB file plus ext4 metadata and journal (about 16 MiB for this size, mostly zeros).
+      expect(r.fileSize).toBeLessThan(24 * MiB);
+      expect(r.fileSize % 65536).toBe(0);
+      const check = qemuCheck(outFile, 'qcow2');
+      expect(check.status, check.out).toBe(0);
+      // qemu-img writes the same guest content: the two must compare equal.
+      const raw = toRaw(outFile, 'qcow2', join(dir.path, 'back.raw'));
+      execFileSync('qemu-img', ['compare', '-f', 'raw', '-F', 'qcow2', raw, outFile]);
+      expectAppliance(raw, 1024);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
+
+describe('compress', () => {
+  it.each(['qcow2', 'raw', 'vdi'] as const)('gzips the %s disk; digests are those of the .gz file', async (disk) => {
+    const dir = tempDir(`gz-${disk}`);
+    try {
+      const outFile = join(dir.path, `web.${disk}.gz`);
+      const r = await buildImage({ disk, diskSizeMiB: 32, compress: true, files, manifest, outFile, workDir: dir.path });
+      const gz = readFileSync(outFile);
+      expect(gz.subarray(0, 2).equals(Buffer.from([0x1f, 0x8b]))).toBe(true);
+      expect(r.fileSize).toBe(gz.length);
+      expect(r.sha256).toBe(createHash('sha256').update(gz).digest('hex'));
+      expect(r.md5).toBe(createHash('md5').update(gz).digest('hex'));
+      const unpacked = join(dir.path, `web.${disk}`);
+      execFileSync('sh', ['-c', 'gzip -dc "$1" > "$2"', 'sh', outFile, unpacked]);
+      const info = qemuInfo(unpacked);
+      expect(info.format).toBe(QEMU_NAME[disk]);
+      expect(info['virtual-size']).toBe(32 * MiB);
+      const raw = disk === 'raw' ? unpacked : toRaw(unpacked, QEMU_NAME[disk], join(dir.path, 'back.raw'));
+      expectAppliance(raw, 32);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
