@@ -1,0 +1,103 @@
+// The catalog of operating systems, base profiles and packages (docs/contracts.md "Catalog"), read
+// once from the data file that scripts/build-catalog.mjs writes, and cached.
+import { resolve } from 'node:path';
+import { listQuery, type ListOptions } from '../../fiql';
+import type { DistribProfile, Distribution, Pkg } from '../../model/resources';
+import { defaultDataFile, readCatalogData, type CatalogMeta, type PackageEntry } from './data-file';
+import { buildDistributions, buildProfile, DEBIAN_ID, PROFILES, selectProfilePackages } from './distributions';
+import { packageSelectors, toPkg } from './packages';
+
+export { DEBIAN_ID, WINDOWS_ID } from './distributions';
+export type { CatalogMeta, PackageEntry } from './data-file';
+
+export interface PackageSearch extends ListOptions {
+  /** Only the latest version of each name and arch. */
+  latestOnly?: boolean;
+}
+
+export interface Catalog {
+  readonly meta: CatalogMeta;
+  readonly distributions: readonly Distribution[];
+  getDistribution(distId: number): Distribution | undefined;
+  /** Base profiles of a distribution; empty for an unknown one. */
+  profiles(distId: number): DistribProfile[];
+  getProfile(distId: number, pid: number): DistribProfile | undefined;
+  /** Packages a base profile installs; empty for a Windows or unknown profile. */
+  profilePackages(distId: number, pid: number): Pkg[];
+  /**
+   * FIQL search over the packages (wire contract §7); `total` before paging. Empty for a distribution
+   * without a repository or an unknown one (the caller answers 404 for those from `getDistribution`).
+   * Throws FiqlError for a bad query, orderBy, count or offset.
+   */
+  searchPackages(distId: number, opts?: PackageSearch): { total: number; items: Pkg[] };
+  getPackage(distId: number, pkgId: number): Pkg | undefined;
+}
+
+const cache = new Map<string, Catalog>();
+
+/** The catalog of `file` (default: `defaultDataFile()`), read on first use and cached by path. */
+export function loadCatalog(file?: string): Catalog {
+  const path = resolve(file ?? defaultDataFile());
+  let c = cache.get(path);
+  if (!c) {
+    c = createCatalog(path);
+    cache.set(path, c);
+  }
+  return c;
+}
+
+function createCatalog(file: string): Catalog {
+  const data = readCatalogData(file);
+  const { meta, packages } = data;
+  const latest = packages.filter((e) => e.latest);
+  const selectors = packageSelectors(meta);
+  const distributions = deepFreeze(buildDistributions(meta));
+  // Rows are sorted by name (then arch, then version): searches ordered by name or dbId need no sort.
+  const hints = { naturalOrder: ['dbId', 'name'] };
+  const profilePkgs = new Map<number, PackageEntry[]>(PROFILES.map((p) => [p.id, selectProfilePackages(p, packages)]));
+  const profileRecords = PROFILES.map((p) => ({ def: p, record: buildProfile(p, meta, profilePkgs.get(p.id)!) }));
+  const hasRepo = (distId: number) => distId === DEBIAN_ID;
+  // Fresh copies out, so no caller can change the cached records.
+  const clone = <T>(v: T): T => structuredClone(v);
+
+  return {
+    meta,
+    distributions,
+    getDistribution: (distId) => {
+      const d = distributions.find((x) => x.dbId === distId);
+      return d && clone(d);
+    },
+    profiles: (distId) => profileRecords.filter((p) => p.def.distId === distId).map((p) => clone(p.record)),
+    getProfile: (distId, pid) => {
+      const p = profileRecords.find((x) => x.def.distId === distId && x.def.id === pid);
+      return p && clone(p.record);
+    },
+    profilePackages: (distId, pid) => {
+      const def = PROFILES.find((p) => p.distId === distId && p.id === pid);
+      return def ? (profilePkgs.get(def.id) ?? []).map((e) => toPkg(distId, e, meta)) : [];
+    },
+    searchPackages: (distId, opts = {}) => {
+      if (!hasRepo(distId)) {
+        // Still validate the query, so a bad one is a 400 whatever the distribution.
+        listQuery([], opts, selectors);
+        return { total: 0, items: [] };
+      }
+      const r = listQuery(opts.latestOnly ? latest : packages, opts, selectors, hints);
+      return { total: r.total, items: r.items.map((e) => toPkg(distId, e, meta)) };
+    },
+    getPackage: (distId, pkgId) => {
+      if (!hasRepo(distId) || !Number.isSafeInteger(pkgId)) return undefined;
+      const e = packages[pkgId - 1];
+      return e && toPkg(distId, e, meta);
+    },
+  };
+}
+
+/** Records shared by every caller are frozen: a change would leak into every later answer. */
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
