@@ -1,0 +1,79 @@
+// Small node:http servers on 127.0.0.1 that answer with documents produced by the codec, used until
+// (and beside) the reference server. `startScripted` records every request it receives; a script
+// that resets connections or answers 503 is the labelled fault double of the brief.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { encode, MEDIA_TYPE, type Format } from '../../src/codec/index';
+import type { DocumentOf, DocumentRoot } from '../../src/model/resources';
+
+export interface Seen {
+  method: string;
+  /** The raw request target as received (`/api/users/alice?…`). */
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+export type Script = (req: IncomingMessage, res: ServerResponse, seen: Seen) => void | Promise<void>;
+
+export interface Double {
+  /** Base URL with the service path `/api`. */
+  url: string;
+  seen: Seen[];
+  close(): Promise<void>;
+}
+
+/** Start a server; with `buffer: false` the script reads the request body itself (upload sink). */
+export async function startScripted(script: Script, o: { buffer?: boolean } = {}): Promise<Double> {
+  const seen: Seen[] = [];
+  const server = createServer(async (req, res) => {
+    const s: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.alloc(0) };
+    seen.push(s);
+    try {
+      if (o.buffer !== false) {
+        const chunks: Buffer[] = [];
+        for await (const c of req) chunks.push(c as Buffer);
+        s.body = Buffer.concat(chunks);
+      }
+      await script(req, res, s);
+    } catch (e) {
+      res.destroy(e as Error);
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/api`,
+    seen,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Answer with a document written by the codec. */
+export function reply<R extends DocumentRoot>(
+  res: ServerResponse,
+  status: number,
+  root: R,
+  value: DocumentOf<R>,
+  format: Format = 'xml',
+  headers: Record<string, string> = {},
+): void {
+  const text = encode(format, root, value);
+  res.writeHead(status, { 'content-type': `${MEDIA_TYPE[format]}; charset=utf-8`, ...headers });
+  res.end(text);
+}
+
+/** A `uforgeError` body as the service writes it (wire contract §5). */
+export function replyError(res: ServerResponse, status: number, message: string, format: Format = 'xml', headers: Record<string, string> = {}): void {
+  reply(res, status, 'uforgeError', {
+    localizedErrorMsg: { message, messageId: 'test.error' },
+    requestMethod: 'GET',
+    requestUri: 'http://127.0.0.1/api/x',
+    statusCode: status,
+    timestamp: '2026-11-20T07:45:32.000Z',
+  }, format, headers);
+}
