@@ -1,7 +1,8 @@
 // Test helpers: start (or reuse) the real loopback Keystone + Glance of /work/shared/openstack, read
 // its env file, and talk to Glance directly to check what the module under test left behind.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { randomFillSync } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { request } from 'undici';
 
@@ -78,4 +79,15 @@ export async function imagesNamed(env: OpenStackEnv, name: string): Promise<Arra
   const body = (await res.body.json()) as { images: Array<{ id: string; status: string }> };
   if (res.statusCode !== 200) throw new Error(`list failed: ${res.statusCode}`);
   return body.images.map((i) => [i.id, i.status]);
+}
+
+/** A file of random bytes written chunk by chunk (memory stays at one chunk). */
+export function randomFile(path: string, bytes: number): void {
+  const fd = openSync(path, 'w');
+  const buf = Buffer.alloc(4 * 1024 * 1024);
+  try {
+    for (let left = bytes; left > 0; left -= buf.length) writeSync(fd, randomFillSync(buf), 0, Math.min(left, buf.length));
+  } finally {
+    closeSync(fd);
+  }
 }
