@@ -1,0 +1,156 @@
+// Streaming upload and download against node:http sinks and sources: flat memory, progress,
+// content-length, temp name + rename, clean failure.
+import { createHash, randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type Client, type Progress } from '../../src/client/index';
+import { TransportError } from '../../src/errors';
+import { reply, startScripted, type Double } from './http-double';
+
+const MiB = 1024 * 1024;
+let dir: string;
+let server: Double | undefined;
+let client: Client | undefined;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'forge-transfer-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await client?.close();
+  await server?.close();
+  client = server = undefined;
+});
+
+/** A sink that hashes what it receives without keeping it, and answers a softwareArtifact. */
+async function sink(): Promise<Double & { got: { bytes: number; sha256: string; length?: string } }> {
+  const got = { bytes: 0, sha256: '', length: undefined as string | undefined };
+  const d = await startScripted(
+    async (req, res) => {
+      const h = createHash('sha256');
+      got.bytes = 0;
+      got.length = req.headers['content-length'];
+      for await (const c of req) {
+        got.bytes += (c as Buffer).length;
+        h.update(c as Buffer);
+      }
+      got.sha256 = h.digest('hex');
+      reply(res, 201, 'softwareArtifact', { name: 'big.bin', size: got.bytes, uploaded: true });
+    },
+    { buffer: false },
+  );
+  return Object.assign(d, { got });
+}
+
+async function writeFile(path: string, mib: number): Promise<void> {
+  const block = randomBytes(MiB);
+  const out = createWriteStream(path);
+  for (let i = 0; i < mib; i++) if (!out.write(block)) await new Promise((r) => out.once('drain', r));
+  await new Promise<void>((r, j) => out.end((e?: Error | null) => (e ? j(e) : r())));
+}
+
+describe('upload', () => {
+  it('streams 256 MiB from a file with content-length, progress and bounded RSS growth', async () => {
+    const file = join(dir, 'big.bin');
+    await writeFile(file, 256);
+    const expected = execFileSync('sha256sum', [file]).toString().split(' ')[0];
+    const s = await sink();
+    server = s;
+    client = createClient({ url: s.url, auth: { login: 'alice', password: 'pw' } });
+    global.gc?.();
+    const before = process.memoryUsage.rss();
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
+    const progress: Progress[] = [];
+    try {
+      const art = await client.upload({ msid: 1, said: 2, fileName: 'big.bin' }, { file }, { onProgress: (p) => progress.push(p) });
+      expect(art).toEqual({ kind: 'SoftwareFile', name: 'big.bin', size: 256 * MiB, uploaded: true });
+    } finally {
+      clearInterval(sampler);
+    }
+    peak = Math.max(peak, process.memoryUsage.rss());
+    expect(s.got).toEqual({ bytes: 256 * MiB, sha256: expected, length: String(256 * MiB) });
+    expect(s.seen[0]!.url).toBe('/api/users/alice/mysoftware/1/artifacts/2/bin/big.bin');
+    expect(s.seen[0]!.headers['content-type']).toBe('application/octet-stream');
+    expect(progress.at(-1)).toEqual({ bytesLoaded: 256 * MiB, bytesTotal: 256 * MiB });
+    expect(progress.every((p, i) => i === 0 || p.bytesLoaded > progress[i - 1]!.bytesLoaded)).toBe(true);
+    const growthMiB = (peak - before) / MiB;
+    console.log(`upload 256 MiB: RSS before ${(before / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB, growth ${growthMiB.toFixed(1)} MiB`);
+    expect(growthMiB).toBeLessThan(64);
+  });
+
+  it('uploads from a stream factory; a size that does not match the stream is a clear error', async () => {
+    const s = await sink();
+    server = s;
+    client = createClient({ url: s.url, auth: { login: 'alice', password: 'pw' } });
+    const data = Buffer.from('hello artifact');
+    await client.mySoftwareArtifact_upload({ msid: 'm s', said: 2, fileName: 'a b.txt', body: { open: () => Readable.from([data]), size: data.length } });
+    expect(s.got.bytes).toBe(data.length);
+    expect(s.seen[0]!.url).toBe('/api/users/alice/mysoftware/m%20s/artifacts/2/bin/a%20b.txt');
+    await expect(client.upload({ msid: 1, said: 2, fileName: 'x' }, { open: () => Readable.from([data]), size: 99 })).rejects.toBeInstanceOf(
+      TransportError,
+    );
+    await expect(client.upload({ msid: 1, said: 2, fileName: 'x' }, { file: join(dir, 'missing') })).rejects.toThrow(/cannot read .*ENOENT/);
+    await expect(client.upload({ msid: 1, said: 2, fileName: 'x' }, { open: () => Readable.from([]), size: -1 })).rejects.toThrow(TypeError);
+  });
+});
+
+describe('download', () => {
+  const payload = randomBytes(8 * MiB + 123);
+  const sha = createHash('sha256').update(payload).digest('hex');
+
+  async function source(mode: 'ok' | 'cut'): Promise<Double> {
+    return startScripted(async (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(payload.length) });
+      if (mode === 'cut') {
+        res.write(payload.subarray(0, 3 * MiB));
+        await new Promise((r) => setTimeout(r, 50));
+        return void req.socket.destroy();
+      }
+      res.end(payload);
+    });
+  }
+
+  it('writes to a temp name and renames, with progress; by URI and by operation', async () => {
+    server = await source('ok');
+    client = createClient({ url: server.url, auth: { login: 'alice', password: 'pw' } });
+    const to = join(dir, 'image.qcow2');
+    const progress: Progress[] = [];
+    const r = await client.download('users/alice/appliances/1/images/2/downloads?downloadId=abc', { to, onProgress: (p) => progress.push(p) });
+    expect(r).toEqual({ size: payload.length, path: to });
+    expect(createHash('sha256').update(readFileSync(to)).digest('hex')).toBe(sha);
+    expect(progress.at(-1)).toEqual({ bytesLoaded: payload.length, bytesTotal: payload.length });
+    expect(readdirSync(dir).filter((f) => f.endsWith('.part'))).toEqual([]);
+    const to2 = join(dir, 'image2.qcow2');
+    await client.machineImage_download({ aid: 1, itid: 2, params: { downloadId: 'x y' }, to: to2 });
+    expect(readFileSync(to2).equals(payload)).toBe(true);
+    expect(server.seen.map((s) => s.url)).toEqual([
+      '/api/users/alice/appliances/1/images/2/downloads?downloadId=abc',
+      '/api/users/alice/appliances/1/images/2/downloads?downloadId=x%20y',
+    ]);
+    expect(server.seen[0]!.headers.accept).toMatch(/^application\/octet-stream/);
+  });
+
+  it('streams into a Writable', async () => {
+    server = await source('ok');
+    client = createClient({ url: server.url, auth: { login: 'alice', password: 'pw' } });
+    const out = new PassThrough();
+    const h = createHash('sha256');
+    out.on('data', (c: Buffer) => h.update(c));
+    const r = await client.download({ op: 'mySoftwareArtifact_download', msid: 1, said: 2 }, { to: out });
+    expect(r.size).toBe(payload.length);
+    expect(h.digest('hex')).toBe(sha);
+  });
+
+  it('a cut connection leaves neither the destination nor a temp file', async () => {
+    server = await source('cut');
+    client = createClient({ url: server.url, auth: { login: 'alice', password: 'pw' } });
+    const to = join(dir, 'cut.bin');
+    await expect(client.download('users/alice/images/1/downloads', { to })).rejects.toBeInstanceOf(TransportError);
+    expect(existsSync(to)).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.includes('cut.bin'))).toEqual([]);
+  });
+});
