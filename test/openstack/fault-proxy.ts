@@ -1,6 +1,6 @@
 // FAULT PROXY — test-only. A tiny TCP proxy on 127.0.0.1 in front of the real Glance (or Keystone)
-// that produces the faults the real services cannot: it drops a connection, or stops reading, once
-// a client has sent a number of bytes on it. It also records the bytes it saw so a test can find
+// that produces the faults the real services cannot: it drops a connection, stops reading, or flips
+// a byte, once a client has sent a number of bytes on it. It also records the bytes it saw so a test can find
 // the tokens that crossed the wire and check that no error message carries them.
 import { connect, createServer, type Socket } from 'node:net';
 
@@ -9,6 +9,8 @@ export interface FaultProxyOptions {
   dropAfterBytes?: number;
   /** Stop reading from the client (never forward more) once it has sent this many bytes. */
   stallAfterBytes?: number;
+  /** Flip the bits of the client's byte at this offset of a connection (data corrupted in flight). */
+  corruptAtByte?: number;
   /** Keep up to this many bytes of each direction's start, for inspection. */
   recordBytes?: number;
 }
@@ -45,6 +47,8 @@ export async function startFaultProxy(target: string, o: FaultProxyOptions = {})
         client.pause(); // never resumed: the client's writes back up until it gives up
         return;
       }
+      const at = o.corruptAtByte === undefined ? -1 : o.corruptAtByte - (up - b.length);
+      if (at >= 0 && at < b.length) b[at] ^= 0xff;
       if (!upstream.write(b)) client.pause();
     });
     upstream.on('drain', () => {

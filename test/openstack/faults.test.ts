@@ -89,6 +89,20 @@ describe.skipIf(!svc.env)('faults during the upload to the real Glance', () => {
     }
   });
 
+  it('data corrupted in flight → kind checksum (Glance MD5 differs from the streamed one), no image left', async () => {
+    const proxy = await startFaultProxy(env.glanceUrl, { corruptAtByte: 4 * MiB });
+    try {
+      const req = request({ glanceUrl: proxy.url });
+      const e = (await publishToGlance(req).catch((x: unknown) => x)) as OpenStackError;
+      expect(isForgeError(e, 'E_OPENSTACK'), String(e)).toBe(true);
+      expect(e).toMatchObject({ kind: 'checksum', orphanImageId: undefined });
+      expect(e.message).toMatch(/Glance checksum \(MD5\) [0-9a-f]{32} differs from the sent data's [0-9a-f]{32}/);
+      expect(await imagesNamed(env, req.displayName)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('Glance stops reading mid-upload → kind timeout after the idle bound, no image left', async () => {
     const proxy = await startFaultProxy(env.glanceUrl, { stallAfterBytes: 8 * MiB });
     try {

@@ -131,7 +131,9 @@ export class Connection {
     const where = `${o.service === 'keystone' ? 'Keystone' : 'Glance'} at ${shown(o.url)}`;
     const details = { service: o.service };
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-      return this.error('timeout', `${o.what}: ${where} did not answer in time (${code})`, details);
+      const ms = code === 'UND_ERR_HEADERS_TIMEOUT' ? o.headersTimeoutMs ?? this.timeouts.requestTimeoutMs : this.timeouts.requestTimeoutMs;
+      // During an upload the headers timer is refreshed by every write: it fires when Glance stops reading.
+      return this.error('timeout', `${o.what}: ${where} did not answer in time (nothing for ${ms} ms, ${code})`, details);
     }
     return this.error('network', `${o.what}: connection to ${where} failed (${code || 'error'}: ${text})`, details);
   }
