@@ -14,7 +14,7 @@ export interface Seen {
   body: Buffer;
 }
 
-export type Script = (req: IncomingMessage, res: ServerResponse, seen: Seen) => void | Promise<void>;
+export type Script = (req: IncomingMessage, res: ServerResponse, seen: Seen) => unknown;
 
 export interface Double {
   /** Base URL with the service path `/api`. */

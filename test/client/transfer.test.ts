@@ -48,7 +48,7 @@ async function sink(): Promise<Double & { got: { bytes: number; sha256: string; 
 async function writeFile(path: string, mib: number): Promise<void> {
   const block = randomBytes(MiB);
   const out = createWriteStream(path);
-  for (let i = 0; i < mib; i++) if (!out.write(block)) await new Promise((r) => out.once('drain', r));
+  for (let i = 0; i < mib; i++) if (!out.write(block)) await new Promise<void>((r) => out.once('drain', () => r()));
   await new Promise<void>((r, j) => out.end((e?: Error | null) => (e ? j(e) : r())));
 }
 
