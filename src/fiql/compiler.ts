@@ -72,10 +72,15 @@ function compileComparison<R>(c: FiqlComparison, selectors: Selectors<R>): Predi
   const get = sel.get;
   const negated = c.op === '!=';
   // `!=` is the negation of `==`, and so also holds for a record without a value.
+  if (negated) {
+    return (r) => {
+      const v = get(r);
+      return v === undefined || v === null || !test(v);
+    };
+  }
   return (r) => {
     const v = get(r);
-    if (v === undefined || v === null) return negated;
-    return test(v) !== negated;
+    return v !== undefined && v !== null && test(v);
   };
 }
 
@@ -86,7 +91,7 @@ function valueTest(c: FiqlComparison, type: SelectorType): (v: unknown) => boole
     case 'string': {
       if (c.op === '==' || c.op === '!=') {
         const m = globMatcher(c.value);
-        return (v) => m(String(v));
+        return (v) => m(typeof v === 'string' ? v : String(v));
       }
       return ordered(c.op, (v) => String(v), c.value, (a, b) => (a < b ? -1 : a > b ? 1 : 0));
     }

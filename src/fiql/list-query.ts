@@ -71,16 +71,20 @@ function paging(name: string, v: number | undefined, dflt: number): number {
 
 type Key = string | number;
 
+/** Stable sort (Array.prototype.sort is stable) on keys computed once; records without a key go last. */
 function sortBy<R>(recs: R[], type: string, get: (r: R) => unknown): R[] {
-  const keys: Array<Key | undefined> = recs.map((r) => sortKey(type, get(r)));
-  const idx = recs.map((_, i) => i);
-  idx.sort((a, b) => {
-    const ka = keys[a];
-    const kb = keys[b];
-    if (ka === undefined || kb === undefined) return ka === kb ? a - b : ka === undefined ? 1 : -1;
-    return ka < kb ? -1 : ka > kb ? 1 : a - b;
-  });
-  return idx.map((i) => recs[i]!);
+  const keyed: Array<{ k: Key; r: R }> = [];
+  const missing: R[] = [];
+  for (const r of recs) {
+    const k = sortKey(type, get(r));
+    if (k === undefined) missing.push(r);
+    else keyed.push({ k, r });
+  }
+  if (type === 'string') keyed.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : 0));
+  else keyed.sort((x, y) => (x.k as number) - (y.k as number));
+  const out = keyed.map((x) => x.r);
+  for (const r of missing) out.push(r);
+  return out;
 }
 
 function sortKey(type: string, v: unknown): Key | undefined {
