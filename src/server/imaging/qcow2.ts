@@ -1,7 +1,8 @@
 // QCOW2 version 3 written natively (format spec: qemu docs/interop/qcow2.txt), so that QCOW2 needs
-// nothing beyond Node. Two passes over the raw disk, with memory bounded by one read chunk plus a
+// nothing beyond Node and e2fsprogs. Two passes over the raw disk, with memory bounded by one read chunk plus a
 // bitmap of one bit per 64 KiB cluster:
-//   1. scan: find the clusters that hold a non-zero byte (only those are allocated);
+//   1. scan: find the clusters that hold a non-zero byte (only those are allocated), reading only
+//      the file's extents when the host filesystem reports them (extents.ts);
 //   2. write, strictly in file order, so the output can be a stream (hashed, gzipped as it goes):
 //      header | L1 table | refcount table | refcount blocks | L2 tables | data clusters (guest order).
 // Every host cluster is used exactly once, so all refcounts are 1 and every L1/L2 entry carries
@@ -9,6 +10,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { AbortedError } from '../../errors';
 import { ImagingError } from './errors';
+import { dataRanges, type Ranges } from './extents';
 
 const CLUSTER_BITS = 16;
 export const QCOW2_CLUSTER = 1 << CLUSTER_BITS;
@@ -63,28 +65,53 @@ async function readAt(fh: FileHandle, buf: Buffer, length: number, position: num
   buf.fill(0, got, length);
 }
 
-/** Pass 1: the clusters of the raw disk that are not all zeros. */
-export async function scanAllocated(fh: FileHandle, virtualSize: number, opts: Qcow2Options = {}): Promise<AllocationMap> {
+/** Cluster runs `[first, end)` to read: the given byte ranges widened to whole clusters, or everything. */
+function clusterRuns(virtualSize: number, ranges: Ranges | null | undefined): [number, number][] {
+  const clusters = Math.ceil(virtualSize / QCOW2_CLUSTER);
+  if (!ranges) return [[0, clusters]];
+  const runs: [number, number][] = [];
+  for (const [start, end] of ranges) {
+    const first = Math.floor(start / QCOW2_CLUSTER);
+    const last = Math.min(clusters, Math.ceil(end / QCOW2_CLUSTER));
+    if (first >= last) continue;
+    const prev = runs[runs.length - 1];
+    if (prev && first <= prev[1]) prev[1] = Math.max(prev[1], last);
+    else runs.push([first, last]);
+  }
+  return runs;
+}
+
+/**
+ * Pass 1: the clusters of the raw disk that are not all zeros. With `ranges` (where the file may
+ * hold data, see extents.ts) only those are read; the rest are holes.
+ */
+export async function scanAllocated(fh: FileHandle, virtualSize: number, opts: Qcow2Options & { ranges?: Ranges | null } = {}): Promise<AllocationMap> {
   const clusters = Math.ceil(virtualSize / QCOW2_CLUSTER);
   const bits = new Uint8Array(Math.ceil(clusters / 8));
   const buf = Buffer.allocUnsafe(CHUNK);
+  const runs = clusterRuns(virtualSize, opts.ranges);
+  const total = runs.reduce((n, [a, b]) => n + (b - a), 0) * QCOW2_CLUSTER;
   let allocated = 0;
-  for (let first = 0; first < clusters; first += CHUNK_CLUSTERS) {
-    checkAbort(opts.signal);
-    const pos = first * QCOW2_CLUSTER;
-    const len = Math.min(CHUNK, virtualSize - pos);
-    await readAt(fh, buf, len, pos);
-    if (len === CHUNK && buf.equals(ZERO_CHUNK)) continue; // the common case: a hole
-    const n = Math.ceil(len / QCOW2_CLUSTER);
-    for (let k = 0; k < n; k++) {
-      const start = k * QCOW2_CLUSTER;
-      const end = Math.min(start + QCOW2_CLUSTER, len);
-      if (ZERO_CLUSTER.compare(buf, start, end, 0, end - start) === 0) continue;
-      const i = first + k;
-      bits[i >> 3]! |= 1 << (i & 7);
-      allocated++;
+  let done = 0;
+  for (const [runStart, runEnd] of runs) {
+    for (let first = runStart; first < runEnd; first += CHUNK_CLUSTERS) {
+      checkAbort(opts.signal);
+      const n = Math.min(CHUNK_CLUSTERS, runEnd - first);
+      const pos = first * QCOW2_CLUSTER;
+      const len = Math.min(n * QCOW2_CLUSTER, virtualSize - pos);
+      await readAt(fh, buf, len, pos);
+      done += n * QCOW2_CLUSTER;
+      opts.onProgress?.({ phase: 'scan', done, total });
+      if (len === CHUNK && buf.equals(ZERO_CHUNK)) continue; // a whole chunk of zeros
+      for (let k = 0; k < n; k++) {
+        const start = k * QCOW2_CLUSTER;
+        const end = Math.min(start + QCOW2_CLUSTER, len);
+        if (ZERO_CLUSTER.compare(buf, start, end, 0, end - start) === 0) continue;
+        const i = first + k;
+        bits[i >> 3]! |= 1 << (i & 7);
+        allocated++;
+      }
     }
-    opts.onProgress?.({ phase: 'scan', done: pos + len, total: virtualSize });
   }
   return { clusters, bits, allocated };
 }
@@ -229,7 +256,8 @@ export async function* qcow2FromRaw(rawPath: string, virtualSize: number, opts: 
   if (virtualSize <= 0 || virtualSize % 512 !== 0) throw new ImagingError('input', `qcow2 virtual size must be a positive multiple of 512 bytes, got ${virtualSize}`);
   const fh = await open(rawPath, 'r');
   try {
-    const map = await scanAllocated(fh, virtualSize, opts);
+    const ranges = await dataRanges(rawPath, opts.signal);
+    const map = await scanAllocated(fh, virtualSize, { ...opts, ranges });
     yield* qcow2Chunks(fh, map, qcow2Layout(virtualSize, map), opts);
   } finally {
     await fh.close();

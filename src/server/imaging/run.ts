@@ -19,6 +19,22 @@ export interface RunResult {
   readonly stderr: string;
 }
 
+/** Run a tool and return its whole stdout (bounded: for short reports such as filefrag's). */
+export async function runToolOutput(command: string, args: readonly string[], opts: Omit<RunOptions, 'onStdout'> = {}): Promise<string> {
+  const MAX_STDOUT = 64 * 1024 * 1024;
+  let out = '';
+  let over = false;
+  await runTool(command, args, {
+    ...opts,
+    onStdout: (s) => {
+      if (over || out.length + s.length > MAX_STDOUT) over = true;
+      else out += s;
+    },
+  });
+  if (over) throw new ImagingError('tool', `${command} printed more than ${MAX_STDOUT} bytes`);
+  return out;
+}
+
 export function runTool(command: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
   const { signal, onStdout, cwd } = opts;
   return new Promise<RunResult>((resolve, reject) => {
