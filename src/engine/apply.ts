@@ -1,0 +1,333 @@
+// Carries out a plan: software first (uploads, in parallel), then the appliance, its OS profile and
+// packages, then every image (generations in parallel, each waited for with the client's one
+// waiter), each publication as soon as its image is ready. Abort (SIGINT, timeout) reaches every
+// call; `waitForJob` cancels a running job on the service before it throws AbortedError.
+import type { Client } from '../client';
+import { isForgeError } from '../errors';
+import type { Appliance, Image, InstallProfile, PublishImage } from '../model/resources';
+import type { BundleFileDecl, Declaration } from './declaration';
+import type { EventSink } from './events';
+import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, type SoftwarePlan, softwareTag } from './plan';
+import type { LocalFile, Resolved } from './state';
+
+export interface ApplyOptions {
+  readonly signal?: AbortSignal;
+  readonly onEvent?: EventSink;
+  /** First poll delay of job waits (ms); the client's default otherwise. */
+  readonly pollMs?: number;
+  /** Longest wait for one generation or publication (ms). */
+  readonly jobTimeoutMs?: number;
+}
+
+/** One entry per builder: its image and, when it publishes, its publication. */
+export interface ImageResult {
+  readonly builder: number;
+  readonly format: string;
+  readonly imageUri: string;
+  readonly sha256?: string;
+  readonly size?: number;
+  readonly downloadUri?: string;
+  /** The image existed for this revision, format and install profile. */
+  readonly reused: boolean;
+  readonly publication?: {
+    readonly uri: string;
+    readonly displayName: string;
+    readonly cloudId?: string;
+    readonly reused: boolean;
+  };
+}
+
+export interface ApplyResult {
+  readonly applianceUri: string;
+  readonly revision: number;
+  readonly images: readonly ImageResult[];
+}
+
+/** Some tasks of an apply failed; the others ran to their end. */
+export class ApplyError extends Error {
+  constructor(
+    readonly failures: ReadonlyArray<{ readonly what: string; readonly error: unknown }>,
+    readonly partial?: ApplyResult,
+  ) {
+    super(`apply failed:\n${failures.map((f) => `  ${f.what}: ${f.error instanceof Error ? f.error.message : String(f.error)}`).join('\n')}`);
+    this.name = 'ApplyError';
+  }
+}
+
+interface Ctx {
+  readonly client: Client;
+  readonly decl: Declaration;
+  readonly o: ApplyOptions;
+  readonly emit: EventSink;
+}
+
+export async function applyPlan(
+  client: Client, decl: Declaration, resolved: Resolved, files: ReadonlyMap<string, LocalFile>, plan: Plan, o: ApplyOptions = {},
+): Promise<ApplyResult> {
+  const emit: EventSink = o.onEvent ?? (() => {});
+  const c: Ctx = { client, decl, o, emit };
+  const { stack } = decl;
+
+  // ---- Software components, in parallel
+  emit({ type: 'phase', phase: 'software', title: 'Software bundles' });
+  const softwareUris = await settleAll(plan.software.map((s) => ({ what: `bundle ${s.bundle.name}`, run: () => applySoftware(c, s) })), o.signal);
+
+  // ---- Appliance, OS profile, packages
+  emit({ type: 'phase', phase: 'appliance', title: `Appliance ${stack.name} ${stack.version}` });
+  const mySoftwareList = plan.software.map((s, i) => ({ name: s.bundle.name, version: s.bundle.version, uri: softwareUris[i]! }));
+  const installProfile = declaredInstallProfile(stack.installation);
+  const fields = {
+    description: stack.description ?? '',
+    tag: softwareTag(stack.bundles, files),
+    mySoftwareList,
+    ...(installProfile ? { installProfile } : {}),
+  };
+  let app: Appliance;
+  if (plan.appliance.action === 'create') {
+    app = await client.appliance_create({
+      body: { name: stack.name, version: stack.version, distributionUri: resolved.distribution.uri, ...fields },
+      signal: o.signal,
+    });
+    emit({ type: 'step', message: `created appliance ${stack.name} ${stack.version} (${app.uri})` });
+  } else {
+    app = (await client.appliance_get({ aid: idOf(plan.appliance.uri!), signal: o.signal }));
+    if (plan.appliance.action === 'update') {
+      app = await client.appliance_update({ aid: idOf(app.uri!), body: { uri: app.uri, ...fields }, signal: o.signal });
+      emit({ type: 'step', message: `updated appliance ${stack.name} ${stack.version}: ${plan.appliance.changes.join(', ')}` });
+    }
+  }
+  const aid = idOf(app.uri!);
+  await applyOsProfile(c, plan, resolved, aid, app.osProfileUri);
+
+  // ---- Images and their publications: each image with its publications is one independent task.
+  emit({ type: 'phase', phase: 'images', title: 'Images and publications' });
+  const revision = (await client.appliance_get({ aid, signal: o.signal })).revision ?? 0;
+  const perImage = await settleAll(
+    plan.images.map((ip) => ({
+      what: `image ${ip.format}`,
+      run: () => applyImage(c, aid, ip, plan.publications.filter((p) => p.imageKey === ip.key)),
+    })),
+    o.signal,
+  );
+  const images = perImage.flat().sort((a, b) => a.builder - b.builder);
+  return { applianceUri: app.uri!, revision, images };
+}
+
+/** Runs tasks in parallel to their end; an abort wins over other failures, then all failures are thrown together. */
+async function settleAll<T>(tasks: ReadonlyArray<{ what: string; run: () => Promise<T> }>, signal?: AbortSignal): Promise<T[]> {
+  const results = await Promise.allSettled(tasks.map((t) => t.run()));
+  const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [{ what: tasks[i]!.what, error: r.reason as unknown }] : []));
+  const aborted = failures.find((f) => isForgeError(f.error, 'E_ABORTED'));
+  if (aborted) throw aborted.error;
+  if (signal?.aborted && failures.length) throw failures[0]!.error;
+  if (failures.length === 1 && !(failures[0]!.error instanceof ApplyError)) throw failures[0]!.error;
+  if (failures.length) throw new ApplyError(failures.flatMap((f) => (f.error instanceof ApplyError ? f.error.failures : [f])));
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+function declaredInstallProfile(i: Declaration['stack']['installation']): InstallProfile | undefined {
+  const p: InstallProfile = {
+    ...(i.diskSize !== undefined ? { diskSize: i.diskSize } : {}),
+    ...(i.swapSize !== undefined ? { swapSize: i.swapSize } : {}),
+    ...(i.timezone !== undefined ? { timezone: i.timezone } : {}),
+  };
+  return Object.keys(p).length ? p : undefined;
+}
+
+// ---- Software ----------------------------------------------------------------------------------
+
+async function applySoftware(c: Ctx, s: SoftwarePlan): Promise<string> {
+  const { client, o } = c;
+  const b = s.bundle;
+  let uri = s.uri;
+  if (s.action === 'create') {
+    const rec = await client.mySoftware_create({
+      body: { name: b.name, version: b.version, ...(b.description !== undefined ? { description: b.description } : {}) },
+      signal: o.signal,
+    });
+    uri = rec.uri!;
+    c.emit({ type: 'step', message: `created software ${b.name} ${b.version}` });
+  } else if (s.descriptionChanged) {
+    await client.mySoftware_update({ msid: idOf(uri!), body: { name: b.name, version: b.version, description: b.description ?? '' }, signal: o.signal });
+    c.emit({ type: 'step', message: `updated software ${b.name} ${b.version}: description` });
+  }
+  const msid = idOf(uri!);
+  await settleAll(
+    s.files.filter((f) => f.action !== 'unchanged').map((f) => ({
+      what: `file ${b.name}/${f.name}`,
+      run: async () => {
+        if (f.action === 'delete' || (f.action === 'update' && !f.metadataOnly)) {
+          await client.mySoftwareArtifact_delete({ msid, said: idOf(f.artifactUri!), signal: o.signal });
+        }
+        if (f.action === 'delete') {
+          c.emit({ type: 'step', message: `removed file ${b.name}/${f.name}` });
+          return;
+        }
+        const decl = f.decl!;
+        if (f.action === 'update' && f.metadataOnly) {
+          await client.mySoftwareArtifact_update({ msid, said: idOf(f.artifactUri!), body: artifactBody(decl), signal: o.signal });
+          c.emit({ type: 'step', message: `updated file ${b.name}/${f.name}: install location, rights or owner` });
+          return;
+        }
+        await uploadFile(c, msid, `${b.name}/${f.name}`, decl);
+      },
+    })),
+    o.signal,
+  );
+  return uri!;
+}
+
+function artifactBody(f: BundleFileDecl) {
+  return {
+    kind: 'SoftwareFile',
+    name: f.name,
+    fullName: f.name,
+    origName: f.name,
+    ...(f.destination !== undefined ? { installLocation: f.destination } : {}),
+    ...(f.rights !== undefined ? { rights: f.rights } : {}),
+    ...(f.ownerGroup !== undefined ? { ownerGroup: f.ownerGroup } : {}),
+  } as const;
+}
+
+/** Spec rule 4: an artifact container, then its binary. */
+async function uploadFile(c: Ctx, msid: string, label: string, f: BundleFileDecl): Promise<void> {
+  const { client, o } = c;
+  const art = await client.mySoftwareArtifact_add({ msid, body: artifactBody(f), signal: o.signal });
+  const id = `upload:${label}`;
+  await client.upload({ msid, said: idOf(art.uri!), fileName: f.name }, { file: f.path }, {
+    signal: o.signal,
+    onProgress: (p) => c.emit({
+      type: 'progress', id, label: `upload ${label}`,
+      percentage: p.bytesTotal ? Math.floor((100 * p.bytesLoaded) / p.bytesTotal) : 0,
+      bytesDone: p.bytesLoaded, ...(p.bytesTotal !== undefined ? { bytesTotal: p.bytesTotal } : {}),
+    }),
+  });
+  c.emit({ type: 'done', id, label: `upload ${label}`, ok: true });
+  c.emit({ type: 'step', message: `uploaded ${label}` });
+}
+
+// ---- OS profile and packages --------------------------------------------------------------------
+
+async function applyOsProfile(c: Ctx, plan: Plan, resolved: Resolved, aid: string, profileUri: string | undefined): Promise<void> {
+  const { client, o } = c;
+  let osid = profileUri ? idOf(profileUri) : undefined;
+  let pkgPlan = plan.packages;
+  if (plan.osProfile.action !== 'unchanged') {
+    if (osid) await client.applianceOSProfile_delete({ aid, osid, signal: o.signal });
+    const p = await client.applianceOSProfile_create({
+      aid, body: { kind: 'LinuxProfile', name: plan.osProfile.name, standardProfileUri: plan.osProfile.standardProfileUri }, signal: o.signal,
+    });
+    osid = idOf(p.uri!);
+    c.emit({ type: 'step', message: `${plan.osProfile.action === 'create' ? 'created' : 'replaced'} OS profile ${plan.osProfile.name}` });
+    // A new profile starts from its base packages: plan the change set against what it holds now.
+    const now = await client.applianceOSProfilePkg_getAll({ aid, osid, signal: o.signal });
+    pkgPlan = planPackages(resolved, (now.pkgs ?? []).map((x) => x.uri!).filter(Boolean));
+  }
+  if (pkgPlan.action === 'unchanged') return;
+  await client.applianceOSProfilePkg_updateAll({
+    aid, osid: osid!,
+    body: { addedPkgUris: pkgPlan.add.map((p) => p.uri), deletedPkgUris: pkgPlan.remove.map((p) => p.uri) },
+    signal: o.signal,
+  });
+  const words = [
+    pkgPlan.add.length ? `added ${pkgPlan.add.map((p) => p.label).join(', ')}` : '',
+    pkgPlan.remove.length ? `removed ${pkgPlan.remove.length}` : '',
+  ].filter(Boolean);
+  c.emit({ type: 'step', message: `packages: ${words.join('; ')}` });
+}
+
+// ---- Images and publications --------------------------------------------------------------------
+
+async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly PublicationPlan[]): Promise<ImageResult[]> {
+  const { client, o } = c;
+  const id = `image:${ip.key}`;
+  let image: Image;
+  if (ip.action === 'generate') {
+    image = await client.machineImage_generate({
+      aid,
+      body: {
+        targetFormat: { name: ip.format },
+        compress: ip.compress,
+        ...(Object.keys(ip.installProfile).length ? { installProfile: { ...ip.installProfile } } : {}),
+      },
+      signal: o.signal,
+    });
+    c.emit({ type: 'step', message: `generating ${ip.format} image (${ip.reason})` });
+  } else {
+    image = ip.image!;
+    c.emit({ type: 'step', message: `reusing ${ip.format} image ${image.uri}${ip.pending ? ' (waiting for its generation)' : ''}` });
+  }
+  if (ip.action === 'generate' || ip.pending) {
+    await waitJob(c, image, id, `generate ${ip.format}`);
+    image = await client.getByUri('image', image.uri!, { signal: o.signal });
+  }
+  const itid = idOf(image.uri!);
+  const published = await settleAll(
+    pubs.map((p) => ({ what: `publication ${p.displayName}`, run: () => applyPublication(c, aid, itid, image, p) })),
+    o.signal,
+  );
+  return ip.builders.map((builder) => {
+    const pubIndex = pubs.findIndex((p) => p.builder === builder);
+    return {
+      builder, format: ip.format, imageUri: image.uri!, sha256: image.sha256sum, size: image.fileSize ?? image.size,
+      downloadUri: image.downloadUri, reused: ip.action === 'reuse',
+      ...(pubIndex >= 0 ? { publication: published[pubIndex]! } : {}),
+    };
+  });
+}
+
+async function applyPublication(c: Ctx, aid: string, itid: string, image: Image, p: PublicationPlan): Promise<NonNullable<ImageResult['publication']>> {
+  const { client, o, decl } = c;
+  const id = `publish:${p.builder}`;
+  let pub: PublishImage;
+  if (p.action === 'publish') {
+    const b = decl.builders.find((x) => x.index === p.builder)!.publication!;
+    const a = p.account;
+    pub = await client.applianceImage_publish({
+      aid, itid,
+      body: {
+        kind: 'PublishImageOpenStack',
+        imageUri: image.uri,
+        credAccount: {
+          kind: 'CredAccountOpenStack',
+          ...(a.uri ? { uri: a.uri } : {}),
+          targetPlatform: { name: 'OpenStack' },
+          keystoneUrl: a.keystoneUrl,
+          ...(a.glanceUrl ? { glanceUrl: a.glanceUrl } : {}),
+          login: a.login,
+          ...(a.password !== undefined ? { password: a.password } : {}),
+          keystoneVersion: 'v3',
+        },
+        keystoneDomain: b.keystoneDomain,
+        keystoneProject: b.keystoneProject,
+        displayName: b.displayName,
+        publicImage: b.publicImage,
+      },
+      signal: o.signal,
+    });
+    c.emit({ type: 'step', message: `publishing ${p.displayName} (${p.reason})` });
+  } else {
+    pub = p.publication!;
+    c.emit({ type: 'step', message: `reusing publication ${p.displayName} (${pub.cloudId ?? 'pending'})` });
+  }
+  if (p.action === 'publish' || p.pending) {
+    await waitJob(c, pub, id, `publish ${p.displayName}`);
+    pub = await client.getByUri('publishImage', pub.uri!, { signal: o.signal });
+  }
+  return { uri: pub.uri!, displayName: p.displayName, cloudId: pub.cloudId, reused: p.action === 'reuse' };
+}
+
+async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: string): Promise<void> {
+  try {
+    await c.client.waitForJob(target, {
+      signal: c.o.signal,
+      ...(c.o.pollMs !== undefined ? { pollMs: c.o.pollMs, maxPollMs: Math.max(c.o.pollMs, 2000) } : {}),
+      ...(c.o.jobTimeoutMs !== undefined ? { timeoutMs: c.o.jobTimeoutMs } : {}),
+      onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, ...(s.message ? { message: s.message } : {}) }),
+    });
+    c.emit({ type: 'done', id, label, ok: true });
+  } catch (e) {
+    c.emit({ type: 'done', id, label, ok: false, message: e instanceof Error ? e.message : String(e) });
+    throw e;
+  }
+}

@@ -1,0 +1,91 @@
+// The declaration engine: parse → resolve → plan → apply (style example 11). The command line and
+// the GitHub Action are thin adapters over these three calls.
+import type { Client } from '../client';
+import { applyPlan, type ApplyOptions, type ApplyResult } from './apply';
+import type { Declaration } from './declaration';
+import type { Env } from './env-refs';
+import type { EngineEvent, EventSink } from './events';
+import { hashBundleFiles, observe } from './observe';
+import { parseDeclarationFile } from './parse';
+import { computePlan, type Plan } from './plan';
+import { DeclarationError, type Problem } from './problems';
+import { resolveDeclaration } from './resolve';
+import { SecretSet } from './secrets';
+
+export { ApplyError, type ApplyResult, type ImageResult } from './apply';
+export type { Declaration, BuilderDecl, BundleDecl, PackageDecl } from './declaration';
+export type { EngineEvent, EventSink, Phase } from './events';
+export { parseDeclaration, parseDeclarationFile } from './parse';
+export { formatPlan, planSummary } from './report';
+export type { AppliancePlan, ImagePlan, Plan, PublicationPlan, SoftwarePlan } from './plan';
+export { DeclarationError, formatProblem, type Problem, type Position } from './problems';
+export { MASK, SecretSet } from './secrets';
+
+export interface Loaded {
+  readonly declaration: Declaration;
+  /** Warnings (fields the service does not use); errors throw. */
+  readonly problems: readonly Problem[];
+}
+
+/** Reads and validates a declaration file; throws DeclarationError with every problem. */
+export function loadDeclaration(file: string, options: { env?: Env } = {}): Loaded {
+  const r = parseDeclarationFile(file, options);
+  if (!r.declaration) throw new DeclarationError(r.problems);
+  return { declaration: r.declaration, problems: r.problems };
+}
+
+export interface EngineOptions extends ApplyOptions {
+  readonly client: Client;
+  /** Every message leaving the engine is masked with these (the declaration's secrets are added). */
+  readonly secrets?: SecretSet;
+  /** Plan and apply publications; default true (the Action's `publish` input). */
+  readonly publish?: boolean;
+}
+
+export interface PlanResult {
+  readonly plan: Plan;
+  readonly declaration: Declaration;
+}
+
+function masked(o: EngineOptions, decl: Declaration): { secrets: SecretSet; emit: EventSink } {
+  const secrets = o.secrets ?? new SecretSet();
+  secrets.addAll(decl.secrets);
+  const sink = o.onEvent;
+  const emit: EventSink = (e) => sink?.(maskEvent(e, secrets));
+  return { secrets, emit };
+}
+
+function maskEvent(e: EngineEvent, s: SecretSet): EngineEvent {
+  switch (e.type) {
+    case 'phase': return { ...e, title: s.mask(e.title) };
+    case 'step': return { ...e, message: s.mask(e.message) };
+    case 'progress': return { ...e, label: s.mask(e.label), ...(e.message ? { message: s.mask(e.message) } : {}) };
+    case 'done': return { ...e, label: s.mask(e.label), ...(e.message ? { message: s.mask(e.message) } : {}) };
+  }
+}
+
+async function prepare(decl: Declaration, o: EngineOptions, emit: EventSink) {
+  emit({ type: 'phase', phase: 'resolve', title: 'Resolve and plan' });
+  const [resolved, observed, files] = await Promise.all([
+    resolveDeclaration(o.client, decl, o.signal),
+    observe(o.client, decl, o.signal),
+    hashBundleFiles(decl),
+  ]);
+  const plan = computePlan(decl, resolved, observed, files, { publish: o.publish });
+  return { resolved, files, plan };
+}
+
+/** What an apply would do. Reads only (GET requests). */
+export async function planDeclaration(decl: Declaration, o: EngineOptions): Promise<PlanResult> {
+  const { emit } = masked(o, decl);
+  const { plan } = await prepare(decl, o, emit);
+  return { plan, declaration: decl };
+}
+
+/** Brings the service to the declaration; a second run of an unchanged file changes nothing. */
+export async function applyDeclaration(decl: Declaration, o: EngineOptions): Promise<ApplyResult & { plan: Plan }> {
+  const { emit } = masked(o, decl);
+  const { resolved, files, plan } = await prepare(decl, o, emit);
+  const result = await applyPlan(o.client, decl, resolved, files, plan, { ...o, onEvent: emit });
+  return { ...result, plan };
+}

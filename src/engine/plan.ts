@@ -1,0 +1,308 @@
+// The plan: what an apply would create, change, regenerate or publish (declaration.md
+// "converges"). A pure function of the declaration, what it resolved to and what the service
+// holds, so that `plan` changes nothing and `apply` does exactly what `plan` printed.
+import { createHash } from 'node:crypto';
+import { jobState } from '../client/jobs';
+import type { Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
+import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl } from './declaration';
+import { ProblemList } from './problems';
+import type { LocalFile, Observed, Resolved, ResolvedAccount } from './state';
+
+export type ChangeAction = 'create' | 'update' | 'unchanged';
+
+export interface AppliancePlan {
+  readonly action: ChangeAction;
+  readonly name: string;
+  readonly version: string;
+  readonly uri?: string;
+  /** What differs, in words (empty when unchanged). */
+  readonly changes: readonly string[];
+}
+
+export interface OsProfilePlan {
+  /** `update` replaces the profile: the base profile changed. */
+  readonly action: ChangeAction;
+  readonly name: string;
+  readonly standardProfileUri: string;
+  readonly uri?: string;
+}
+
+export interface PackageChange {
+  readonly uri: string;
+  readonly label: string;
+}
+
+export interface PackagesPlan {
+  readonly action: ChangeAction;
+  readonly add: readonly PackageChange[];
+  readonly remove: readonly PackageChange[];
+}
+
+export interface FilePlan {
+  /** `update` with `metadataOnly` rewrites the artifact's fields; otherwise the file is uploaded again. */
+  readonly action: ChangeAction | 'delete';
+  readonly name: string;
+  readonly decl?: BundleFileDecl;
+  readonly local?: LocalFile;
+  readonly artifactUri?: string;
+  readonly metadataOnly?: boolean;
+}
+
+export interface SoftwarePlan {
+  readonly action: ChangeAction;
+  readonly bundle: BundleDecl;
+  readonly uri?: string;
+  readonly descriptionChanged: boolean;
+  readonly files: readonly FilePlan[];
+}
+
+export interface ImagePlan {
+  /** Format, install profile and compression: builders with the same key share one image. */
+  readonly key: string;
+  /** `reuse` with `pending`: a generation is already running on the service; apply waits for it. */
+  readonly action: 'generate' | 'reuse';
+  readonly pending: boolean;
+  readonly format: string;
+  readonly installProfile: InstallProfileDecl;
+  readonly compress: boolean;
+  readonly builders: readonly number[];
+  readonly uri?: string;
+  readonly image?: Image;
+  readonly reason: string;
+}
+
+export interface PublicationPlan {
+  readonly builder: number;
+  readonly imageKey: string;
+  readonly action: 'publish' | 'reuse';
+  readonly pending: boolean;
+  readonly displayName: string;
+  readonly account: ResolvedAccount;
+  readonly uri?: string;
+  readonly cloudId?: string;
+  readonly publication?: PublishImage;
+  readonly reason: string;
+}
+
+export interface Plan {
+  readonly appliance: AppliancePlan;
+  readonly osProfile: OsProfilePlan;
+  readonly packages: PackagesPlan;
+  readonly software: readonly SoftwarePlan[];
+  readonly images: readonly ImagePlan[];
+  readonly publications: readonly PublicationPlan[];
+  /** True when an apply would change anything on the service. */
+  readonly hasChanges: boolean;
+}
+
+export interface PlanOptions {
+  /** Plan publications (the Action's `publish` input); default true. */
+  readonly publish?: boolean;
+}
+
+/** Last segment of a resource URI: the id in its path. */
+export function idOf(uri: string): string {
+  return uri.replace(/\/+$/, '').split('/').pop()!;
+}
+
+/** The service emits `distributions/…`; accept the spec's `distribution/…` too (wire contract §1). */
+function sameUri(a: string | undefined, b: string | undefined): boolean {
+  const n = (u: string | undefined) => (u ?? '').replace(/^\/+/, '').replace(/^distribution\//, 'distributions/');
+  return a !== undefined && b !== undefined && n(a) === n(b);
+}
+
+/**
+ * The appliance's `tag` holds a hash of its software content. The service raises an appliance's
+ * revision when the appliance changes, not when a component's files do: writing this tag makes a
+ * content change a new revision, so images of the old content are never reused.
+ */
+export function softwareTag(bundles: readonly BundleDecl[], files: ReadonlyMap<string, LocalFile>): string {
+  const h = createHash('sha256');
+  for (const b of [...bundles].sort((x, y) => x.name.localeCompare(y.name))) {
+    h.update(JSON.stringify([b.name, b.version, b.description ?? '']));
+    for (const f of [...b.files].sort((x, y) => x.name.localeCompare(y.name))) {
+      h.update(JSON.stringify([f.name, files.get(f.path)?.sha256 ?? '', f.destination ?? '', f.rights ?? '', f.ownerGroup ?? '']));
+    }
+  }
+  return `forge-software:${h.digest('hex').slice(0, 32)}`;
+}
+
+export function imageKey(b: BuilderDecl): string {
+  const p = b.installProfile;
+  return `${b.type}|disk=${p.diskSize ?? '-'}|mem=${p.memorySize ?? '-'}|compress=${b.compress}`;
+}
+
+/** Declared fields must match; a field not declared matches whatever the service chose. */
+function profileMatches(want: Readonly<Record<string, number | string | undefined>>, got: InstallProfile | undefined): boolean {
+  return Object.entries(want).every(([k, v]) => v === undefined || (got as Record<string, unknown> | undefined)?.[k] === v);
+}
+
+function sameText(a: string | undefined, b: string | undefined): boolean {
+  return (a ?? '') === (b ?? '');
+}
+
+export function computePlan(
+  decl: Declaration,
+  resolved: Resolved,
+  observed: Observed,
+  files: ReadonlyMap<string, LocalFile>,
+  options: PlanOptions = {},
+): Plan {
+  const problems = new ProblemList(decl.file);
+  const { stack } = decl;
+  const app = observed.appliance;
+  if (app && app.distributionUri && !sameUri(app.distributionUri, resolved.distribution.uri)) {
+    problems.add(stack.os.at, `appliance "${stack.name}" version ${stack.version} already exists for another distribution; change its version to build on ${resolved.distribution.label}`);
+  }
+  problems.throwIfErrors();
+
+  // ---- OS profile and packages
+  const hasProfile = !!app?.osProfileUri && !!observed.osProfile;
+  const osProfile: OsProfilePlan = {
+    action: !hasProfile ? 'create' : sameUri(observed.osProfile!.standardProfileUri, resolved.profile.uri) ? 'unchanged' : 'update',
+    name: resolved.profile.name,
+    standardProfileUri: resolved.profile.uri,
+    uri: app?.osProfileUri,
+  };
+  const packages = planPackages(resolved, osProfile.action === 'unchanged' ? observed.profilePkgUris : [...resolved.profile.pkgUris]);
+
+  // ---- Software
+  const software = stack.bundles.map((b) => planSoftware(b, observed.software.get(b.name), files));
+  const softwareChanged = software.some((s) => s.action !== 'unchanged');
+
+  // ---- Appliance
+  const changes: string[] = [];
+  if (app) {
+    if (!sameText(app.description, stack.description)) changes.push('description');
+    if (!profileMatches(stack.installation, app.installProfile)) changes.push('install profile');
+    const want = stack.bundles.map((b) => `${b.name}@${b.version}`).sort().join(',');
+    const have = (app.mySoftwareList ?? []).map((s) => `${s.name}@${s.version}`).sort().join(',');
+    if (want !== have) changes.push('software list');
+    if (app.tag !== softwareTag(stack.bundles, files)) changes.push('software content');
+  }
+  const appliance: AppliancePlan = {
+    action: !app ? 'create' : changes.length ? 'update' : 'unchanged',
+    name: stack.name, version: stack.version, uri: app?.uri, changes,
+  };
+
+  // ---- Images: any change above makes a new appliance revision, so every image is regenerated.
+  const contentChanged =
+    appliance.action !== 'unchanged' || osProfile.action !== 'unchanged' || packages.action !== 'unchanged' || softwareChanged;
+  const byKey = new Map<string, BuilderDecl[]>();
+  for (const b of decl.builders) byKey.set(imageKey(b), [...(byKey.get(imageKey(b)) ?? []), b]);
+  const images: ImagePlan[] = [...byKey].map(([key, builders]) => {
+    const b = builders[0]!;
+    const base = { key, format: b.type, installProfile: b.installProfile, compress: b.compress, builders: builders.map((x) => x.index) };
+    if (!app) return { ...base, action: 'generate', pending: false, reason: 'new appliance' };
+    if (contentChanged) return { ...base, action: 'generate', pending: false, reason: 'the appliance changes' };
+    const found = findImage(observed.images, b, app.revision);
+    if (!found) return { ...base, action: 'generate', pending: false, reason: `no image of revision ${app.revision ?? 0}` };
+    const pending = jobState(found.status ?? {}) === 'running';
+    return { ...base, action: 'reuse', pending, uri: found.uri, image: found, reason: pending ? 'generation in progress' : `revision ${found.revision ?? 0}` };
+  });
+
+  // ---- Publications
+  const publications: PublicationPlan[] = [];
+  if (options.publish !== false) {
+    for (const b of decl.builders) {
+      const pub = b.publication;
+      const account = resolved.accounts.get(b.index);
+      if (!pub || !account) continue;
+      const img = images.find((i) => i.builders.includes(b.index))!;
+      const base = { builder: b.index, imageKey: img.key, displayName: pub.displayName, account };
+      const found = img.action === 'reuse' ? findPublication(observed.publications, img.uri!, b, account) : undefined;
+      if (!found) {
+        publications.push({ ...base, action: 'publish', pending: false, reason: img.action === 'generate' ? 'new image' : 'not published' });
+        continue;
+      }
+      const pending = jobState(found.status ?? {}) === 'running';
+      publications.push({
+        ...base, action: 'reuse', pending, uri: found.uri, cloudId: found.cloudId, publication: found,
+        reason: pending ? 'publication in progress' : 'published',
+      });
+    }
+  }
+
+  const hasChanges =
+    contentChanged || images.some((i) => i.action === 'generate') || publications.some((p) => p.action === 'publish');
+  return { appliance, osProfile, packages, software, images, publications, hasChanges };
+}
+
+export function planPackages(resolved: Resolved, current: readonly string[]): PackagesPlan {
+  const want = new Map(resolved.packages.map((p) => [p.uri, p.label]));
+  const have = new Set(current);
+  const add = [...want].filter(([uri]) => !have.has(uri)).map(([uri, label]) => ({ uri, label }));
+  // Packages of the base profile stay: the declaration lists what it adds to the profile.
+  const remove = current
+    .filter((uri) => !want.has(uri) && !resolved.profile.pkgUris.has(uri))
+    .map((uri) => ({ uri, label: uri }));
+  return { action: add.length || remove.length ? 'update' : 'unchanged', add, remove };
+}
+
+function planSoftware(
+  bundle: BundleDecl,
+  found: { record: { uri?: string; description?: string }; artifacts: readonly SoftwareArtifact[] } | undefined,
+  files: ReadonlyMap<string, LocalFile>,
+): SoftwarePlan {
+  const local = (f: BundleFileDecl) => files.get(f.path);
+  if (!found) {
+    return {
+      action: 'create', bundle, descriptionChanged: false,
+      files: bundle.files.map((f) => ({ action: 'create', name: f.name, decl: f, local: local(f) })),
+    };
+  }
+  const byName = new Map(found.artifacts.map((a) => [a.name ?? '', a]));
+  const filePlans: FilePlan[] = bundle.files.map((f) => {
+    const a = byName.get(f.name);
+    const l = local(f);
+    if (!a) return { action: 'create', name: f.name, decl: f, local: l };
+    // The service fills sha256sum when it stores the upload: the content hash it vouches for.
+    if (!a.sha256sum || a.sha256sum !== l?.sha256) return { action: 'update', name: f.name, decl: f, local: l, artifactUri: a.uri };
+    const meta = sameText(a.installLocation, f.destination) && sameText(a.rights, f.rights) && sameText(a.ownerGroup, f.ownerGroup);
+    return meta
+      ? { action: 'unchanged', name: f.name, decl: f, local: l, artifactUri: a.uri }
+      : { action: 'update', name: f.name, decl: f, local: l, artifactUri: a.uri, metadataOnly: true };
+  });
+  const declared = new Set(bundle.files.map((f) => f.name));
+  for (const a of found.artifacts) {
+    if (!declared.has(a.name ?? '')) filePlans.push({ action: 'delete', name: a.name ?? '?', artifactUri: a.uri });
+  }
+  const descriptionChanged = !sameText(found.record.description, bundle.description);
+  const changed = descriptionChanged || filePlans.some((f) => f.action !== 'unchanged');
+  return { action: changed ? 'update' : 'unchanged', bundle, uri: found.record.uri, descriptionChanged, files: filePlans };
+}
+
+/** The newest usable image of this revision, format and install profile; a failed or cancelled one is not. */
+function findImage(images: readonly Image[], b: BuilderDecl, revision: number | undefined): Image | undefined {
+  return images
+    .filter((i) =>
+      i.targetFormat?.name === b.type &&
+      (i.revision ?? 0) === (revision ?? 0) &&
+      (i.compress ?? false) === b.compress &&
+      profileMatches(b.installProfile as Record<string, number | undefined>, i.installProfile) &&
+      ['complete', 'running'].includes(jobState(i.status ?? {})))
+    .sort((x, y) => rank(y) - rank(x) || (y.dbId ?? 0) - (x.dbId ?? 0))[0];
+}
+
+function rank(r: { status?: { complete?: boolean } }): number {
+  return r.status?.complete ? 1 : 0;
+}
+
+function keystoneBase(u: string | undefined): string {
+  return (u ?? '').replace(/\/+$/, '').replace(/\/v3$/, '');
+}
+
+function findPublication(pubs: readonly PublishImage[], imageUri: string, b: BuilderDecl, account: ResolvedAccount): PublishImage | undefined {
+  const p = b.publication!;
+  return pubs
+    .filter((x) =>
+      sameUri(x.imageUri, imageUri) &&
+      x.displayName === p.displayName &&
+      x.keystoneDomain === p.keystoneDomain &&
+      x.keystoneProject === p.keystoneProject &&
+      (x.publicImage ?? false) === p.publicImage &&
+      keystoneBase(x.credAccount?.keystoneUrl) === keystoneBase(account.keystoneUrl) &&
+      x.credAccount?.login === account.login &&
+      ['complete', 'running'].includes(jobState(x.status ?? {})))
+    .sort((x, y) => rank(y) - rank(x) || (y.dbId ?? 0) - (x.dbId ?? 0))[0];
+}

@@ -1,0 +1,50 @@
+// A plan in words, for the command line, the Action's log and its job summary.
+import type { Plan } from './plan';
+
+const SIGN = { create: '+', update: '~', unchanged: '=', delete: '-', generate: '+', publish: '+', reuse: '=' } as const;
+
+export function formatPlan(plan: Plan): string[] {
+  const a = plan.appliance;
+  const lines = [
+    `${SIGN[a.action]} appliance ${a.name} ${a.version}: ${a.action}${a.changes.length ? ` (${a.changes.join(', ')})` : ''}`,
+    `${SIGN[plan.osProfile.action]} OS profile ${plan.osProfile.name}: ${plan.osProfile.action}`,
+  ];
+  const p = plan.packages;
+  lines.push(
+    `${SIGN[p.action]} packages: ${p.action === 'unchanged' ? 'unchanged' : [
+      p.add.length ? `add ${p.add.map((x) => x.label).join(', ')}` : '',
+      p.remove.length ? `remove ${p.remove.map((x) => x.label).join(', ')}` : '',
+    ].filter(Boolean).join('; ')}`,
+  );
+  for (const s of plan.software) {
+    lines.push(`${SIGN[s.action]} software ${s.bundle.name} ${s.bundle.version}: ${s.action}`);
+    for (const f of s.files) if (f.action !== 'unchanged') lines.push(`    ${SIGN[f.action]} file ${f.name}: ${f.action}${f.metadataOnly ? ' (metadata)' : ''}`);
+  }
+  for (const i of plan.images) {
+    lines.push(`${SIGN[i.action]} image ${i.format}: ${i.action}${i.pending ? ' (in progress)' : ''} — ${i.reason}`);
+  }
+  for (const pub of plan.publications) {
+    lines.push(`${SIGN[pub.action]} publication ${pub.displayName}: ${pub.action}${pub.cloudId ? ` (${pub.cloudId})` : ''} — ${pub.reason}`);
+  }
+  return lines;
+}
+
+export interface PlanSummary {
+  readonly changes: boolean;
+  readonly generate: number;
+  readonly reuseImages: number;
+  readonly publish: number;
+  readonly reusePublications: number;
+  readonly uploads: number;
+}
+
+export function planSummary(plan: Plan): PlanSummary {
+  return {
+    changes: plan.hasChanges,
+    generate: plan.images.filter((i) => i.action === 'generate').length,
+    reuseImages: plan.images.filter((i) => i.action === 'reuse').length,
+    publish: plan.publications.filter((p) => p.action === 'publish').length,
+    reusePublications: plan.publications.filter((p) => p.action === 'reuse').length,
+    uploads: plan.software.flatMap((s) => s.files).filter((f) => f.action === 'create' || (f.action === 'update' && !f.metadataOnly)).length,
+  };
+}
