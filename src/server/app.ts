@@ -1,0 +1,91 @@
+// The Fastify factory (style example 10): dependencies in, a server out. Content-type parsers for
+// documents, common headers, one error handler, every operation by id (http/register.ts).
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { OperationId } from '../model/operations';
+import { Authenticator } from './auth/authenticate';
+import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
+import { sendError, toServiceError } from './http/errors';
+import type { Handler } from './http/handler';
+import { registerOperations } from './http/register';
+import { accountRoutes } from './routes/accounts';
+import { applianceRoutes } from './routes/appliances';
+import { distributionRoutes } from './routes/distributions';
+import { imageRoutes } from './routes/images';
+import { orgRoutes } from './routes/orgs';
+import { osProfileRoutes } from './routes/os-profile';
+import { publicationRoutes } from './routes/publications';
+import { softwareRoutes } from './routes/software';
+import { statusRoutes } from './routes/status';
+import { targetFormatRoutes } from './routes/target-formats';
+import { userRoutes } from './routes/users';
+import { ServiceError } from './service-error';
+import { SERVICE_VERSION } from './version';
+
+// Media types decoded by the codec (wire contract §2–3); anything else on a document route → 415.
+const DOCUMENT_TYPES: readonly string[] = ['application/xml', 'text/xml', 'application/json'];
+const DOCUMENT_SUFFIXES = /^application\/[\w.+-]*\+(xml|json)$/;
+
+export interface BuiltServer {
+  app: FastifyInstance;
+  ctx: Ctx;
+  /** Every registered operation route, for the drift test. */
+  routes: Array<{ id: OperationId; method: string; url: string }>;
+}
+
+export function buildServer(deps: ServerDeps): BuiltServer {
+  const servicePath = (deps.servicePath ?? '/api').replace(/\/+$/, '');
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const { limits: _l, logger: _g, ...rest } = deps;
+  const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION };
+
+  const app = Fastify({
+    logger: deps.logger ? { redact: ['req.headers.authorization'] } : false,
+    bodyLimit: limits.bodyBytes,
+    routerOptions: { maxParamLength: 1024 },
+    // A signed URL must reach the signature check exactly as sent (wire contract §4).
+    return503OnClosing: true,
+  });
+
+  app.removeAllContentTypeParsers();
+  for (const t of [[...DOCUMENT_TYPES], DOCUMENT_SUFFIXES]) {
+    app.addContentTypeParser(t, { parseAs: 'string', bodyLimit: limits.bodyBytes }, (_req, body, done) => done(null, body));
+  }
+
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('Server', `appliance-forge/${ctx.version}`);
+    reply.header('version', ctx.version);
+    reply.header('Content-Language', 'en');
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    const se = toServiceError(err);
+    if (se.statusCode >= 500) request.log.error({ err }, 'request failed');
+    return sendError(request, reply, se, ctx.clock.now());
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new ServiceError(404, `no resource at ${request.method} ${request.url.split('?')[0]}`), ctx.clock.now()),
+  );
+
+  const handlers: Record<OperationId, Handler> = {
+    ...statusRoutes(ctx),
+    ...orgRoutes(ctx),
+    ...userRoutes(ctx),
+    ...accountRoutes(ctx),
+    ...distributionRoutes(ctx),
+    ...targetFormatRoutes(ctx),
+    ...applianceRoutes(ctx),
+    ...osProfileRoutes(ctx),
+    ...softwareRoutes(ctx),
+    ...imageRoutes(ctx),
+    ...publicationRoutes(ctx),
+  };
+  const auth = new Authenticator(ctx.store, ctx.box, servicePath);
+  const routes = registerOperations(app, {
+    ctx,
+    auth,
+    handlers,
+    // The upload's file name segment is optional (spec endpoint table): `…/bin` takes the artifact's name.
+    aliases: [{ id: 'mySoftwareArtifact_upload', path: '/users/{uid}/mysoftware/{msid}/artifacts/{said}/bin' }],
+  });
+  return { app, ctx, routes };
+}

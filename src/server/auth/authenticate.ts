@@ -1,0 +1,56 @@
+// Who is calling (wire contract §4): an API-key signature over the raw request target, or Basic.
+import { createHash } from 'node:crypto';
+import { parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
+import type { Store } from '../store/store';
+import { ServiceError } from '../service-error';
+import { verifyPassword } from './passwords';
+import type { SecretBox } from './secret-box';
+
+export interface Caller {
+  login: string;
+  admin: boolean;
+}
+
+export const REALM = 'appliance-forge';
+
+function unauthorized(message: string): ServiceError {
+  return new ServiceError(401, message, { 'WWW-Authenticate': `Basic realm="${REALM}"` });
+}
+
+/** Verified Basic credentials, so that a client does not pay a scrypt per request. Bounded. */
+const BASIC_CACHE_MAX = 256;
+
+export class Authenticator {
+  private readonly basicOk = new Map<string, true>();
+  constructor(
+    private readonly store: Store,
+    private readonly box: SecretBox,
+    private readonly servicePath: string,
+  ) {}
+
+  async authenticate(rawUrl: string, authorization: string | undefined): Promise<Caller> {
+    const signed = parseSignedTarget(rawUrl, this.servicePath);
+    if (signed) {
+      const key = this.store.byKey('apikey', signed.publicKey);
+      const user = key && this.store.getUser(key.owner);
+      if (!key || !key.secret || !user || !verifySignature(this.box.open(key.secret), signed)) {
+        throw unauthorized('invalid API key signature');
+      }
+      return { login: user.login, admin: user.admin };
+    }
+    if (/[?&]signature=/.test(rawUrl)) throw unauthorized('malformed API key signature (apiKey, then signature last)');
+    const basic = parseBasicAuthorization(authorization);
+    if (basic) {
+      const user = this.store.getUser(basic.login);
+      if (!user || !user.passwordHash) throw unauthorized('invalid login or password');
+      const memo = createHash('sha256').update(`${user.login}\0${basic.password}\0${user.passwordHash}`).digest('base64');
+      if (!this.basicOk.has(memo)) {
+        if (!(await verifyPassword(basic.password, user.passwordHash))) throw unauthorized('invalid login or password');
+        if (this.basicOk.size >= BASIC_CACHE_MAX) this.basicOk.clear();
+        this.basicOk.set(memo, true);
+      }
+      return { login: user.login, admin: user.admin };
+    }
+    throw unauthorized('authentication required (API key signature or Basic)');
+  }
+}

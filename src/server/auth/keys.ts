@@ -1,0 +1,44 @@
+// Users and API key pairs as the command line and `POST /users/<uid>/apikeys` create them.
+import { randomBytes } from 'node:crypto';
+import type { Row, Store } from '../store/store';
+import { badRequest } from '../service-error';
+import { hashPassword } from './passwords';
+import type { SecretBox } from './secret-box';
+
+/** Logins are path segments (`users/<uid>`): keep them plain. */
+const LOGIN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export interface NewKeyPair {
+  row: Row<'apikey'>;
+  publicKey: string;
+  /** In clear only here: the 201 answer to the creation returns it once. */
+  secretKey: string;
+}
+
+export function newApiKey(store: Store, box: SecretBox, login: string, meta: { name?: string; description?: string } = {}): NewKeyPair {
+  const publicKey = randomBytes(24).toString('base64url');
+  const secretKey = randomBytes(30).toString('base64url');
+  const row = store.insert('apikey', {
+    owner: login,
+    uniqueKey: publicKey,
+    doc: { publicKey, ...(meta.name ? { name: meta.name } : {}), ...(meta.description ? { description: meta.description } : {}) },
+    secret: box.seal(secretKey),
+  });
+  return { row, publicKey, secretKey };
+}
+
+export interface CreatedUser {
+  login: string;
+  publicKey: string;
+  secretKey: string;
+}
+
+export async function addUser(store: Store, box: SecretBox, o: { login: string; password?: string; admin?: boolean }): Promise<CreatedUser> {
+  if (!LOGIN.test(o.login)) throw badRequest(`invalid login ${JSON.stringify(o.login)}: letters, digits, ".", "_" and "-" only`);
+  const hash = o.password ? await hashPassword(o.password) : null;
+  return store.tx(() => {
+    store.insertUser(o.login, !!o.admin, hash, { name: o.login });
+    const k = newApiKey(store, box, o.login, { name: 'initial' });
+    return { login: o.login, publicKey: k.publicKey, secretKey: k.secretKey };
+  });
+}

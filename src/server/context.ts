@@ -1,0 +1,35 @@
+// What every routes file receives: the explicit dependencies of the server (style example 10).
+import type { SecretBox } from './auth/secret-box';
+import type { FileStore } from './files/file-store';
+import type { JobRunner } from './jobs/runner';
+import type { CatalogPort, Clock, ImagingPort, OpenStackPort } from './ports';
+import type { Store } from './store/store';
+
+export interface Limits {
+  /** XML/JSON request documents (→ 413 above it). */
+  bodyBytes: number;
+  /** One uploaded artifact (→ 413 above it). */
+  uploadBytes: number;
+}
+
+export interface ServerDeps {
+  store: Store;
+  box: SecretBox;
+  files: FileStore;
+  jobs: JobRunner;
+  clock: Clock;
+  catalog: CatalogPort;
+  imaging: ImagingPort;
+  openstack: OpenStackPort;
+  /** The base URL's path, `/api` by default. */
+  servicePath?: string;
+  limits?: Partial<Limits>;
+  logger?: boolean;
+}
+
+export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger'>> {
+  limits: Limits;
+  version: string;
+}
+
+export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024 };

@@ -1,0 +1,43 @@
+// One place where any failure becomes a `uforgeError` body in the negotiated format (wire contract §5).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { encode, formatOfAccept, MEDIA_TYPE } from '../../codec';
+import { isForgeError } from '../../errors';
+import { ServiceError } from '../service-error';
+
+/** Map anything thrown to a ServiceError: ours as is, decode/FIQL → 400/415, Fastify's 4xx kept, rest 500. */
+export function toServiceError(e: unknown): ServiceError {
+  if (e instanceof ServiceError) return e;
+  if (isForgeError(e, 'E_DECODE')) {
+    return (e as { unsupported?: boolean }).unsupported ? new ServiceError(415, e.message) : new ServiceError(400, e.message);
+  }
+  if (isForgeError(e, 'E_FIQL')) return new ServiceError(400, e.message);
+  const status = (e as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const code = (e as { code?: string }).code;
+    const message =
+      code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'request document larger than the limit' :
+      code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported media type: send application/xml or application/json' :
+      (e as Error).message;
+    return new ServiceError(status, message);
+  }
+  return new ServiceError(500, 'internal error');
+}
+
+/** `requestUri` is absolute; the signature parameters are left out of it (they are not the resource). */
+export function absoluteRequestUri(request: FastifyRequest): string {
+  const url = (request.raw.url ?? '/').replace(/[?&](apiKey|signature)=[^&]*/g, '').replace(/^([^?]*)&/, '$1?');
+  return `${request.protocol}://${request.host}${url}`;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date): FastifyReply {
+  const format = formatOfAccept(request.headers.accept);
+  for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
+  const body = encode(format, 'uforgeError', {
+    localizedErrorMsg: { message: se.message, messageId: `error.${se.statusCode}` },
+    requestMethod: request.method,
+    requestUri: absoluteRequestUri(request),
+    statusCode: se.statusCode,
+    timestamp: now.toISOString(),
+  });
+  return reply.code(se.statusCode).type(`${MEDIA_TYPE[format]}; charset=utf-8`).send(body);
+}

@@ -1,0 +1,154 @@
+// Routes are registered by operation id from the one operations table (style example 2): every
+// row gets its handler, every path answers 405 + Allow for the methods it does not take (§5).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { decodeBody, encode, formatOfAccept, MEDIA_TYPE } from '../../codec';
+import { operations, type Operation, type OperationId } from '../../model/operations';
+import type { DocumentRoot } from '../../model/resources';
+import type { Authenticator, Caller } from '../auth/authenticate';
+import type { Ctx } from '../context';
+import { badRequest, forbidden, notFound, ServiceError } from '../service-error';
+import { etagOfText, httpDate, notModified, quoteEtag } from './conditional';
+import type { DocResult, FileResult, Handler, Req, Result } from './handler';
+
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+/** Fastify's `:name` form of a table path. */
+export const fastifyPath = (servicePath: string, p: string): string => servicePath + p.replace(/\{(\w+)\}/g, ':$1');
+
+export interface RegisterOptions {
+  ctx: Ctx;
+  auth: Authenticator;
+  handlers: Readonly<Record<OperationId, Handler>>;
+  /** Extra paths served by an operation (the upload's optional `fileName`, spec endpoint table). */
+  aliases: ReadonlyArray<{ id: OperationId; path: string }>;
+}
+
+/** Registers every operation; returns the routes (operation id, method, Fastify URL) for the drift test. */
+export function registerOperations(app: FastifyInstance, o: RegisterOptions): Array<{ id: OperationId; method: string; url: string }> {
+  const sp = o.ctx.servicePath;
+  const table: Array<{ op: Operation; path: string }> = operations.map((op) => ({ op, path: op.path as string }));
+  for (const a of o.aliases) table.push({ op: operationById(a.id), path: a.path });
+  const done: Array<{ id: OperationId; method: string; url: string }> = [];
+  const methodsByUrl = new Map<string, Set<string>>();
+
+  for (const { op, path } of table) {
+    const url = fastifyPath(sp, path);
+    const handler = o.handlers[op.id as OperationId];
+    const route = (request: FastifyRequest, reply: FastifyReply) => run(o, op, handler, request, reply);
+    if (op.binary === 'upload') {
+      // Uploads take the raw bytes as a stream, whatever their type (never buffered, task item 1).
+      app.register(async (scope) => {
+        scope.removeAllContentTypeParsers();
+        scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+        scope.route({ method: op.method, url, handler: route });
+      });
+    } else {
+      app.route({ method: op.method, url, handler: route });
+    }
+    done.push({ id: op.id as OperationId, method: op.method, url });
+    const set = methodsByUrl.get(url) ?? new Set<string>();
+    set.add(op.method);
+    if (op.method === 'GET') set.add('HEAD');
+    methodsByUrl.set(url, set);
+  }
+
+  for (const [url, methods] of methodsByUrl) {
+    const others = ALL_METHODS.filter((m) => !methods.has(m));
+    const allow = [...methods].join(', ');
+    if (others.length === 0) continue;
+    app.route({
+      method: others,
+      url,
+      handler: async () => {
+        throw new ServiceError(405, `method not allowed here; allowed: ${allow}`, { Allow: allow });
+      },
+    });
+  }
+  return done;
+}
+
+function operationById(id: OperationId): Operation {
+  const op = operations.find((x) => x.id === id);
+  if (!op) throw new Error(`unknown operation ${id}`);
+  return op;
+}
+
+async function run(o: RegisterOptions, op: Operation, handler: Handler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const { ctx } = o;
+  const caller: Caller =
+    op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization);
+  const params = request.params as Record<string, string>;
+  if (params.uid !== undefined) {
+    // 403 before 404, so that a user cannot probe which other logins exist (wire contract §4).
+    if (caller.login !== params.uid && !caller.admin) throw forbidden(`user ${caller.login} may not access resources of another user`);
+    if (!ctx.store.getUser(params.uid)) throw notFound(`no user ${params.uid}`);
+  }
+  const query = firstValues(request.query);
+  const baseUrl = `${request.protocol}://${request.host}${ctx.servicePath}`;
+  const req: Req = {
+    op,
+    params,
+    query,
+    caller,
+    baseUrl,
+    raw: request,
+    body<R extends DocumentRoot>(roots: R | readonly R[]) {
+      const text = request.body;
+      if (typeof text !== 'string' || text.trim() === '') {
+        throw badRequest(`a ${[roots].flat().join(' or ')} document is required (application/xml or application/json)`);
+      }
+      return decodeBody(request.headers['content-type'], text, roots);
+    },
+  };
+  const result = await handler(req);
+  return send(request, reply, result, baseUrl);
+}
+
+function firstValues(q: unknown): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  if (q && typeof q === 'object') {
+    for (const [k, v] of Object.entries(q as Record<string, unknown>)) {
+      const s = Array.isArray(v) ? v[0] : v;
+      if (typeof s === 'string') out[k] = s;
+    }
+  }
+  return out;
+}
+
+function isFile(r: Result): r is FileResult {
+  return 'file' in r;
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: string): FastifyReply {
+  const conditional = request.method === 'GET' || request.method === 'HEAD';
+  if ('status' in r && r.status === 204) return reply.code(204).send();
+  if (isFile(r)) {
+    if (r.lastModified) reply.header('Last-Modified', httpDate(r.lastModified));
+    reply.header('ETag', r.etag);
+    if (conditional && notModified(request.headers, r.etag, r.lastModified)) {
+      r.file.destroy();
+      return reply.code(304).send();
+    }
+    const safeName = r.fileName.replace(/["\\\r\n]/g, '_');
+    return reply
+      .code(200)
+      .header('Content-Type', r.contentType)
+      .header('Content-Length', String(r.size))
+      .header('Content-Disposition', `attachment; filename="${safeName}"`)
+      .send(r.file as Readable);
+  }
+  const d = r as DocResult;
+  const format = formatOfAccept(request.headers.accept);
+  const body = encode(format, d.root, d.value);
+  const rec = d.value as { digest?: string; lastModified?: string };
+  const etag = rec.digest ? quoteEtag(rec.digest) : etagOfText(body);
+  reply.header('ETag', etag);
+  if (rec.lastModified) reply.header('Last-Modified', httpDate(rec.lastModified));
+  if (conditional && notModified(request.headers, etag, rec.lastModified)) return reply.code(304).send();
+  if (d.location !== undefined) reply.header('Location', `${baseUrl}/${d.location}`);
+  return reply
+    .code(d.status ?? (d.location !== undefined ? 201 : 200))
+    .type(`${MEDIA_TYPE[format]}; charset=utf-8`)
+    .send(body);
+}

@@ -1,0 +1,90 @@
+// Cloud accounts (wire contract §9): the password is write-only, stored sealed, and answers carry
+// `secretsMissing=true` in its place.
+import type { CredAccount } from '../../model/resources';
+import type { Ctx } from '../context';
+import { doc, NO_CONTENT, type Routes } from '../http/handler';
+import { page } from '../http/list';
+import { badRequest } from '../service-error';
+import type { AccountDoc } from '../store/docs';
+import type { Row } from '../store/store';
+import { stamp, uris } from '../views';
+import { ifMatch, owned, requireText } from './common';
+
+const PLATFORM = { name: 'OpenStack', type: 'openstack' } as const;
+
+/** The stored part of an account from a request (also an account embedded in a publication). */
+export function accountFromBody(v: CredAccount, prev?: AccountDoc): AccountDoc {
+  const tp = v.targetPlatform;
+  if (tp && ((tp.type && tp.type.toLowerCase() !== 'openstack') || (tp.name && tp.name.toLowerCase() !== 'openstack'))) {
+    throw badRequest('only OpenStack accounts are supported (targetPlatform openstack)');
+  }
+  for (const f of ['keystoneUrl', 'glanceUrl'] as const) {
+    const u = v[f];
+    if (u !== undefined && !/^https?:\/\/[^\s/]+/i.test(u)) throw badRequest(`${f} must be an http(s) URL`);
+  }
+  const out: AccountDoc = { ...(prev ?? { kind: 'CredAccountOpenStack', name: '' }), kind: 'CredAccountOpenStack' };
+  if (v.name !== undefined) out.name = v.name.trim();
+  for (const f of ['glanceUrl', 'keystoneUrl', 'login', 'keystoneVersion'] as const) if (v[f] !== undefined) out[f] = v[f];
+  out.keystoneVersion ??= 'v3';
+  return out;
+}
+
+/** The record as answered: no password, `secretsMissing` instead (wire contract §9). */
+export function accountRecord(d: AccountDoc): CredAccount {
+  const { kind, ...rest } = d;
+  return { kind, ...rest, targetPlatform: { ...PLATFORM }, secretsMissing: true };
+}
+
+function view(r: Row<'account'>): CredAccount {
+  return stamp(r, { ...accountRecord(r.doc), uri: uris.account(r.owner, r.id), parentUri: uris.user(r.owner) });
+}
+
+const nameKey = (name: string): string => name.toLowerCase();
+
+export const accountRoutes = (ctx: Ctx) =>
+  ({
+    cloudAccount_getAll: (req) => {
+      const all = ctx.store.list('account', req.params.uid!).map(view);
+      const { total, items } = page('credAccount', all, req.query);
+      return doc('credAccounts', { total, credAccounts: items });
+    },
+
+    cloudAccount_get: (req) => doc('credAccount', view(owned(ctx, req, 'account', 'caid'))),
+
+    cloudAccount_create: (req) => {
+      const { value } = req.body('credAccount');
+      const d = accountFromBody(value);
+      requireText(d.name, 'name');
+      requireText(d.keystoneUrl, 'keystoneUrl');
+      const row = ctx.store.insert(
+        'account',
+        { owner: req.params.uid!, uniqueKey: nameKey(d.name), doc: d, secret: value.password ? ctx.box.seal(value.password) : null },
+        `an account named ${JSON.stringify(d.name)} already exists`,
+      );
+      const v = view(row);
+      return doc('credAccount', v, { location: v.uri! });
+    },
+
+    cloudAccount_update: (req) => {
+      const row = owned(ctx, req, 'account', 'caid');
+      ifMatch(req, view(row));
+      const { value } = req.body('credAccount');
+      const d = accountFromBody(value, row.doc);
+      requireText(d.name, 'name');
+      const updated = ctx.store.update(
+        'account',
+        row.id,
+        d,
+        { uniqueKey: nameKey(d.name), ...(value.password ? { secret: ctx.box.seal(value.password) } : {}) },
+        `an account named ${JSON.stringify(d.name)} already exists`,
+      );
+      return doc('credAccount', view(updated));
+    },
+
+    cloudAccount_delete: (req) => {
+      const row = owned(ctx, req, 'account', 'caid');
+      ifMatch(req, view(row));
+      ctx.store.remove('account', row.id);
+      return NO_CONTENT;
+    },
+  }) satisfies Routes;

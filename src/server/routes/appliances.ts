@@ -1,0 +1,158 @@
+// Appliance templates (spec "appliance"): 409 on the same name and version for a user (§5);
+// `revision` grows on every change of the template, its OS profile packages or software list.
+import { randomUUID } from 'node:crypto';
+import type { Appliance, InstallProfile, MySoftware } from '../../model/resources';
+import type { Ctx } from '../context';
+import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { page } from '../http/list';
+import { badRequest } from '../service-error';
+import type { ApplianceDoc } from '../store/docs';
+import type { Row } from '../store/store';
+import { stamp, uris } from '../views';
+import { ifMatch, owned, requireText } from './common';
+import { distributionOf } from './distributions';
+import { DEFAULT_ORG_ID } from './orgs';
+import { removeApplianceImages } from './images';
+
+export function applianceView(ctx: Ctx, r: Row<'appliance'>): Appliance {
+  const uid = r.owner;
+  const base = uris.appliance(uid, r.id);
+  const d = r.doc;
+  const dist = distributionOf(ctx, d.distId);
+  const profile = ctx.store.list('osprofile', uid, r.id)[0];
+  const software = d.softwareIds.flatMap((id) => {
+    const s = ctx.store.get('software', id);
+    return s ? [{ name: s.doc.name, version: s.doc.version, uri: uris.software(uid, s.id), dbId: s.id }] : [];
+  });
+  return stamp(r, {
+    uuid: d.uuid,
+    ...(dist?.arch ? { archName: dist.arch } : {}),
+    baseImagesUri: `${base}/images`,
+    baseMySoftwareUri: `users/${uid}/mysoftware`,
+    baseOsProfileUri: `${base}/osprofile`,
+    basePublishImagesUri: `${base}/pimages`,
+    ...(d.description !== undefined ? { description: d.description } : {}),
+    ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
+    distributionUri: uris.distribution(d.distId),
+    imageUris: ctx.store.list('image', uid, r.id).map((i) => uris.image(uid, r.id, i.id)),
+    ...(d.installProfile ? { installProfile: d.installProfile } : {}),
+    ...(d.lastPkgUpdate ? { lastPkgUpdate: d.lastPkgUpdate } : {}),
+    mySoftwareList: software,
+    name: d.name,
+    orgUri: uris.org(DEFAULT_ORG_ID),
+    ...(profile ? { osProfileUri: uris.osprofile(uid, r.id, profile.id) } : {}),
+    revision: d.revision,
+    ...(d.tag !== undefined ? { tag: d.tag } : {}),
+    uri: base,
+    version: d.version,
+  });
+}
+
+const DIST_URI = /^\/?distributions?\/(\d+)\/?$/;
+
+function distIdOf(ctx: Ctx, u: string | undefined): number {
+  const m = DIST_URI.exec(requireText(u, 'distributionUri'));
+  const id = m ? Number(m[1]) : -1;
+  if (!distributionOf(ctx, id)) throw badRequest(`distributionUri ${JSON.stringify(u)} names no distribution`);
+  return id;
+}
+
+/** installProfile sizes are MiB (wire contract §8); they must be positive when given. */
+export function checkInstallProfile(p: InstallProfile | undefined): InstallProfile | undefined {
+  if (!p) return undefined;
+  for (const f of ['diskSize', 'memorySize', 'swapSize'] as const) {
+    const v = p[f];
+    if (v !== undefined && (v < 0 || (f !== 'swapSize' && v === 0))) throw badRequest(`installProfile.${f} must be positive`);
+  }
+  const { diskSize, memorySize, swapSize, timezone } = p;
+  return { ...(diskSize !== undefined ? { diskSize } : {}), ...(memorySize !== undefined ? { memorySize } : {}), ...(swapSize !== undefined ? { swapSize } : {}), ...(timezone !== undefined ? { timezone } : {}) };
+}
+
+/** Software entries by uri, dbId, or name and version, all the caller's own (400 otherwise). */
+function softwareIds(ctx: Ctx, uid: string, list: MySoftware[]): number[] {
+  const mine = ctx.store.list('software', uid);
+  const ids: number[] = [];
+  for (const [i, e] of list.entries()) {
+    const byUri = e.uri !== undefined ? /^\/?users\/([^/]+)\/mysoftware\/(\d+)$/.exec(e.uri) : null;
+    const found = mine.find((s) =>
+      byUri ? byUri[1] === uid && Number(byUri[2]) === s.id : e.dbId !== undefined ? e.dbId === s.id : s.doc.name === e.name && s.doc.version === e.version,
+    );
+    if (!found) throw badRequest(`mySoftwareList[${i}] names no software component of ${uid}`);
+    if (!ids.includes(found.id)) ids.push(found.id);
+  }
+  return ids;
+}
+
+const key = (d: Pick<ApplianceDoc, 'name' | 'version'>): string => `${d.name}\u0000${d.version}`;
+const conflictMsg = (d: Pick<ApplianceDoc, 'name' | 'version'>): string => `an appliance named ${JSON.stringify(d.name)} version ${JSON.stringify(d.version)} already exists`;
+
+/** Save a changed template with its revision increased (only when something changed). */
+export function saveAppliance(ctx: Ctx, r: Row<'appliance'>, next: ApplianceDoc): Row<'appliance'> {
+  if (JSON.stringify({ ...next, revision: 0 }) === JSON.stringify({ ...r.doc, revision: 0 })) return r;
+  return ctx.store.update('appliance', r.id, { ...next, revision: r.doc.revision + 1 }, { uniqueKey: key(next) }, conflictMsg(next));
+}
+
+function loadAppliance(ctx: Ctx, req: Req): Row<'appliance'> {
+  return owned(ctx, req, 'appliance', 'aid');
+}
+
+export const applianceRoutes = (ctx: Ctx) =>
+  ({
+    appliance_getAll: (req) => {
+      const all = ctx.store.list('appliance', req.params.uid!).map((r) => applianceView(ctx, r));
+      const { total, items } = page('appliance', all, req.query);
+      return doc('appliances', { total, appliances: items });
+    },
+
+    appliance_get: (req) => doc('appliance', applianceView(ctx, loadAppliance(ctx, req))),
+
+    appliance_create: (req) => {
+      const uid = req.params.uid!;
+      const { value: v } = req.body('appliance');
+      if (v.orgUri !== undefined && v.orgUri.replace(/^\//, '') !== uris.org(DEFAULT_ORG_ID)) throw badRequest(`orgUri must be ${uris.org(DEFAULT_ORG_ID)}`);
+      const installProfile = checkInstallProfile(v.installProfile);
+      const d: ApplianceDoc = {
+        uuid: randomUUID(),
+        name: requireText(v.name, 'name'),
+        version: requireText(v.version, 'version'),
+        distId: distIdOf(ctx, v.distributionUri),
+        softwareIds: softwareIds(ctx, uid, v.mySoftwareList ?? []),
+        revision: 0,
+        ...(v.description !== undefined ? { description: v.description } : {}),
+        ...(v.tag !== undefined ? { tag: v.tag } : {}),
+        ...(installProfile ? { installProfile } : {}),
+      };
+      const row = ctx.store.insert('appliance', { owner: uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
+      const view = applianceView(ctx, row);
+      return doc('appliance', view, { location: view.uri! });
+    },
+
+    appliance_update: (req) => {
+      const uid = req.params.uid!;
+      const row = loadAppliance(ctx, req);
+      ifMatch(req, applianceView(ctx, row));
+      const { value: v } = req.body('appliance');
+      if (v.uri !== undefined && v.uri.replace(/^\//, '') !== uris.appliance(uid, row.id)) throw badRequest('uri does not name this appliance');
+      if (v.distributionUri !== undefined && distIdOf(ctx, v.distributionUri) !== row.doc.distId) throw badRequest('distributionUri cannot be changed');
+      // Fields left out keep their value: clients send the fields they change (spec rule 4d).
+      const next: ApplianceDoc = { ...row.doc };
+      if (v.name !== undefined) next.name = requireText(v.name, 'name');
+      if (v.version !== undefined) next.version = requireText(v.version, 'version');
+      if (v.description !== undefined) next.description = v.description;
+      if (v.tag !== undefined) next.tag = v.tag;
+      if (v.installProfile !== undefined) next.installProfile = checkInstallProfile(v.installProfile)!;
+      if (v.mySoftwareList !== undefined) next.softwareIds = softwareIds(ctx, uid, v.mySoftwareList);
+      return doc('appliance', applianceView(ctx, saveAppliance(ctx, row, next)));
+    },
+
+    appliance_delete: async (req) => {
+      const row = loadAppliance(ctx, req);
+      ifMatch(req, applianceView(ctx, row));
+      await removeApplianceImages(ctx, row);
+      ctx.store.tx(() => {
+        for (const p of ctx.store.list('osprofile', row.owner, row.id)) ctx.store.remove('osprofile', p.id);
+        ctx.store.remove('appliance', row.id);
+      });
+      return NO_CONTENT;
+    },
+  }) satisfies Routes;

@@ -1,0 +1,63 @@
+// The catalog, read-only (docs/contracts.md "Catalog"): distributions, base profiles, packages.
+import type { Distribution } from '../../model/resources';
+import type { Ctx } from '../context';
+import { doc, type Req, type Routes } from '../http/handler';
+import { boolParam, listParams, page } from '../http/list';
+import { forbidden, notFound } from '../service-error';
+import { idParam } from '../views';
+
+export function distributionOf(ctx: Ctx, id: number): Distribution | undefined {
+  return ctx.catalog.distributions.find((d) => d.dbId === id);
+}
+
+function distParam(ctx: Ctx, req: Req): number {
+  const id = idParam(req.params.id);
+  if (!distributionOf(ctx, id)) throw notFound(`no distribution ${req.params.id}`);
+  return id;
+}
+
+const readOnly = (): never => {
+  // Decision: the catalog comes from the package's data files; it is not edited through the API.
+  throw forbidden('the catalog of the reference server is read-only');
+};
+
+export const distributionRoutes = (ctx: Ctx) =>
+  ({
+    os_getAll: (req) => {
+      const { total, items } = page('distribution', ctx.catalog.distributions, req.query);
+      return doc('distributions', { total, distributions: items });
+    },
+    os_get: (req) => doc('distribution', distributionOf(ctx, distParam(ctx, req))!),
+    os_update: readOnly,
+
+    osPkg_getAll: (req) => {
+      const id = distParam(ctx, req);
+      const latestOnly = req.query.latestOnly === undefined ? false : boolParam('latestOnly', req.query.latestOnly);
+      const { items } = ctx.catalog.searchPackages(id, { ...listParams(req.query), latestOnly });
+      return doc('packages', { pkgs: items });
+    },
+    osPkg_get: (req) => {
+      const p = ctx.catalog.getPackage(distParam(ctx, req), idParam(req.params.pid));
+      if (!p) throw notFound(`no package ${req.params.pid}`);
+      return doc('package', p);
+    },
+
+    osTemplate_getAll: (req) => {
+      const { total, items } = page('distribProfile', ctx.catalog.profiles(distParam(ctx, req)), req.query);
+      return doc('distribProfiles', { total, distribProfiles: items });
+    },
+    osTemplate_get: (req) => {
+      const p = ctx.catalog.profiles(distParam(ctx, req)).find((x) => x.dbId === idParam(req.params.prid));
+      if (!p) throw notFound(`no profile ${req.params.prid}`);
+      return doc('distribProfile', p);
+    },
+    osTemplatePkgs_get: (req) => {
+      const id = distParam(ctx, req);
+      const prid = idParam(req.params.prid);
+      if (!ctx.catalog.profiles(id).some((x) => x.dbId === prid)) throw notFound(`no profile ${req.params.prid}`);
+      return doc('packages', { pkgs: ctx.catalog.profilePackages(id, prid) });
+    },
+    osTemplate_create: readOnly,
+    osTemplate_update: readOnly,
+    osTemplate_delete: readOnly,
+  }) satisfies Routes;

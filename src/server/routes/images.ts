@@ -1,0 +1,184 @@
+// Machine images (wire contract §8): 201 with the image record and a background generation; at
+// most one running generation per template and format (409); cancel; streamed download.
+import type { Image, OpStatus } from '../../model/resources';
+import type { Ctx } from '../context';
+import { quoteEtag } from '../http/conditional';
+import { doc, NO_CONTENT, type FileResult, type Req, type Routes } from '../http/handler';
+import { page } from '../http/list';
+import { generationInput, startGeneration } from '../jobs/generation';
+import { initialStatus, jobKey, setStatus } from '../jobs/status';
+import { badRequest, conflict, notFound } from '../service-error';
+import type { ImageDoc } from '../store/docs';
+import { isTerminal, type Row } from '../store/store';
+import { stamp, uris } from '../views';
+import { checkInstallProfile } from './appliances';
+import { ifMatch, owned } from './common';
+import { deletePublications } from './publications';
+import { targetFormatByName, targetFormatRecord } from './target-formats';
+
+export function imageStatus(r: Row<'image'>): OpStatus {
+  const uri = uris.image(r.owner, r.parentId!, r.id);
+  return stamp(r, { ...r.doc.status, uri: `${uri}/status`, parentUri: uri });
+}
+
+export function imageView(ctx: Ctx, r: Row<'image'>): Image {
+  const d = r.doc;
+  const uri = uris.image(r.owner, d.applianceId, r.id);
+  const app = ctx.store.get('appliance', d.applianceId);
+  const format = ctx.imaging.targetFormats.find((f) => f.name === d.formatName);
+  const dist = app && ctx.catalog.distributions.find((x) => x.dbId === app.doc.distId);
+  const f = d.file;
+  return stamp(r, {
+    ...(f ? { md5sum: f.md5, sha256sum: f.sha256, size: f.size, mimeType: f.mimeType, uploaded: true, uploadedTime: f.stored } : {}),
+    status: imageStatus(r),
+    parentUri: uris.appliance(r.owner, d.applianceId),
+    compress: d.compress,
+    ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
+    ...(f ? { downloadUri: `${uri}/downloads/${encodeURIComponent(f.fileName)}`, fileName: f.fileName, fileSize: f.size } : {}),
+    ...(format ? { fileExtension: format.extension, targetFormat: targetFormatRecord(ctx, format) } : { targetFormat: { name: d.formatName } }),
+    imageCreated: !!f,
+    installProfile: d.installProfile,
+    ...(app ? { name: app.doc.name, version: app.doc.version } : {}),
+    revision: d.revision,
+    statusUri: `${uri}/status`,
+    uri,
+  });
+}
+
+function loadImage(ctx: Ctx, req: Req): { appliance: Row<'appliance'>; image: Row<'image'> } {
+  const appliance = owned(ctx, req, 'appliance', 'aid');
+  return { appliance, image: owned(ctx, req, 'image', 'itid', appliance.id) };
+}
+
+/** 409 while a generation of the same template and format runs (wire contract §5). */
+function assertNoRunning(ctx: Ctx, appliance: Row<'appliance'>, formatName: string): void {
+  const busy = ctx.store.list('image', appliance.owner, appliance.id).find((i) => i.doc.formatName === formatName && !isTerminal(i.doc.status));
+  if (busy) throw conflict(`a generation of ${formatName} is already running for this appliance (${uris.image(appliance.owner, appliance.id, busy.id)})`);
+}
+
+function assertGeneratable(ctx: Ctx, appliance: Row<'appliance'>): void {
+  if (ctx.store.list('osprofile', appliance.owner, appliance.id).length === 0) {
+    throw badRequest('the appliance has no OS profile yet (POST …/osprofile first)');
+  }
+}
+
+function imageFile(ctx: Ctx, r: Row<'image'>, fileName?: string): FileResult {
+  const f = r.doc.file;
+  if (!f || !r.doc.status.complete || (fileName !== undefined && fileName !== f.fileName)) throw notFound('no generated file under this name');
+  return { file: ctx.files.read(f.path), size: f.size, contentType: f.mimeType, fileName: f.fileName, etag: quoteEtag(f.sha256), lastModified: f.stored };
+}
+
+function statuses(rows: Array<Row<'image'>>) {
+  const items = rows.map(imageStatus);
+  return doc('statuses', { total: items.length, statuses: items });
+}
+
+/** Cancel a running job and wait for it to record its end. */
+export async function stopJob(ctx: Ctx, key: string): Promise<void> {
+  if (ctx.jobs.cancel(key)) {
+    for (let i = 0; i < 200 && ctx.jobs.isRunning(key); i++) await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function deleteImage(ctx: Ctx, r: Row<'image'>): Promise<void> {
+  await stopJob(ctx, jobKey('image', r.id));
+  await deletePublications(ctx, ctx.store.list('pimage', r.owner).filter((p) => p.doc.imageId === r.id));
+  const cur = ctx.store.get('image', r.id);
+  ctx.store.remove('image', r.id);
+  await ctx.files.remove(cur?.doc.file?.path);
+}
+
+/** Used when a template is deleted: every image, its jobs and files go with it. */
+export async function removeApplianceImages(ctx: Ctx, appliance: Row<'appliance'>): Promise<void> {
+  for (const r of ctx.store.list('image', appliance.owner, appliance.id)) await deleteImage(ctx, r);
+}
+
+export const imageRoutes = (ctx: Ctx) =>
+  ({
+    machineImage_getAll: (req) => {
+      const appliance = owned(ctx, req, 'appliance', 'aid');
+      const all = ctx.store.list('image', appliance.owner, appliance.id).map((r) => imageView(ctx, r));
+      const { total, items } = page('image', all, req.query);
+      return doc('images', { total, images: items });
+    },
+
+    machineImage_get: (req) => doc('image', imageView(ctx, loadImage(ctx, req).image)),
+
+    machineImage_generate: (req) => {
+      const appliance = owned(ctx, req, 'appliance', 'aid');
+      const { value: v } = req.body('image');
+      const format = targetFormatByName(ctx, v.targetFormat?.name);
+      assertGeneratable(ctx, appliance);
+      const input = generationInput(ctx, appliance, format);
+      const d: ImageDoc = {
+        applianceId: appliance.id,
+        formatName: format.name,
+        compress: v.compress ?? false,
+        installProfile: checkInstallProfile(v.installProfile ?? appliance.doc.installProfile) ?? {},
+        revision: appliance.doc.revision,
+        status: initialStatus('queued'),
+      };
+      const row = ctx.store.tx(() => {
+        assertNoRunning(ctx, appliance, format.name);
+        return ctx.store.insert('image', { owner: appliance.owner, parentId: appliance.id, doc: d });
+      });
+      startGeneration(ctx, row, input);
+      const view = imageView(ctx, row);
+      return doc('image', view, { location: view.uri! });
+    },
+
+    machineImage_regenerate: async (req) => {
+      const { appliance, image } = loadImage(ctx, req);
+      if (!isTerminal(image.doc.status)) throw conflict('this image is still being generated');
+      assertGeneratable(ctx, appliance);
+      const format = targetFormatByName(ctx, image.doc.formatName);
+      const input = generationInput(ctx, appliance, format);
+      const old = image.doc.file?.path;
+      const row = ctx.store.tx(() => {
+        assertNoRunning(ctx, appliance, format.name);
+        const { file: _dropped, ...rest } = image.doc;
+        return ctx.store.update('image', image.id, { ...rest, revision: appliance.doc.revision, status: initialStatus('queued') });
+      });
+      await ctx.files.remove(old);
+      startGeneration(ctx, row, input);
+      return doc('image', imageView(ctx, row));
+    },
+
+    machineImage_delete: async (req) => {
+      const { image } = loadImage(ctx, req);
+      ifMatch(req, imageView(ctx, image));
+      await deleteImage(ctx, image);
+      return NO_CONTENT;
+    },
+
+    machineImage_deleteAll: async (req) => {
+      await removeApplianceImages(ctx, owned(ctx, req, 'appliance', 'aid'));
+      return NO_CONTENT;
+    },
+
+    machineImageStatus_get: (req) => doc('status', imageStatus(loadImage(ctx, req).image)),
+
+    machineImageStatus_getAll: (req) => {
+      const appliance = owned(ctx, req, 'appliance', 'aid');
+      return statuses(ctx.store.list('image', appliance.owner, appliance.id));
+    },
+
+    machineImageGeneration_cancel: async (req) => {
+      const { image } = loadImage(ctx, req);
+      // Mark first, so the answer already says cancelled; the job then stops and cleans up.
+      setStatus(ctx, 'image', image.id, { cancelled: true, message: 'cancelled' });
+      await stopJob(ctx, jobKey('image', image.id));
+      return doc('status', imageStatus(ctx.store.get('image', image.id)!));
+    },
+
+    machineImage_download: (req) => imageFile(ctx, loadImage(ctx, req).image),
+    machineImage_downloadFile: (req) => imageFile(ctx, loadImage(ctx, req).image, req.params.fileName),
+
+    userMachineImage_getAll: (req) => {
+      const items = ctx.store.list('image', req.params.uid!).map((r) => imageView(ctx, r));
+      return doc('images', { total: items.length, images: items });
+    },
+
+    userMachineImageStatus_get: (req) => statuses(ctx.store.list('image', req.params.uid!)),
+  }) satisfies Routes;
+

@@ -1,0 +1,124 @@
+// The OS profile of a template (spec rules 2 and 3): created from a base profile of the template's
+// distribution, its package set starting from the base profile's packages, then changed with
+// addedPkgUris / deletedPkgUris. Every change increases the template's revision.
+import type { DistribProfile, Pkg } from '../../model/resources';
+import type { Ctx } from '../context';
+import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { badRequest, conflict } from '../service-error';
+import type { OsProfileDoc } from '../store/docs';
+import type { Row } from '../store/store';
+import { stamp, uris } from '../views';
+import { saveAppliance } from './appliances';
+import { ifMatch, owned, requireText } from './common';
+
+// `distribution/…` as the spec's table writes it, `distributions/…` as emitted (wire contract §1).
+const PROFILE_URI = /^\/?distributions?\/(\d+)\/profiles\/(\d+)\/?$/;
+const PKG_URI = /^\/?distributions?\/(\d+)\/pkgs\/(\d+)\/?$/;
+
+const pkgUri = (distId: number, id: number): string => `distributions/${distId}/pkgs/${id}`;
+
+function packagesOf(ctx: Ctx, d: OsProfileDoc): Pkg[] {
+  return d.pkgIds.flatMap((id) => {
+    const p = ctx.catalog.getPackage(d.distId, id);
+    return p ? [p] : [];
+  });
+}
+
+function view(ctx: Ctx, r: Row<'osprofile'>): DistribProfile {
+  const d = r.doc;
+  const uri = uris.osprofile(r.owner, d.applianceId, r.id);
+  const dist = ctx.catalog.distributions.find((x) => x.dbId === d.distId);
+  const installedSize = packagesOf(ctx, d).reduce((n, p) => n + (p.size ?? 0), 0);
+  return stamp(r, {
+    kind: d.kind,
+    active: true,
+    applianceUri: uris.appliance(r.owner, d.applianceId),
+    ...(dist?.arch ? { arch: dist.arch } : {}),
+    ...(d.description !== undefined ? { description: d.description } : {}),
+    distributionUri: uris.distribution(d.distId),
+    installedSize,
+    name: d.name,
+    standardProfileUri: `distributions/${d.distId}/profiles/${d.profileId}`,
+    uri,
+    ...(d.kind === 'LinuxProfile' ? { packagesUri: `${uri}/pkgs`, packageUris: d.pkgIds.map((id) => pkgUri(d.distId, id)) } : {}),
+  });
+}
+
+function loadProfile(ctx: Ctx, req: Req): { appliance: Row<'appliance'>; profile: Row<'osprofile'> } {
+  const appliance = owned(ctx, req, 'appliance', 'aid');
+  const profile = owned(ctx, req, 'osprofile', 'osid', appliance.id);
+  return { appliance, profile };
+}
+
+/** Package ids of a change set's URIs; 400 on a URI that names no package of the distribution. */
+function pkgIds(ctx: Ctx, distId: number, list: string[] | undefined, field: string): number[] {
+  return (list ?? []).map((u, i) => {
+    const m = PKG_URI.exec(u);
+    if (!m || Number(m[1]) !== distId || !ctx.catalog.getPackage(distId, Number(m[2]))) {
+      throw badRequest(`${field}[${i}] ${JSON.stringify(u)} names no package of distributions/${distId}`);
+    }
+    return Number(m[2]);
+  });
+}
+
+export const osProfileRoutes = (ctx: Ctx) =>
+  ({
+    applianceOSProfile_create: (req) => {
+      const appliance = owned(ctx, req, 'appliance', 'aid');
+      const { value: v } = req.body('distribProfile');
+      const m = PROFILE_URI.exec(requireText(v.standardProfileUri, 'standardProfileUri'));
+      const distId = m ? Number(m[1]) : -1;
+      const base = m && distId === appliance.doc.distId ? ctx.catalog.profiles(distId).find((p) => p.dbId === Number(m[2])) : undefined;
+      if (!base) throw badRequest(`standardProfileUri ${JSON.stringify(v.standardProfileUri)} names no base profile of distributions/${appliance.doc.distId}`);
+      if (ctx.store.list('osprofile', appliance.owner, appliance.id).length > 0) throw conflict('this appliance already has an OS profile');
+      const d: OsProfileDoc = {
+        applianceId: appliance.id,
+        distId,
+        profileId: base.dbId!,
+        kind: base.kind === 'WindowsProfile' ? 'WindowsProfile' : 'LinuxProfile',
+        name: v.name?.trim() || base.name || 'profile',
+        ...(v.description !== undefined ? { description: v.description } : {}),
+        pkgIds: ctx.catalog.profilePackages(distId, base.dbId!).map((p) => p.dbId!),
+      };
+      const row = ctx.store.tx(() => {
+        const r = ctx.store.insert('osprofile', { owner: appliance.owner, parentId: appliance.id, doc: d });
+        saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
+        return r;
+      });
+      const out = view(ctx, row);
+      return doc('distribProfile', out, { location: out.uri! });
+    },
+
+    applianceOSProfile_get: (req) => doc('distribProfile', view(ctx, loadProfile(ctx, req).profile)),
+
+    applianceOSProfile_delete: (req) => {
+      const { appliance, profile } = loadProfile(ctx, req);
+      ifMatch(req, view(ctx, profile));
+      ctx.store.tx(() => {
+        ctx.store.remove('osprofile', profile.id);
+        saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
+      });
+      return NO_CONTENT;
+    },
+
+    applianceOSProfilePkg_getAll: (req) => doc('packages', { pkgs: packagesOf(ctx, loadProfile(ctx, req).profile.doc) }),
+
+    applianceOSProfilePkg_updateAll: (req) => {
+      const { appliance, profile } = loadProfile(ctx, req);
+      ifMatch(req, view(ctx, profile));
+      const { value: v } = req.body('packages');
+      const d = profile.doc;
+      const added = pkgIds(ctx, d.distId, v.addedPkgUris, 'addedPkgUris');
+      const deleted = new Set(pkgIds(ctx, d.distId, v.deletedPkgUris, 'deletedPkgUris'));
+      const next = d.pkgIds.filter((id) => !deleted.has(id));
+      for (const id of added) if (!next.includes(id)) next.push(id);
+      const updated = ctx.store.tx(() => {
+        if (next.length === d.pkgIds.length && next.every((id, i) => id === d.pkgIds[i])) return profile;
+        const r = ctx.store.update('osprofile', profile.id, { ...d, pkgIds: next });
+        saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
+        return r;
+      });
+      return doc('packages', { pkgs: packagesOf(ctx, updated.doc) });
+    },
+  }) satisfies Routes;
+

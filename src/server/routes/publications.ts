@@ -1,0 +1,163 @@
+// Publications to a cloud (wire contract §8–9): 201 with the publishImage and a background upload to
+// Glance; only formats with a credAccountType can be published (400); DELETE removes the Glance image.
+import type { OpStatus, PublishImage } from '../../model/resources';
+import type { Ctx } from '../context';
+import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { publicationCredentials, startPublication } from '../jobs/publication';
+import { initialStatus, jobKey, setStatus } from '../jobs/status';
+import { badRequest, ServiceError } from '../service-error';
+import type { AccountDoc, PImageDoc } from '../store/docs';
+import type { Row } from '../store/store';
+import { stamp, uris } from '../views';
+import { accountFromBody, accountRecord } from './accounts';
+import { ifMatch, owned, requireText } from './common';
+import { imageView, stopJob } from './images';
+import { targetFormatByName } from './target-formats';
+
+function pubUri(r: Row<'pimage'>): string {
+  return uris.pimage(r.owner, r.doc.applianceId, r.doc.imageId, r.id);
+}
+
+function pubStatus(r: Row<'pimage'>): OpStatus {
+  const uri = pubUri(r);
+  return stamp(r, { ...r.doc.status, uri: `${uri}/status`, parentUri: uri });
+}
+
+function pubView(ctx: Ctx, r: Row<'pimage'>): PublishImage {
+  const d = r.doc;
+  const image = ctx.store.get('image', d.imageId);
+  const iv = image ? imageView(ctx, image) : undefined;
+  const uri = pubUri(r);
+  return stamp(r, {
+    kind: d.kind,
+    status: pubStatus(r),
+    parentUri: uris.image(r.owner, d.applianceId, d.imageId),
+    credAccount: accountRecord(d.account),
+    ...(iv ? { name: iv.name, version: iv.version, targetFormat: iv.targetFormat, revision: iv.revision, fileName: iv.fileName, fileSize: iv.fileSize } : {}),
+    statusUri: `${uri}/status`,
+    uri,
+    ...(d.cloudId ? { cloudId: d.cloudId } : {}),
+    imageUri: uris.image(r.owner, d.applianceId, d.imageId),
+    keystoneDomain: d.keystoneDomain,
+    keystoneProject: d.keystoneProject,
+    displayName: d.displayName,
+    publicImage: d.publicImage,
+  });
+}
+
+function list(ctx: Ctx, rows: Array<Row<'pimage'>>) {
+  const items = rows.map((r) => pubView(ctx, r));
+  return doc('publishImages', { total: items.length, publishImages: items });
+}
+
+const IMAGE_URI = /^\/?users\/([^/]+)\/appliances\/(\d+)\/images\/(\d+)\/?$/;
+
+/** Create a publication of image `itid` of template `aid` (both endpoints of §8 end here). */
+function publish(ctx: Ctx, req: Req, itid: number) {
+  const appliance = owned(ctx, req, 'appliance', 'aid');
+  const image = ctx.store.get('image', itid);
+  if (!image || image.owner !== appliance.owner || image.parentId !== appliance.id) throw badRequest('imageUri names no image of this appliance');
+  const { value: v } = req.body('publishImage');
+  const format = targetFormatByName(ctx, image.doc.formatName);
+  if (!format.credAccountType) throw badRequest(`images in format ${format.name} cannot be published (no cloud for this format)`);
+  if (!image.doc.status.complete || !image.doc.file) throw badRequest('the image is not generated yet');
+
+  // An embedded account may name a stored one (uri or dbId): its fields and password are the base.
+  const ref = v.credAccount;
+  const storedId = ref?.dbId ?? (ref?.uri ? Number(/\/accounts\/(\d+)$/.exec(ref.uri)?.[1] ?? NaN) : undefined);
+  const stored = storedId !== undefined ? ctx.store.get('account', storedId) : undefined;
+  if (storedId !== undefined && (!stored || stored.owner !== appliance.owner)) throw badRequest('credAccount names no account of this user');
+  const account: AccountDoc = accountFromBody(ref ?? {}, stored?.doc);
+  requireText(account.keystoneUrl, 'credAccount.keystoneUrl');
+  requireText(account.login, 'credAccount.login');
+  const password = ref?.password ?? (stored?.secret ? ctx.box.open(stored.secret) : undefined);
+  requireText(password, 'credAccount.password');
+
+  const d: PImageDoc = {
+    applianceId: appliance.id,
+    imageId: image.id,
+    kind: 'PublishImageOpenStack',
+    account,
+    keystoneDomain: v.keystoneDomain?.trim() || 'Default',
+    keystoneProject: requireText(v.keystoneProject, 'keystoneProject'),
+    displayName: v.displayName?.trim() || `${appliance.doc.name}-${appliance.doc.version}`,
+    publicImage: v.publicImage ?? false,
+    status: initialStatus('queued'),
+  };
+  // The password is kept sealed: DELETE of the publication needs it to remove the Glance image.
+  const row = ctx.store.insert('pimage', { owner: appliance.owner, parentId: appliance.id, doc: d, secret: ctx.box.seal(password!) });
+  startPublication(ctx, row, image, format);
+  const view = pubView(ctx, row);
+  return doc('publishImage', view, { location: view.uri! });
+}
+
+/** Stop, delete from Glance (when published), then forget. A Glance failure → 502 and the record stays. */
+export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): Promise<void> {
+  for (const r of rows) {
+    await stopJob(ctx, jobKey('pimage', r.id));
+    const cur = ctx.store.get('pimage', r.id);
+    if (!cur) continue;
+    if (cur.doc.cloudId) {
+      try {
+        await ctx.openstack.deleteGlanceImage({ ...publicationCredentials(ctx, cur), imageId: cur.doc.cloudId });
+      } catch (e) {
+        throw new ServiceError(502, `could not delete the image from the cloud: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    ctx.store.remove('pimage', r.id);
+  }
+}
+
+function loadPub(ctx: Ctx, req: Req): Row<'pimage'> {
+  const appliance = owned(ctx, req, 'appliance', 'aid');
+  const r = owned(ctx, req, 'pimage', 'pitid', appliance.id);
+  if (String(r.doc.imageId) !== req.params.itid) throw new ServiceError(404, `no publication ${req.params.pitid}`);
+  return r;
+}
+
+export const publicationRoutes = (ctx: Ctx) =>
+  ({
+    applianceImage_publish: (req) => publish(ctx, req, Number(owned(ctx, req, 'image', 'itid').id)),
+
+    machineImage_publish: (req) => {
+      const { value } = req.body('publishImage');
+      const m = IMAGE_URI.exec(requireText(value.imageUri, 'imageUri'));
+      if (!m || m[1] !== req.params.uid || m[2] !== req.params.aid) throw badRequest('imageUri names no image of this appliance');
+      return publish(ctx, req, Number(m[3]));
+    },
+
+    machineImagePublished_get: (req) => doc('publishImage', pubView(ctx, loadPub(ctx, req))),
+    machineImagePublishedStatus_get: (req) => doc('status', pubStatus(loadPub(ctx, req))),
+
+    machineImagePublish_cancel: async (req) => {
+      const r = loadPub(ctx, req);
+      setStatus(ctx, 'pimage', r.id, { cancelled: true, message: 'cancelled' });
+      await stopJob(ctx, jobKey('pimage', r.id));
+      return doc('status', pubStatus(ctx.store.get('pimage', r.id)!));
+    },
+
+    machineImagePublished_delete: async (req) => {
+      const r = loadPub(ctx, req);
+      ifMatch(req, pubView(ctx, r));
+      await deletePublications(ctx, [r]);
+      return NO_CONTENT;
+    },
+
+    machineImagePublished_getAll: (req) => {
+      const appliance = owned(ctx, req, 'appliance', 'aid');
+      return list(ctx, ctx.store.list('pimage', appliance.owner, appliance.id));
+    },
+
+    machineImagePublished_deleteAll: async (req) => {
+      const appliance = owned(ctx, req, 'appliance', 'aid');
+      await deletePublications(ctx, ctx.store.list('pimage', appliance.owner, appliance.id));
+      return NO_CONTENT;
+    },
+
+    userMachineImagePublished_getAll: (req) => list(ctx, ctx.store.list('pimage', req.params.uid!)),
+
+    userMachineImagePublishedStatus_getAll: (req) => {
+      const items = ctx.store.list('pimage', req.params.uid!).map(pubStatus);
+      return doc('statuses', { total: items.length, statuses: items });
+    },
+  }) satisfies Routes;

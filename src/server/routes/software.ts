@@ -1,0 +1,293 @@
+// The software library (spec rule 4): components (409 on the same name and version), their
+// artifacts, and the artifacts' files, uploaded as a stream and served back.
+import type { Readable } from 'node:stream';
+import type { MySoftware, SoftwareArtifact } from '../../model/resources';
+import type { Ctx } from '../context';
+import { quoteEtag } from '../http/conditional';
+import { doc, NO_CONTENT, type FileResult, type Req, type Routes } from '../http/handler';
+import { page } from '../http/list';
+import { badRequest, conflict, notFound, ServiceError } from '../service-error';
+import type { ArtifactDoc, SoftwareDoc } from '../store/docs';
+import type { Row } from '../store/store';
+import { stamp, uris } from '../views';
+import { ifMatch, owned, requireText } from './common';
+
+function softwareView(ctx: Ctx, r: Row<'software'>): MySoftware {
+  const uri = uris.software(r.owner, r.id);
+  const arts = ctx.store.list('artifact', r.owner, r.id);
+  const apps = ctx.store.list('appliance', r.owner).filter((a) => a.doc.softwareIds.includes(r.id));
+  return stamp(r, {
+    ...(r.doc.tag !== undefined ? { tag: r.doc.tag } : {}),
+    name: r.doc.name,
+    version: r.doc.version,
+    ...(r.doc.description !== undefined ? { description: r.doc.description } : {}),
+    size: arts.reduce((n, a) => n + (a.doc.file?.size ?? 0), 0),
+    revision: r.doc.revision,
+    artifactsUri: `${uri}/artifacts`,
+    uri,
+    softwareArtifactUris: arts.map((a) => uris.artifact(r.owner, r.id, a.id)),
+    applianceUris: apps.map((a) => uris.appliance(r.owner, a.id)),
+  });
+}
+
+function artifactView(r: Row<'artifact'>): SoftwareArtifact {
+  const d = r.doc;
+  const f = d.file;
+  const uri = uris.artifact(r.owner, r.parentId!, r.id);
+  return stamp(r, {
+    kind: d.kind,
+    ...(f ? { md5sum: f.md5, mimeType: f.mimeType, sha256sum: f.sha256, size: f.size } : {}),
+    uploaded: !!f,
+    ...(f ? { uploadedTime: f.stored } : {}),
+    uri,
+    binaryUri: `${uri}/bin`,
+    parentUri: uris.software(r.owner, r.parentId!),
+    ...(d.installLocation !== undefined ? { installLocation: d.installLocation } : {}),
+    name: d.name,
+    ...(d.fullName !== undefined ? { fullName: d.fullName } : {}),
+    ...(d.origName !== undefined ? { origName: d.origName } : {}),
+    ...(d.type !== undefined ? { type: d.type } : {}),
+    ...(d.version !== undefined ? { version: d.version } : {}),
+    subSoftwareArtifacts: [],
+    ...(d.ownerGroup !== undefined ? { ownerGroup: d.ownerGroup } : {}),
+    ...(d.rights !== undefined ? { rights: d.rights } : {}),
+  });
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Wire contract §9: a plain file name. `/`, `\`, `..`, NUL or another control character — as sent
+ * or once more percent-decoded — is refused with 400, never cleaned up silently.
+ */
+export function checkFileName(name: string): string {
+  const forms = [name];
+  try {
+    forms.push(decodeURIComponent(name));
+  } catch {
+    throw badRequest('fileName is not a valid percent-encoded name');
+  }
+  for (const f of forms) {
+    if (f === '' || f === '.' || f === '..' || f.includes('/') || f.includes('\\') || CONTROL.test(f)) {
+      throw badRequest(`fileName ${JSON.stringify(name)} is not a plain file name`);
+    }
+  }
+  if (Buffer.byteLength(name) > 255) throw badRequest('fileName is longer than 255 bytes');
+  return name;
+}
+
+const RIGHTS = /^[0-7]{3,4}$/;
+const OWNER_GROUP = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}(:[A-Za-z_][A-Za-z0-9_.-]{0,31})?$/;
+
+/** The destination directory of a file (absolute, no `..`): it becomes a path inside the image. */
+function checkInstallLocation(v: string): string {
+  if (!v.startsWith('/') || v.split('/').includes('..') || CONTROL.test(v) || v.includes('\\')) {
+    throw badRequest(`installLocation ${JSON.stringify(v)} must be an absolute directory without ".."`);
+  }
+  return v;
+}
+
+function artifactFromBody(v: SoftwareArtifact, prev?: ArtifactDoc): ArtifactDoc {
+  const d: ArtifactDoc = { ...(prev ?? { name: '', kind: 'SoftwareFile' }) };
+  if (v.name !== undefined) d.name = v.name;
+  d.name = requireText(d.name, 'name');
+  for (const f of ['fullName', 'origName', 'type', 'version'] as const) if (v[f] !== undefined) d[f] = v[f];
+  if (v.installLocation !== undefined) d.installLocation = checkInstallLocation(v.installLocation);
+  if (v.rights !== undefined) {
+    if (!RIGHTS.test(v.rights)) throw badRequest(`rights ${JSON.stringify(v.rights)} must be octal, e.g. 644 or 0755`);
+    d.rights = v.rights;
+  }
+  if (v.ownerGroup !== undefined) {
+    if (!OWNER_GROUP.test(v.ownerGroup)) throw badRequest(`ownerGroup ${JSON.stringify(v.ownerGroup)} must be owner or owner:group`);
+    d.ownerGroup = v.ownerGroup;
+  }
+  return d;
+}
+
+const key = (d: SoftwareDoc): string => `${d.name}\u0000${d.version}`;
+const conflictMsg = (d: SoftwareDoc): string => `a software component named ${JSON.stringify(d.name)} version ${JSON.stringify(d.version)} already exists`;
+
+function bumpSoftware(ctx: Ctx, id: number): void {
+  const s = ctx.store.get('software', id);
+  if (s) ctx.store.update('software', id, { ...s.doc, revision: s.doc.revision + 1 });
+}
+
+function loadSoftware(ctx: Ctx, req: Req): Row<'software'> {
+  return owned(ctx, req, 'software', 'msid');
+}
+
+function loadArtifact(ctx: Ctx, req: Req): Row<'artifact'> {
+  return owned(ctx, req, 'artifact', 'said', loadSoftware(ctx, req).id);
+}
+
+function artifactFile(ctx: Ctx, r: Row<'artifact'>, fileName?: string): FileResult {
+  const f = r.doc.file;
+  if (!f || (fileName !== undefined && fileName !== f.fileName)) throw notFound('no file uploaded under this name');
+  return { file: ctx.files.read(f.path), size: f.size, contentType: f.mimeType, fileName: f.fileName, etag: quoteEtag(f.sha256), lastModified: f.stored };
+}
+
+async function removeArtifacts(ctx: Ctx, rows: Array<Row<'artifact'>>): Promise<void> {
+  ctx.store.tx(() => rows.forEach((r) => ctx.store.remove('artifact', r.id)));
+  for (const r of rows) await ctx.files.remove(r.doc.file?.path);
+}
+
+async function upload(ctx: Ctx, req: Req, fileNameParam: string | undefined): Promise<ReturnType<typeof doc>> {
+  const art = loadArtifact(ctx, req);
+  const fileName = checkFileName(fileNameParam ?? art.doc.origName ?? art.doc.name);
+  const declared = Number(req.raw.headers['content-length'] ?? NaN);
+  if (declared > ctx.limits.uploadBytes) throw new ServiceError(413, `upload larger than the limit of ${ctx.limits.uploadBytes} bytes`);
+  const body = req.raw.body as Readable | undefined;
+  const source: AsyncIterable<Uint8Array> = body && typeof (body as Readable).pipe === 'function' ? body : (async function* () {})();
+  const written = await ctx.files.write(source, 'files', 'upload', ctx.limits.uploadBytes);
+  const mime = (req.raw.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
+  let old: string | undefined;
+  const row = ctx.store.tx(() => {
+    const cur = ctx.store.get('artifact', art.id);
+    if (!cur) return undefined;
+    old = cur.doc.file?.path;
+    const next: ArtifactDoc = {
+      ...cur.doc,
+      origName: cur.doc.origName ?? fileName,
+      file: { path: written.path, fileName, size: written.size, sha256: written.sha256, md5: written.md5, mimeType: mime, stored: ctx.store.now() },
+    };
+    const r = ctx.store.update('artifact', art.id, next);
+    bumpSoftware(ctx, art.parentId!);
+    return r;
+  });
+  if (!row) {
+    await ctx.files.remove(written.path);
+    throw notFound('the artifact was deleted during the upload');
+  }
+  if (old && old !== written.path) await ctx.files.remove(old);
+  return doc('softwareArtifact', artifactView(row));
+}
+
+export const softwareRoutes = (ctx: Ctx) =>
+  ({
+    mySoftware_getAll: (req) => {
+      const uid = req.params.uid!;
+      // `distribId` is accepted and ignored: components are not tied to a distribution here.
+      const rows = ctx.store.list('software', uid);
+      const { total, items } = page('mySoftware', rows.map((r) => softwareView(ctx, r)), req.query);
+      return doc('mySoftwareList', { total, mySoftwareList: items });
+    },
+
+    mySoftware_get: (req) => doc('mySoftware', softwareView(ctx, loadSoftware(ctx, req))),
+
+    mySoftware_create: (req) => {
+      const { value: v } = req.body('mySoftware');
+      const d: SoftwareDoc = {
+        name: requireText(v.name, 'name'),
+        version: requireText(v.version, 'version'),
+        revision: 0,
+        ...(v.description !== undefined ? { description: v.description } : {}),
+        ...(v.tag !== undefined ? { tag: v.tag } : {}),
+      };
+      const row = ctx.store.insert('software', { owner: req.params.uid!, uniqueKey: key(d), doc: d }, conflictMsg(d));
+      const view = softwareView(ctx, row);
+      return doc('mySoftware', view, { location: view.uri! });
+    },
+
+    mySoftware_update: (req) => {
+      const row = loadSoftware(ctx, req);
+      ifMatch(req, softwareView(ctx, row));
+      const { value: v } = req.body('mySoftware');
+      const d: SoftwareDoc = { ...row.doc, revision: row.doc.revision + 1 };
+      if (v.name !== undefined) d.name = requireText(v.name, 'name');
+      if (v.version !== undefined) d.version = requireText(v.version, 'version');
+      if (v.description !== undefined) d.description = v.description;
+      if (v.tag !== undefined) d.tag = v.tag;
+      return doc('mySoftware', softwareView(ctx, ctx.store.update('software', row.id, d, { uniqueKey: key(d) }, conflictMsg(d))));
+    },
+
+    mySoftware_delete: async (req) => {
+      const row = loadSoftware(ctx, req);
+      ifMatch(req, softwareView(ctx, row));
+      const users = ctx.store.list('appliance', row.owner).filter((a) => a.doc.softwareIds.includes(row.id));
+      if (users.length > 0) throw conflict(`the component is used by ${users.map((a) => uris.appliance(a.owner, a.id)).join(', ')}`);
+      await removeArtifacts(ctx, ctx.store.list('artifact', row.owner, row.id));
+      ctx.store.remove('software', row.id);
+      return NO_CONTENT;
+    },
+
+    mySoftwareArtifact_getAll: (req) => {
+      const sw = loadSoftware(ctx, req);
+      let items = ctx.store.list('artifact', sw.owner, sw.id).map(artifactView);
+      const fn = req.query.filename;
+      if (fn !== undefined) items = items.filter((a) => a.name === fn || a.origName === fn || a.fullName === fn);
+      return doc('softwareArtifacts', { total: items.length, softwareArtifacts: items });
+    },
+
+    mySoftwareArtifact_add: (req) => {
+      const sw = loadSoftware(ctx, req);
+      const { value } = req.body('softwareArtifact');
+      const d = artifactFromBody(value);
+      const row = ctx.store.tx(() => {
+        const r = ctx.store.insert('artifact', { owner: sw.owner, parentId: sw.id, doc: d });
+        bumpSoftware(ctx, sw.id);
+        return r;
+      });
+      const view = artifactView(row);
+      return doc('softwareArtifact', view, { location: view.uri! });
+    },
+
+    mySoftwareArtifact_get: (req) => doc('softwareArtifact', artifactView(loadArtifact(ctx, req))),
+
+    mySoftwareArtifact_update: (req) => {
+      const row = loadArtifact(ctx, req);
+      ifMatch(req, artifactView(row));
+      const { value } = req.body('softwareArtifact');
+      const updated = ctx.store.tx(() => {
+        const r = ctx.store.update('artifact', row.id, artifactFromBody(value, row.doc));
+        bumpSoftware(ctx, row.parentId!);
+        return r;
+      });
+      return doc('softwareArtifact', artifactView(updated));
+    },
+
+    mySoftwareArtifact_updateAll: (req) => {
+      const sw = loadSoftware(ctx, req);
+      const { value } = req.body('softwareArtifacts');
+      const rows = ctx.store.list('artifact', sw.owner, sw.id);
+      const updates = (value.softwareArtifacts ?? []).map((a, i) => {
+        const id = a.dbId ?? Number(/\/artifacts\/(\d+)$/.exec(a.uri ?? '')?.[1] ?? NaN);
+        const row = rows.find((r) => r.id === id);
+        if (!row) throw badRequest(`softwareArtifacts[${i}] names no artifact of this component (give dbId or uri)`);
+        return { row, doc: artifactFromBody(a, row.doc) };
+      });
+      ctx.store.tx(() => {
+        for (const u of updates) ctx.store.update('artifact', u.row.id, u.doc);
+        if (updates.length > 0) bumpSoftware(ctx, sw.id);
+      });
+      const items = ctx.store.list('artifact', sw.owner, sw.id).map(artifactView);
+      return doc('softwareArtifacts', { total: items.length, softwareArtifacts: items });
+    },
+
+    mySoftwareArtifact_delete: async (req) => {
+      const row = loadArtifact(ctx, req);
+      ifMatch(req, artifactView(row));
+      await removeArtifacts(ctx, [row]);
+      bumpSoftware(ctx, row.parentId!);
+      return NO_CONTENT;
+    },
+
+    mySoftwareArtifact_deleteAll: async (req) => {
+      const sw = loadSoftware(ctx, req);
+      await removeArtifacts(ctx, ctx.store.list('artifact', sw.owner, sw.id));
+      bumpSoftware(ctx, sw.id);
+      return NO_CONTENT;
+    },
+
+    mySoftwareArtifact_upload: (req) => upload(ctx, req, req.params.fileName),
+    mySoftwareArtifact_download: (req) => artifactFile(ctx, loadArtifact(ctx, req)),
+    mySoftwareArtifact_downloadFile: (req) => artifactFile(ctx, loadArtifact(ctx, req), req.params.fileName),
+  }) satisfies Routes;
+
+/** Every uploaded file of a template's software, with where it goes and its rights (Imaging contract). */
+export function softwareFiles(ctx: Ctx, owner: string, softwareIds: number[]): Array<{ software: Row<'software'>; artifact: Row<'artifact'> }> {
+  return softwareIds.flatMap((id) => {
+    const s = ctx.store.get('software', id);
+    if (!s || s.owner !== owner) return [];
+    return ctx.store.list('artifact', owner, id).filter((a) => a.doc.file).map((artifact) => ({ software: s, artifact }));
+  });
+}

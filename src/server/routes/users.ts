@@ -1,0 +1,86 @@
+// Users (user_get, user_update) and their API key pairs (wire contract §4).
+import { redact } from '../../model/redact';
+import type { ApiKeyPair, User } from '../../model/resources';
+import { hashPassword } from '../auth/passwords';
+import { newApiKey } from '../auth/keys';
+import type { Ctx } from '../context';
+import { doc, NO_CONTENT, type Routes } from '../http/handler';
+import { badRequest, forbidden } from '../service-error';
+import type { UserRow } from '../store/docs';
+import type { Row } from '../store/store';
+import { stamp, uris } from '../views';
+import { ifMatch, owned } from './common';
+import { DEFAULT_ORG_ID } from './orgs';
+
+export function userView(u: UserRow): User {
+  const base = uris.user(u.login);
+  return stamp(u, {
+    loginName: u.login,
+    active: true,
+    ...u.doc,
+    admin: u.admin,
+    baseApiKeysUri: `${base}/apikeys`,
+    baseAppliancesUri: `${base}/appliances`,
+    baseCredAccountsUri: `${base}/accounts`,
+    baseTargetFormatsUri: `${base}/targetformats`,
+    baseImagesUri: `${base}/images`,
+    baseMySoftwareLibraryUri: `${base}/mysoftware`,
+    basePublishImagesUri: `${base}/pimages`,
+    orgUris: [uris.org(DEFAULT_ORG_ID)],
+    uri: base,
+  });
+}
+
+function keyView(r: Row<'apikey'>): ApiKeyPair {
+  return stamp(r, { ...r.doc, uri: uris.apikey(r.owner, r.id) });
+}
+
+export const userRoutes = (ctx: Ctx) =>
+  ({
+    user_get: (req) => doc('user', userView(ctx.store.getUser(req.params.uid!)!)),
+
+    user_update: async (req) => {
+      const uid = req.params.uid!;
+      const cur = ctx.store.getUser(uid)!;
+      ifMatch(req, userView(cur));
+      const { value } = req.body('user');
+      if (value.loginName !== undefined && value.loginName !== uid) throw badRequest('loginName cannot be changed');
+      if (value.admin !== undefined && value.admin !== cur.admin && !req.caller.admin) throw forbidden('only an administrator may change admin');
+      const passwordHash = value.password ? await hashPassword(value.password) : undefined;
+      const d = { ...cur.doc };
+      for (const f of ['email', 'firstName', 'surname', 'name'] as const) if (value[f] !== undefined) d[f] = value[f];
+      const u = ctx.store.updateUser(uid, { doc: d, ...(value.admin !== undefined ? { admin: value.admin } : {}), ...(passwordHash ? { passwordHash } : {}) });
+      return doc('user', redact('user', userView(u)));
+    },
+
+    apiKey_getAll: (req) => {
+      const items = ctx.store.list('apikey', req.params.uid!).map(keyView);
+      return doc('apiKeyPairs', { total: items.length, apiKeyPairs: items });
+    },
+
+    apiKey_create: (req) => {
+      const { value } = req.body('apiKeyPair');
+      const k = newApiKey(ctx.store, ctx.box, req.params.uid!, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}) });
+      const view = keyView(k.row);
+      // The one answer that carries a secret key: its creation (README "API keys").
+      return doc('apiKeyPair', { ...view, secretKey: k.secretKey }, { location: view.uri! });
+    },
+
+    apiKey_update: (req) => {
+      const row = owned(ctx, req, 'apikey', 'akid');
+      ifMatch(req, keyView(row));
+      const { value } = req.body('apiKeyPair');
+      if (value.publicKey !== undefined && value.publicKey !== row.doc.publicKey) throw badRequest('publicKey cannot be changed');
+      const d = { ...row.doc };
+      if (value.name !== undefined) d.name = value.name;
+      if (value.description !== undefined) d.description = value.description;
+      return doc('apiKeyPair', keyView(ctx.store.update('apikey', row.id, d)));
+    },
+
+    apiKey_delete: (req) => {
+      const row = owned(ctx, req, 'apikey', 'akid');
+      ifMatch(req, keyView(row));
+      ctx.store.remove('apikey', row.id);
+      return NO_CONTENT;
+    },
+  }) satisfies Routes;

@@ -1,0 +1,105 @@
+// `startServer`: open the data dir, recover from a previous crash, listen on loopback
+// (docs/contracts.md "Server"). `createUser` is the command line's way in.
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { loadCatalog } from './catalog';
+import { buildImage, TARGET_FORMATS } from './imaging';
+import { deleteGlanceImage, publishToGlance } from './openstack';
+import { buildServer } from './app';
+import { addUser, type CreatedUser } from './auth/keys';
+import { SecretBox } from './auth/secret-box';
+import type { Limits } from './context';
+import { FileStore } from './files/file-store';
+import { JobRunner } from './jobs/runner';
+import { systemClock, type CatalogPort, type Clock, type ImagingPort, type OpenStackPort } from './ports';
+import { Store } from './store/store';
+
+export interface StartOptions {
+  host?: string;
+  port?: number;
+  dataDir: string;
+  servicePath?: string;
+  logger?: boolean;
+  limits?: Partial<Limits>;
+  clock?: Clock;
+  jobs?: JobRunner;
+  /** Replace a sibling module (tests of failure paths); the real ones by default. */
+  catalog?: CatalogPort;
+  imaging?: ImagingPort;
+  openstack?: OpenStackPort;
+}
+
+export interface RunningServer {
+  /** `http://127.0.0.1:<port>/api` */
+  url: string;
+  app: FastifyInstance;
+  jobs: JobRunner;
+  close(): Promise<void>;
+}
+
+interface DataDir {
+  store: Store;
+  box: SecretBox;
+  files: FileStore;
+}
+
+function openDataDir(dataDir: string, clock: Clock): DataDir {
+  const dir = resolve(dataDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return { store: new Store(dir, clock), box: SecretBox.open(dir), files: new FileStore(dir) };
+}
+
+export async function startServer(o: StartOptions): Promise<RunningServer> {
+  const host = o.host ?? '127.0.0.1';
+  const clock = o.clock ?? systemClock;
+  const { store, box, files } = openDataDir(o.dataDir, clock);
+  // Restart recovery: no job stays "running", no half-written file stays (task item 3).
+  store.closeInterruptedJobs();
+  files.sweep(store.filePaths());
+  const jobs = o.jobs ?? new JobRunner();
+  const { app, ctx } = buildServer({
+    store,
+    box,
+    files,
+    jobs,
+    clock,
+    catalog: o.catalog ?? loadCatalog(),
+    imaging: o.imaging ?? { targetFormats: TARGET_FORMATS, buildImage },
+    openstack: o.openstack ?? { publishToGlance, deleteGlanceImage },
+    ...(o.servicePath !== undefined ? { servicePath: o.servicePath } : {}),
+    ...(o.limits ? { limits: o.limits } : {}),
+    ...(o.logger !== undefined ? { logger: o.logger } : {}),
+  });
+  try {
+    await app.listen({ host, port: o.port ?? 0 });
+  } catch (e) {
+    store.close();
+    throw e;
+  }
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : o.port ?? 0;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${port}${ctx.servicePath}`,
+    app,
+    jobs,
+    close: () =>
+      (closed ??= (async () => {
+        await jobs.close();
+        await app.close();
+        store.close();
+      })()),
+  };
+}
+
+/** Create a user with a first API key pair (the only way in for a fresh data dir). */
+export async function createUser(dataDir: string, o: { login: string; password?: string; admin?: boolean }): Promise<CreatedUser> {
+  const { store, box } = openDataDir(dataDir, systemClock);
+  try {
+    return await addUser(store, box, o);
+  } finally {
+    store.close();
+  }
+}

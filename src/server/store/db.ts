@@ -1,0 +1,53 @@
+// SQLite under the data dir (contracts: `forge.db`, WAL). Migrations are an ordered list applied
+// once each, tracked by `PRAGMA user_version`.
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE users (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     login TEXT NOT NULL UNIQUE,
+     admin INTEGER NOT NULL DEFAULT 0,
+     password_hash TEXT,
+     doc TEXT NOT NULL,
+     created TEXT NOT NULL,
+     modified TEXT NOT NULL
+   );
+   CREATE TABLE records (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     kind TEXT NOT NULL,
+     owner TEXT NOT NULL,
+     parent_id INTEGER,
+     unique_key TEXT,
+     doc TEXT NOT NULL,
+     secret TEXT,
+     created TEXT NOT NULL,
+     modified TEXT NOT NULL
+   );
+   CREATE UNIQUE INDEX records_unique ON records(kind, owner, unique_key) WHERE unique_key IS NOT NULL;
+   CREATE INDEX records_parent ON records(kind, owner, parent_id);
+   CREATE INDEX records_key ON records(kind, unique_key);`,
+];
+
+export type Db = Database.Database;
+
+export function openDb(dataDir: string): Db {
+  const db = new Database(join(dataDir, 'forge.db'));
+  db.pragma('journal_mode = WAL');
+  // FULL: a write acknowledged to a client is on disk, even across a power cut (task: durable state).
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

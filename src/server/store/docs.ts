@@ -1,0 +1,127 @@
+// What each stored record holds: only what a user set or a job produced. Derived fields (uris,
+// counts, dbId, dates, digest) are added by the views (src/server/views.ts) when a record is sent.
+import type { InstallProfile, OpStatus } from '../../model/resources';
+
+/** A file stored under the data dir (wire contract §8: size and checksums filled when complete). */
+export interface StoredFile {
+  /** Path relative to the data dir (`files/…`, `images/…`). */
+  path: string;
+  fileName: string;
+  size: number;
+  sha256: string;
+  md5: string;
+  mimeType: string;
+  stored: string;
+}
+
+export interface AccountDoc {
+  name: string;
+  kind: 'CredAccountOpenStack';
+  glanceUrl?: string;
+  keystoneUrl?: string;
+  login?: string;
+  keystoneVersion?: string;
+}
+
+export interface ApiKeyDoc {
+  name?: string;
+  description?: string;
+  publicKey: string;
+}
+
+export interface ApplianceDoc {
+  uuid: string;
+  name: string;
+  version: string;
+  description?: string;
+  tag?: string;
+  distId: number;
+  installProfile?: InstallProfile;
+  softwareIds: number[];
+  revision: number;
+  lastPkgUpdate?: string;
+}
+
+export interface OsProfileDoc {
+  applianceId: number;
+  distId: number;
+  profileId: number;
+  kind: 'LinuxProfile' | 'WindowsProfile';
+  name: string;
+  description?: string;
+  pkgIds: number[];
+}
+
+export interface SoftwareDoc {
+  name: string;
+  version: string;
+  description?: string;
+  tag?: string;
+  revision: number;
+}
+
+export interface ArtifactDoc {
+  name: string;
+  fullName?: string;
+  origName?: string;
+  kind: 'SoftwareFile';
+  installLocation?: string;
+  rights?: string;
+  ownerGroup?: string;
+  type?: string;
+  version?: string;
+  file?: StoredFile;
+}
+
+export interface ImageDoc {
+  applianceId: number;
+  formatName: string;
+  compress: boolean;
+  installProfile: InstallProfile;
+  revision: number;
+  status: OpStatus;
+  file?: StoredFile;
+}
+
+export interface PImageDoc {
+  applianceId: number;
+  imageId: number;
+  kind: 'PublishImageOpenStack';
+  account: AccountDoc;
+  keystoneDomain: string;
+  keystoneProject: string;
+  displayName: string;
+  publicImage: boolean;
+  status: OpStatus;
+  cloudId?: string;
+}
+
+export interface KindDocs {
+  account: AccountDoc;
+  apikey: ApiKeyDoc;
+  appliance: ApplianceDoc;
+  osprofile: OsProfileDoc;
+  software: SoftwareDoc;
+  artifact: ArtifactDoc;
+  image: ImageDoc;
+  pimage: PImageDoc;
+}
+
+export type Kind = keyof KindDocs;
+
+export interface UserDoc {
+  email?: string;
+  firstName?: string;
+  surname?: string;
+  name?: string;
+}
+
+export interface UserRow {
+  id: number;
+  login: string;
+  admin: boolean;
+  passwordHash: string | null;
+  doc: UserDoc;
+  created: string;
+  modified: string;
+}

@@ -1,0 +1,233 @@
+// Typed access to the records table. Every method runs synchronously on SQLite, so a write is
+// committed before the handler that called it answers (task: "every acknowledged write committed").
+import type { OpStatus } from '../../model/resources';
+import type { Clock } from '../ports';
+import { conflict } from '../service-error';
+import { openDb, type Db } from './db';
+import type { Kind, KindDocs, UserDoc, UserRow } from './docs';
+
+export interface Row<K extends Kind> {
+  id: number;
+  kind: K;
+  owner: string;
+  parentId: number | null;
+  uniqueKey: string | null;
+  doc: KindDocs[K];
+  /** Encrypted secret (secret-box.ts), never sent. */
+  secret: string | null;
+  created: string;
+  modified: string;
+}
+
+interface RawRow {
+  id: number;
+  kind: string;
+  owner: string;
+  parent_id: number | null;
+  unique_key: string | null;
+  doc: string;
+  secret: string | null;
+  created: string;
+  modified: string;
+}
+
+interface RawUser {
+  id: number;
+  login: string;
+  admin: number;
+  password_hash: string | null;
+  doc: string;
+  created: string;
+  modified: string;
+}
+
+export interface NewRecord<K extends Kind> {
+  owner: string;
+  parentId?: number | null;
+  uniqueKey?: string | null;
+  doc: KindDocs[K];
+  secret?: string | null;
+}
+
+export const INTERRUPTED = 'interrupted by a server restart';
+
+export class Store {
+  readonly db: Db;
+  constructor(dataDir: string, private readonly clock: Clock) {
+    this.db = openDb(dataDir);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  tx<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  // ---- users ---------------------------------------------------------------------------------
+
+  getUser(login: string): UserRow | undefined {
+    const r = this.db.prepare('SELECT * FROM users WHERE login = ?').get(login) as RawUser | undefined;
+    return r && userOf(r);
+  }
+
+  insertUser(login: string, admin: boolean, passwordHash: string | null, doc: UserDoc): UserRow {
+    const now = this.now();
+    try {
+      this.db
+        .prepare('INSERT INTO users (login, admin, password_hash, doc, created, modified) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(login, admin ? 1 : 0, passwordHash, JSON.stringify(doc), now, now);
+    } catch (e) {
+      if (isUnique(e)) throw conflict(`user ${login} already exists`);
+      throw e;
+    }
+    return this.getUser(login)!;
+  }
+
+  updateUser(login: string, patch: { admin?: boolean; passwordHash?: string; doc?: UserDoc }): UserRow {
+    const u = this.getUser(login)!;
+    this.db
+      .prepare('UPDATE users SET admin = ?, password_hash = ?, doc = ?, modified = ? WHERE login = ?')
+      .run((patch.admin ?? u.admin) ? 1 : 0, patch.passwordHash ?? u.passwordHash, JSON.stringify(patch.doc ?? u.doc), this.now(), login);
+    return this.getUser(login)!;
+  }
+
+  // ---- records -------------------------------------------------------------------------------
+
+  insert<K extends Kind>(kind: K, r: NewRecord<K>, conflictMessage = `${kind} already exists`): Row<K> {
+    const now = this.now();
+    try {
+      const res = this.db
+        .prepare('INSERT INTO records (kind, owner, parent_id, unique_key, doc, secret, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(kind, r.owner, r.parentId ?? null, r.uniqueKey ?? null, JSON.stringify(r.doc), r.secret ?? null, now, now);
+      return this.get(kind, Number(res.lastInsertRowid))!;
+    } catch (e) {
+      if (isUnique(e)) throw conflict(conflictMessage);
+      throw e;
+    }
+  }
+
+  get<K extends Kind>(kind: K, id: number): Row<K> | undefined {
+    if (!Number.isSafeInteger(id)) return undefined;
+    const r = this.db.prepare('SELECT * FROM records WHERE kind = ? AND id = ?').get(kind, id) as RawRow | undefined;
+    return r && rowOf<K>(r);
+  }
+
+  /** The records of an owner (optionally under a parent), oldest first. */
+  list<K extends Kind>(kind: K, owner?: string, parentId?: number): Array<Row<K>> {
+    let sql = 'SELECT * FROM records WHERE kind = ?';
+    const args: unknown[] = [kind];
+    if (owner !== undefined) {
+      sql += ' AND owner = ?';
+      args.push(owner);
+    }
+    if (parentId !== undefined) {
+      sql += ' AND parent_id = ?';
+      args.push(parentId);
+    }
+    return (this.db.prepare(`${sql} ORDER BY id`).all(...args) as RawRow[]).map((r) => rowOf<K>(r));
+  }
+
+  byKey<K extends Kind>(kind: K, uniqueKey: string): Row<K> | undefined {
+    const r = this.db.prepare('SELECT * FROM records WHERE kind = ? AND unique_key = ?').get(kind, uniqueKey) as RawRow | undefined;
+    return r && rowOf<K>(r);
+  }
+
+  update<K extends Kind>(
+    kind: K,
+    id: number,
+    doc: KindDocs[K],
+    opts: { uniqueKey?: string | null; secret?: string | null } = {},
+    conflictMessage = `${kind} already exists`,
+  ): Row<K> {
+    const cur = this.get(kind, id);
+    if (!cur) throw new Error(`${kind} ${id} vanished`);
+    try {
+      this.db
+        .prepare('UPDATE records SET doc = ?, unique_key = ?, secret = ?, modified = ? WHERE kind = ? AND id = ?')
+        .run(
+          JSON.stringify(doc),
+          opts.uniqueKey === undefined ? cur.uniqueKey : opts.uniqueKey,
+          opts.secret === undefined ? cur.secret : opts.secret,
+          this.now(),
+          kind,
+          id,
+        );
+    } catch (e) {
+      if (isUnique(e)) throw conflict(conflictMessage);
+      throw e;
+    }
+    return this.get(kind, id)!;
+  }
+
+  remove(kind: Kind, id: number): void {
+    this.db.prepare('DELETE FROM records WHERE kind = ? AND id = ?').run(kind, id);
+  }
+
+  /** Every path of a stored file, to tell orphans from live files at startup. */
+  filePaths(): Set<string> {
+    const out = new Set<string>();
+    for (const kind of ['artifact', 'image'] as const) {
+      for (const r of this.list(kind)) if (r.doc.file) out.add(r.doc.file.path);
+    }
+    return out;
+  }
+
+  /**
+   * Jobs that were running when the process stopped cannot resume: they end as errors, never stuck
+   * (task: restart recovery). Returns how many were closed.
+   */
+  closeInterruptedJobs(): number {
+    let n = 0;
+    this.tx(() => {
+      for (const kind of ['image', 'pimage'] as const) {
+        for (const r of this.list(kind)) {
+          if (isTerminal(r.doc.status)) continue;
+          const status: OpStatus = { ...r.doc.status, error: true, errorMessage: INTERRUPTED, message: INTERRUPTED };
+          this.update(kind, r.id, { ...r.doc, status } as KindDocs[typeof kind]);
+          n++;
+        }
+      }
+    });
+    return n;
+  }
+}
+
+export function isTerminal(s: OpStatus): boolean {
+  return !!(s.complete || s.error || s.cancelled);
+}
+
+function isUnique(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && String((e as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT_UNIQUE');
+}
+
+function rowOf<K extends Kind>(r: RawRow): Row<K> {
+  return {
+    id: r.id,
+    kind: r.kind as K,
+    owner: r.owner,
+    parentId: r.parent_id,
+    uniqueKey: r.unique_key,
+    doc: JSON.parse(r.doc) as KindDocs[K],
+    secret: r.secret,
+    created: r.created,
+    modified: r.modified,
+  };
+}
+
+function userOf(r: RawUser): UserRow {
+  return {
+    id: r.id,
+    login: r.login,
+    admin: r.admin === 1,
+    passwordHash: r.password_hash,
+    doc: JSON.parse(r.doc) as UserDoc,
+    created: r.created,
+    modified: r.modified,
+  };
+}

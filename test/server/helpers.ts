@@ -1,0 +1,110 @@
+// Test helpers: a real server on 127.0.0.1:0 over a fresh data dir, users made through createUser,
+// the project's client for typed calls, and raw signed requests (undici) for the error paths.
+import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { request } from 'undici';
+import { basicAuthorization, signTarget } from '../../src/auth/signer';
+import { createClient, type Client } from '../../src/client';
+import { createUser, startServer, type RunningServer, type StartOptions } from '../../src/server';
+import type { CreatedUser } from '../../src/server';
+
+export const XSD = '/work/shared/reference/uforge.xsd';
+
+export interface TestServer {
+  server: RunningServer;
+  dataDir: string;
+  admin: CreatedUser;
+  alice: CreatedUser;
+  bob: CreatedUser;
+  client(u: CreatedUser, format?: 'xml' | 'json'): Client;
+  raw(method: string, rel: string, o?: RawOptions): Promise<RawResponse>;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RawOptions {
+  user?: CreatedUser | null;
+  basic?: { login: string; password: string };
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+export function tempDir(prefix = 'forge-server-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startTestServer(o: Partial<StartOptions> = {}): Promise<TestServer> {
+  const dataDir = o.dataDir ?? tempDir();
+  const admin = await createUser(dataDir, { login: 'admin', password: 'admin-pass', admin: true });
+  const alice = await createUser(dataDir, { login: 'alice', password: 'alice-pass' });
+  const bob = await createUser(dataDir, { login: 'bob' });
+  let server = await startServer({ ...o, dataDir });
+  const clients: Client[] = [];
+  const t: TestServer = {
+    get server() {
+      return server;
+    },
+    dataDir,
+    admin,
+    alice,
+    bob,
+    client(u, format = 'xml') {
+      const c = createClient({ url: server.url, auth: { login: u.login, publicKey: u.publicKey, secretKey: u.secretKey }, format, retry: false });
+      clients.push(c);
+      return c;
+    },
+    async raw(method, rel, r = {}) {
+      const user = r.user === undefined ? alice : r.user;
+      const target = user ? signTarget(rel, user) : rel.replace(/^\//, '');
+      const base = new URL(server.url);
+      const headers: Record<string, string> = { ...(r.headers ?? {}) };
+      if (r.basic) headers.authorization = basicAuthorization(r.basic.login, r.basic.password);
+      const res = await request(`${base.origin}${base.pathname}/${target}`, {
+        method: method as 'GET',
+        headers,
+        ...(r.body !== undefined ? { body: r.body } : {}),
+      });
+      const text = await res.body.text();
+      const h: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h[k] = v;
+      return { status: res.statusCode, headers: h, text };
+    },
+    async restart() {
+      await server.close();
+      server = await startServer({ ...o, dataDir });
+    },
+    async close() {
+      for (const c of clients) await c.close().catch(() => undefined);
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return t;
+}
+
+/** Validate an XML document against the platform schema; false when the schema folder is absent. */
+export function validatesAgainstXsd(xml: string): boolean {
+  if (!existsSync(XSD)) return false;
+  const f = join(tempDir('forge-xsd-'), 'doc.xml');
+  writeFileSync(f, xml);
+  execFileSync('xmllint', ['--noout', '--schema', XSD, f], { stdio: 'pipe' });
+  return true;
+}
+
+/** Poll until `fn` is true (bounded). */
+export async function until(fn: () => Promise<boolean> | boolean, timeoutMs = 30_000, everyMs = 50): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms`);
+}
