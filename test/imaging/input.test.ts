@@ -1,0 +1,119 @@
+// Bad input is refused with an ImagingError before anything is written where it should not be:
+// nothing lands outside the work directory, no output file appears, an existing image stays.
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildImage, isImagingError, type ImageFile } from '../../src/server/imaging';
+import { destinationSegments } from '../../src/server/imaging/destination';
+import { filesIn, tempDir } from './tools';
+
+const tmp = tempDir('input');
+afterAll(() => tmp.cleanup());
+const src = join(tmp.path, 'src.txt');
+beforeAll(() => writeFileSync(src, 'payload\n'));
+
+/** A build in a fresh out/work pair; returns the error and what was left in both directories. */
+async function attempt(files: ImageFile[], over: { diskSizeMiB?: number; manifest?: string } = {}) {
+  const base = join(tmp.path, `case-${Math.random().toString(36).slice(2)}`);
+  const out = join(base, 'out');
+  const work = join(base, 'deep', 'work');
+  mkdirSync(out, { recursive: true });
+  mkdirSync(work, { recursive: true });
+  const outFile = join(out, 'img.qcow2');
+  const error = await buildImage({ disk: 'qcow2', diskSizeMiB: over.diskSizeMiB ?? 16, compress: false, files, manifest: over.manifest ?? '{}', outFile, workDir: work }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { error, left: [...filesIn(out), ...filesIn(work)], base };
+}
+
+describe('hostile destinations', () => {
+  it.each([
+    ['../escape', /"\.\." segments/],
+    ['/../../escape', /"\.\." segments/],
+    ['/opt/../../../escape', /"\.\." segments/],
+    ['/opt/./x', /"\." segments/],
+    ['/opt//x', /empty segment/],
+    ['/opt/x/', /empty segment or ends with "\/"/],
+    ['', /empty/],
+    ['/', /empty segment/],
+    ['..\\..\\escape', /backslash/],
+    ['/opt/x\u0000y', /control character/],
+    ['/opt/line\nbreak', /control character/],
+    ['/lost+found/x', /lost\+found/],
+    [`/opt/${'n'.repeat(256)}`, /longer than 255 bytes/],
+  ])('%j is refused, nothing is written', async (destination, why) => {
+    const r = await attempt([{ source: src, destination }]);
+    expect(isImagingError(r.error, 'input'), String(r.error)).toBe(true);
+    expect((r.error as Error).message).toMatch(why);
+    expect((r.error as Error).message).toContain('refused destination');
+    expect(r.left).toEqual([]);
+    expect(existsSync(join(r.base, 'escape'))).toBe(false);
+    expect(existsSync(join(r.base, 'deep', 'escape'))).toBe(false);
+  });
+
+  it('accepts ordinary absolute and relative destinations', () => {
+    expect(destinationSegments('/opt/app/bin/tool')).toEqual(['opt', 'app', 'bin', 'tool']);
+    expect(destinationSegments('opt/my app/..data')).toEqual(['opt', 'my app', '..data']);
+  });
+});
+
+describe('conflicting or invalid files', () => {
+  it.each<[string, ImageFile[], RegExp]>([
+    ['the manifest path', [{ source: src, destination: '/etc/appliance-forge/manifest.json' }], /already the appliance manifest/],
+    ['a duplicate', [{ source: src, destination: '/a' }, { source: src, destination: 'a' }], /already another file/],
+    ['a file used as a directory', [{ source: src, destination: '/a' }, { source: src, destination: '/a/b' }], /\/a is already a file/],
+    ['a directory used as a file', [{ source: src, destination: '/a/b' }, { source: src, destination: '/a' }], /already a directory/],
+    ['bad rights', [{ source: src, destination: '/a', rights: '0999' }], /refused rights "0999"/],
+    ['rights with extra text', [{ source: src, destination: '/a', rights: '0755; rm -rf /' }], /refused rights/],
+    ['a missing source', [{ source: join(tmp.path, 'nope'), destination: '/a' }], /cannot be read \(ENOENT\)/],
+    ['a directory as source', [{ source: tmp.path, destination: '/a' }], /not a regular file/],
+  ])('%s is refused', async (_, files, why) => {
+    const r = await attempt(files);
+    expect(isImagingError(r.error, 'input'), String(r.error)).toBe(true);
+    expect((r.error as Error).message).toMatch(why);
+    expect(r.left).toEqual([]);
+  });
+
+  it.each([0, 7, 1.5, Number.NaN, 4 * 1024 * 1024])('disk size %s MiB is refused', async (diskSizeMiB) => {
+    const r = await attempt([], { diskSizeMiB });
+    expect(isImagingError(r.error, 'input'), String(r.error)).toBe(true);
+    expect((r.error as Error).message).toMatch(/disk size must be a whole number of MiB from 8 to 2097152/);
+    expect(r.left).toEqual([]);
+  });
+
+  it('files larger than the disk: a clear disk-full error', async () => {
+    const big = join(tmp.path, 'big.bin');
+    writeFileSync(big, Buffer.alloc(20 * 1024 * 1024, 1));
+    const r = await attempt([{ source: big, destination: '/big' }], { diskSizeMiB: 8 });
+    expect(isImagingError(r.error, 'disk-full'), String(r.error)).toBe(true);
+    expect((r.error as Error).message).toMatch(/do not fit in a 8 MiB disk/);
+    expect(r.left).toEqual([]);
+  });
+
+  it('files that fit the partition but not ext4 with its metadata: disk-full from mke2fs', async () => {
+    const big = join(tmp.path, 'almost.bin');
+    writeFileSync(big, Buffer.alloc(14 * 1024 * 1024, 1));
+    const r = await attempt([{ source: big, destination: '/almost' }], { diskSizeMiB: 16 });
+    expect(isImagingError(r.error, 'disk-full'), String(r.error)).toBe(true);
+    expect((r.error as Error).message).toMatch(/do not fit in a 16 MiB disk \(mke2fs: /);
+    expect(r.left).toEqual([]);
+  });
+
+  it('an output directory that does not exist is refused', async () => {
+    const error = await buildImage({ disk: 'raw', diskSizeMiB: 8, compress: false, files: [], manifest: '{}', outFile: join(tmp.path, 'no', 'dir', 'x.raw'), workDir: join(tmp.path, 'w') }).catch((e: unknown) => e);
+    expect(isImagingError(error, 'input')).toBe(true);
+    expect((error as Error).message).toMatch(/directory of the output file does not exist/);
+  });
+
+  it('a failed rebuild keeps the previous image', async () => {
+    const out = join(tmp.path, 'keep');
+    mkdirSync(out);
+    const outFile = join(out, 'img.raw');
+    writeFileSync(outFile, 'previous image');
+    const error = await buildImage({ disk: 'raw', diskSizeMiB: 8, compress: false, files: [{ source: src, destination: '/../x' }], manifest: '{}', outFile, workDir: join(tmp.path, 'w2') }).catch((e: unknown) => e);
+    expect(isImagingError(error, 'input')).toBe(true);
+    expect(readFileSync(outFile, 'utf8')).toBe('previous image');
+    expect(filesIn(out)).toEqual(['img.raw']);
+  });
+});
