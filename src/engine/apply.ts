@@ -3,7 +3,7 @@
 // waiter), each publication as soon as its image is ready. Abort (SIGINT, timeout) reaches every
 // call; `waitForJob` cancels a running job on the service before it throws AbortedError.
 import type { Client } from '../client';
-import { isForgeError } from '../errors';
+import { AbortedError, isForgeError } from '../errors';
 import type { Appliance, Image, InstallProfile, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
 import type { EventSink } from './events';
@@ -243,6 +243,8 @@ async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly Pub
   const id = `image:${ip.key}`;
   let image: Image;
   if (ip.action === 'generate') {
+    // Sent without the signal: once the job exists it must be known, so that an abort cancels it.
+    checkAborted(o.signal);
     image = await client.machineImage_generate({
       aid,
       body: {
@@ -250,7 +252,6 @@ async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly Pub
         compress: ip.compress,
         ...(Object.keys(ip.installProfile).length ? { installProfile: { ...ip.installProfile } } : {}),
       },
-      signal: o.signal,
     });
     c.emit({ type: 'step', message: `generating ${ip.format} image (${ip.reason})` });
   } else {
@@ -283,6 +284,7 @@ async function applyPublication(c: Ctx, aid: string, itid: string, image: Image,
   if (p.action === 'publish') {
     const b = decl.builders.find((x) => x.index === p.builder)!.publication!;
     const a = p.account;
+    checkAborted(o.signal); // the POST itself goes without the signal, as for a generation
     pub = await client.applianceImage_publish({
       aid, itid,
       body: {
@@ -303,7 +305,6 @@ async function applyPublication(c: Ctx, aid: string, itid: string, image: Image,
         displayName: b.displayName,
         publicImage: b.publicImage,
       },
-      signal: o.signal,
     });
     c.emit({ type: 'step', message: `publishing ${p.displayName} (${p.reason})` });
   } else {
@@ -315,6 +316,10 @@ async function applyPublication(c: Ctx, aid: string, itid: string, image: Image,
     pub = await client.getByUri('publishImage', pub.uri!, { signal: o.signal });
   }
   return { uri: pub.uri!, displayName: p.displayName, cloudId: pub.cloudId, reused: p.action === 'reuse' };
+}
+
+function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new AbortedError('aborted before the job started');
 }
 
 async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: string): Promise<void> {

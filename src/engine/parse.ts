@@ -62,8 +62,14 @@ export function parseDeclaration(text: string, o: { file: string; dir: string; e
   const builders = readBuilders(r, root, accounts);
 
   if (problems.hasErrors || !stack) return { problems: problems.sorted() };
+  // An image's disk is the builder's size, else the stack's: the service takes the image's profile whole.
+  const sized = builders.map((b) =>
+    b.installProfile.diskSize === undefined && stack.installation.diskSize !== undefined
+      ? { ...b, installProfile: { ...b.installProfile, diskSize: stack.installation.diskSize } }
+      : b,
+  );
   return {
-    declaration: { file: o.file, dir: o.dir, stack, builders, secrets: secrets.list() },
+    declaration: { file: o.file, dir: o.dir, stack, builders: sized, secrets: secrets.list() },
     problems: problems.sorted(),
   };
 }

@@ -1,0 +1,55 @@
+// The real reference server on 127.0.0.1:0 with a fresh data dir and one user, for integration tests.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createClient, type Client } from '../../../src/client';
+import { createUser, startServer, type RunningServer } from '../../../src/server';
+
+export interface TestService {
+  readonly server: RunningServer;
+  readonly dataDir: string;
+  readonly login: string;
+  readonly publicKey: string;
+  readonly secretKey: string;
+  client(url?: string): Client;
+  close(): Promise<void>;
+}
+
+export async function startTestService(): Promise<TestService> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'af-engine-'));
+  const user = await createUser(dataDir, { login: 'alice' });
+  const server = await startServer({ dataDir });
+  const clients: Client[] = [];
+  return {
+    server, dataDir, login: user.login, publicKey: user.publicKey, secretKey: user.secretKey,
+    client(url = server.url) {
+      const c = createClient({ url, auth: { login: user.login, publicKey: user.publicKey, secretKey: user.secretKey } });
+      clients.push(c);
+      return c;
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close()));
+      await server.close();
+    },
+  };
+}
+
+/**
+ * Starts (or finds running) the real Keystone + Glance on loopback with the shared script, which is
+ * idempotent and prints its env file on its last line. Undefined where it cannot run (not root,
+ * not Debian, no script): callers skip with a message.
+ */
+export function openStackEnv(): Record<string, string> | undefined {
+  const script = path.resolve(__dirname, '../../../../shared/openstack/start-openstack.sh');
+  let file: string;
+  try {
+    const out = execFileSync('bash', [script], { encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    file = out.trim().split('\n').pop()!.trim();
+  } catch {
+    return undefined;
+  }
+  const env: Record<string, string> = {};
+  for (const m of readFileSync(file, 'utf8').matchAll(/^export ([A-Z_0-9]+)=(.*)$/gm)) env[m[1]!] = m[2]!.replace(/^'(.*)'$/, '$1');
+  return env;
+}
