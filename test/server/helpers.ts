@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { request } from 'undici';
+import { Client as HttpClient } from 'undici';
 import { basicAuthorization, signTarget } from '../../src/auth/signer';
 import { createClient, type Client } from '../../src/client';
 import { createUser, startServer, type RunningServer, type StartOptions } from '../../src/server';
@@ -67,12 +67,16 @@ export async function startTestServer(o: Partial<StartOptions> = {}): Promise<Te
       const base = new URL(server.url);
       const headers: Record<string, string> = { ...(r.headers ?? {}) };
       if (r.basic) headers.authorization = basicAuthorization(r.basic.login, r.basic.password);
-      const res = await request(`${base.origin}${base.pathname}/${target}`, {
+      // A dispatcher takes the path as is: no URL normalization, so `%2E%2E` reaches the server as sent.
+      const http = new HttpClient(base.origin);
+      const res = await http.request({
+        path: `${base.pathname}/${target}`,
         method: method as 'GET',
         headers,
         ...(r.body !== undefined ? { body: r.body } : {}),
       });
       const text = await res.body.text();
+      await http.close();
       const h: Record<string, string> = {};
       for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h[k] = v;
       return { status: res.statusCode, headers: h, text };
