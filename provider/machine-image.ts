@@ -1,0 +1,50 @@
+// The MachineImage resource class (implementation: runtime/machine-image.ts).
+import * as pulumi from '@pulumi/pulumi';
+import { Appliance } from './appliance';
+import { secretInputs, TYPE_MODULE, type CommonArgs } from './common';
+import { providerFor } from './dynamic';
+
+export interface MachineImageArgs extends CommonArgs {
+  /** The Appliance resource (its revision is then followed), or an appliance URI. */
+  appliance: Appliance | pulumi.Input<string>;
+  /** With an appliance URI: the revision to follow; a change replaces the image. */
+  applianceRevision?: pulumi.Input<number>;
+  /** Target format name, e.g. `QCOW2`, `OpenStack QCOW2`. */
+  format: pulumi.Input<string>;
+  compress?: pulumi.Input<boolean>;
+  /** MiB; default 1024. */
+  memorySize?: pulumi.Input<number>;
+  /** MiB; default 2048. */
+  diskSize?: pulumi.Input<number>;
+  /** Seconds to wait for the generation; default 3600. A change does not replace the image. */
+  timeout?: pulumi.Input<number>;
+}
+
+export const machineImageProvider = providerFor('machineImage');
+
+/** A generated machine image. Any change of what shapes it, or of the appliance's revision, replaces it. */
+export class MachineImage extends pulumi.dynamic.Resource {
+  declare readonly appliance: pulumi.Output<string>;
+  declare readonly format: pulumi.Output<string>;
+  /** `users/<uid>/appliances/<id>/images/<id>`. */
+  declare readonly uri: pulumi.Output<string>;
+  declare readonly sha256: pulumi.Output<string>;
+  declare readonly fileSize: pulumi.Output<number>;
+  declare readonly downloadUri: pulumi.Output<string>;
+  declare readonly fileName: pulumi.Output<string>;
+
+  constructor(name: string, args: MachineImageArgs, opts?: pulumi.CustomResourceOptions) {
+    const app = args.appliance;
+    const [props, o] = secretInputs(
+      {
+        ...args,
+        appliance: app instanceof Appliance ? app.uri : app,
+        applianceRevision: app instanceof Appliance ? app.revision : args.applianceRevision,
+        uri: undefined, sha256: undefined, fileSize: undefined, downloadUri: undefined, fileName: undefined,
+      },
+      ['connection'],
+      opts,
+    );
+    super(machineImageProvider, name, props, o, TYPE_MODULE, 'MachineImage');
+  }
+}

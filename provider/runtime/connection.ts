@@ -1,0 +1,80 @@
+// Where a resource's calls go and with which credentials: the per-resource `connection` input when
+// given, else the provider configuration (`appliance-forge:url`, `:user`, `:apiKey`, `:secretKey`, `:password`).
+// Credentials live only here, in memory of the host process: never in the serialized provider.
+import { createClient, type Client } from '../../src/client';
+import { Inputs, isRecord, type Props } from './values';
+
+export const CONFIG_NAMESPACE = 'appliance-forge';
+
+/** The provider configuration as read by `configure` (design/pulumi-and-action.md, "Configuration"). */
+export interface Settings {
+  url?: string;
+  user?: string;
+  apiKey?: string;
+  secretKey?: string;
+  password?: string;
+}
+
+/** The part of the host's `Config` that `configure` needs. */
+export interface ConfigReader { get(key: string): string | undefined }
+
+export function readSettings(config: ConfigReader | undefined): Settings {
+  const get = (k: keyof Settings): string | undefined => {
+    const v = config?.get(`${CONFIG_NAMESPACE}:${k}`);
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  return { url: get('url'), user: get('user'), apiKey: get('apiKey'), secretKey: get('secretKey'), password: get('password') };
+}
+
+const URL_PATTERN = /^https?:\/\/[^\s/]+(\/\S*)?$/;
+
+/** `check` for the optional `connection` input; the same fields as the configuration. */
+export function checkConnection(r: Inputs): Settings | string | undefined {
+  return r.object('connection', (c) => {
+    const s: Settings = {
+      url: c.string('url', { required: true, pattern: URL_PATTERN, hint: 'must be an http(s) URL with the service path, e.g. https://host/api' }),
+      user: c.string('user', { required: true }),
+      apiKey: c.string('apiKey'),
+      secretKey: c.string('secretKey'),
+      password: c.string('password'),
+    };
+    if (s.apiKey !== undefined && s.secretKey === undefined) c.fail('secretKey', 'secretKey is required with apiKey');
+    if (s.secretKey !== undefined && s.apiKey === undefined) c.fail('apiKey', 'apiKey is required with secretKey');
+    if (s.apiKey === undefined && s.password === undefined) c.fail('apiKey', 'give apiKey and secretKey, or password');
+    return s;
+  });
+}
+
+/** The endpoint of a resource: its `connection` input (outputs keep it, as a secret) or the provider's settings. */
+export function settingsFor(settings: Settings | undefined, props: Props): Settings {
+  const c = props.connection;
+  if (isRecord(c)) {
+    const s = (k: string): string | undefined => (typeof c[k] === 'string' && c[k] !== '' ? (c[k] as string) : undefined);
+    return { url: s('url'), user: s('user'), apiKey: s('apiKey'), secretKey: s('secretKey'), password: s('password') };
+  }
+  return settings ?? {};
+}
+
+/** Thrown when neither the resource nor the provider says where or as whom to connect. */
+export class ConnectionConfigError extends Error {
+  constructor(missing: string) {
+    super(
+      `appliance-forge: ${missing} is not set: run \`pulumi config set ${CONFIG_NAMESPACE}:${missing}\`` +
+        ` (--secret for keys and passwords) or give the resource a \`connection\``,
+    );
+    this.name = 'ConnectionConfigError';
+  }
+}
+
+export function connect(s: Settings): Client {
+  if (!s.url) throw new ConnectionConfigError('url');
+  if (!s.user) throw new ConnectionConfigError('user');
+  const auth =
+    s.apiKey && s.secretKey
+      ? { login: s.user, publicKey: s.apiKey, secretKey: s.secretKey }
+      : s.password
+        ? { login: s.user, password: s.password }
+        : undefined;
+  if (!auth) throw new ConnectionConfigError('apiKey');
+  return createClient({ url: s.url, auth, format: 'json', userAgent: 'appliance-forge-pulumi' });
+}

@@ -1,0 +1,9 @@
+// The resource kinds by the names their serialized providers pass (part of the runtime's stable surface).
+import { appliance } from './appliance';
+import { cloudAccount } from './cloud-account';
+import type { Handler } from './handler';
+import { machineImage } from './machine-image';
+import { publication } from './publication';
+import { software } from './software';
+
+export const handlers = { software, appliance, machineImage, publication, cloudAccount } as const satisfies Record<string, Handler>;

@@ -1,0 +1,187 @@
+// Software: a component of the user's software library with its uploaded files, made by the spec's
+// four-stage flow (rule 4, stages a–c; stage d is the Appliance's `software` input). A file's content hash,
+// taken in `check`, drives updates: a changed file is uploaded again, an unchanged one is left alone.
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import type { Client } from '../../src/client';
+import { fiql } from '../../src/fiql/builder';
+import type { MySoftware } from '../../src/model/resources';
+import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, uriParts, type Handler } from './handler';
+import { isRecord, isUnknown, UNKNOWN, type Inputs, type Props } from './values';
+
+export interface SoftwareFileState {
+  source: string;
+  destination?: string;
+  rights?: string;
+  ownerGroup?: string;
+  /** sha256 of the content, hex; UNKNOWN while the path is unknown. */
+  sha256: string;
+}
+
+/** Hash in fixed chunks: flat memory whatever the file size. */
+function sha256Of(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const h = createHash('sha256');
+    const buf = Buffer.alloc(1 << 20);
+    for (let n = readSync(fd, buf); n > 0; n = readSync(fd, buf)) h.update(buf.subarray(0, n));
+    return h.digest('hex');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function checkFile(f: Inputs, raw: unknown): SoftwareFileState | undefined {
+  if (isUnknown(raw)) return { source: UNKNOWN, sha256: UNKNOWN };
+  if (!isRecord(raw)) return void f.fail('source', 'each file must be an object {source, destination?, rights?, ownerGroup?}');
+  const source = f.string('source', { required: true });
+  const rest = {
+    destination: f.string('destination', { pattern: /^\//, hint: 'must be an absolute path' }),
+    rights: f.string('rights', { pattern: /^[0-7]{3,4}$/, hint: 'must be octal permissions such as 0644' }),
+    ownerGroup: f.string('ownerGroup', { pattern: /^[^:\s]+:[^:\s]+$/, hint: 'must be owner:group' }),
+  };
+  if (source === undefined) return undefined;
+  if (isUnknown(source)) return { source, ...rest, sha256: UNKNOWN };
+  try {
+    // Relative paths are relative to the project folder, the host's working directory.
+    return { source, ...rest, sha256: sha256Of(resolve(source)) };
+  } catch (e) {
+    f.fail('source', `cannot read ${source}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    return undefined;
+  }
+}
+
+const fileKey = (f: SoftwareFileState): string => JSON.stringify([f.source, f.destination, f.rights, f.ownerGroup, f.sha256]);
+
+function filesOf(props: Props): SoftwareFileState[] {
+  return Array.isArray(props.files) ? props.files.filter(isRecord).map((f) => f as unknown as SoftwareFileState) : [];
+}
+
+function artifactUrisOf(props: Props): string[] {
+  return Array.isArray(props.artifactUris) ? props.artifactUris.filter((u): u is string => typeof u === 'string') : [];
+}
+
+async function uploadFile(client: Client, uid: string, msid: string, f: SoftwareFileState): Promise<string> {
+  const name = basename(f.source);
+  const artifact = await client.mySoftwareArtifact_add({
+    uid,
+    msid,
+    body: {
+      kind: 'SoftwareFile',
+      name,
+      fullName: name,
+      origName: name,
+      ...(f.destination ? { installLocation: f.destination } : {}),
+      ...(f.rights ? { rights: f.rights } : {}),
+      ...(f.ownerGroup ? { ownerGroup: f.ownerGroup } : {}),
+    },
+  });
+  if (!artifact.uri) throw new Error(`the service returned no uri for the artifact ${name}`);
+  await client.upload({ uid, msid, said: lastId(artifact.uri), fileName: name }, { file: resolve(f.source) });
+  return artifact.uri;
+}
+
+async function findByNameVersion(client: Client, name: string, version: string): Promise<MySoftware | undefined> {
+  const list = await client.mySoftware_getAll({ params: { query: fiql.and(fiql.eq('name', name), fiql.eq('version', version)) } });
+  return (list.mySoftwareList ?? []).find((s) => s.name === name && s.version === version);
+}
+
+/** Makes the artifacts of a component match `files`, reusing those whose key is unchanged. */
+async function syncFiles(client: Client, uri: string, oldFiles: SoftwareFileState[], oldUris: string[], files: SoftwareFileState[]): Promise<string[]> {
+  const { uid, mysoftware: msid } = uriParts(uri) as { uid: string; mysoftware: string };
+  const kept = new Map<string, string[]>();
+  oldFiles.forEach((f, i) => {
+    const u = oldUris[i];
+    if (u) kept.set(fileKey(f), [...(kept.get(fileKey(f)) ?? []), u]);
+  });
+  const out: string[] = [];
+  for (const f of files) {
+    const reuse = kept.get(fileKey(f))?.shift();
+    out.push(reuse ?? (await uploadFile(client, uid, msid, f)));
+  }
+  for (const stale of [...kept.values()].flat()) {
+    await deleteIfThere(client.mySoftwareArtifact_delete({ uid, msid, said: lastId(stale) }));
+  }
+  return out;
+}
+
+function outputs(inputs: Props, sw: MySoftware, artifactUris: string[]): Props {
+  return { ...inputs, uri: sw.uri, artifactUris };
+}
+
+export const software: Handler = {
+  inputs: ['name', 'version', 'description', 'files', 'connection', 'adopt'],
+  replaceOn: ['name', 'version'],
+  identity: ['name', 'version'],
+
+  check(r) {
+    return {
+      ...checkNamed(r),
+      files: r.list('files', checkFile) ?? [],
+    };
+  },
+
+  async create(client, inputs) {
+    const name = inputs.name as string;
+    const version = inputs.version as string;
+    const files = filesOf(inputs);
+    let sw: MySoftware;
+    let have: { files: SoftwareFileState[]; uris: string[] } = { files: [], uris: [] };
+    const found = inputs.adopt === true ? await findByNameVersion(client, name, version) : undefined;
+    if (found?.uri) {
+      sw = found;
+      // Adopted: its existing artifacts are unknown to us, so they are replaced by `files`.
+      const { uid, mysoftware: msid } = uriParts(found.uri) as { uid: string; mysoftware: string };
+      const arts = await client.mySoftwareArtifact_getAll({ uid, msid });
+      have = { files: [], uris: (arts.softwareArtifacts ?? []).map((a) => a.uri).filter((u): u is string => !!u) };
+      if ((inputs.description ?? undefined) !== (found.description ?? undefined)) {
+        sw = await client.mySoftware_update({ uid, msid, body: { ...found, description: inputs.description as string | undefined } });
+      }
+    } else {
+      try {
+        sw = await client.mySoftware_create({ body: { name, version, ...(inputs.description ? { description: inputs.description as string } : {}) } });
+      } catch (e) {
+        if (isConflict(e)) throw new Error(existsMessage(`software ${name} ${version}`));
+        throw e;
+      }
+    }
+    if (!sw.uri) throw new Error(`the service returned no uri for software ${name} ${version}`);
+    const artifactUris = await syncFiles(client, sw.uri, have.files, have.uris, files);
+    return { id: sw.uri, outs: outputs(inputs, sw, artifactUris) };
+  },
+
+  async read(client, id, props) {
+    const { uid, mysoftware: msid } = uriParts(id) as { uid: string; mysoftware: string };
+    const sw = await unlessGone(client.mySoftware_get({ uid, msid }));
+    if (!sw) return undefined;
+    const arts = await client.mySoftwareArtifact_getAll({ uid, msid });
+    const byUri = new Map((arts.softwareArtifacts ?? []).map((a) => [a.uri, a]));
+    // A file whose artifact is gone, or whose content changed on the service, shows as drift.
+    const files: SoftwareFileState[] = [];
+    const artifactUris: string[] = [];
+    const oldUris = artifactUrisOf(props);
+    filesOf(props).forEach((f, i) => {
+      const a = byUri.get(oldUris[i]);
+      if (!a || !oldUris[i]) return;
+      files.push(a.sha256sum && a.sha256sum !== f.sha256 ? { ...f, sha256: a.sha256sum } : f);
+      artifactUris.push(oldUris[i]!);
+    });
+    return { ...props, name: sw.name, version: sw.version, description: sw.description, files, uri: sw.uri ?? id, artifactUris };
+  },
+
+  async update(client, id, olds, news) {
+    const { uid, mysoftware: msid } = uriParts(id) as { uid: string; mysoftware: string };
+    let sw = await client.mySoftware_get({ uid, msid });
+    if ((news.description ?? undefined) !== (sw.description ?? undefined)) {
+      sw = await client.mySoftware_update({ uid, msid, body: { ...sw, description: news.description as string | undefined } });
+    }
+    const artifactUris = await syncFiles(client, id, filesOf(olds), artifactUrisOf(olds), filesOf(news));
+    return outputs(news, { ...sw, uri: sw.uri ?? id }, artifactUris);
+  },
+
+  async delete(client, id) {
+    const { uid, mysoftware: msid } = uriParts(id) as { uid: string; mysoftware: string };
+    await deleteIfThere(client.mySoftware_delete({ uid, msid }));
+  },
+};

@@ -1,0 +1,96 @@
+// The stable entry the serialized provider requires (`appliance-forge/pulumi/runtime/v1`). Its exported
+// functions and their arguments never change: state written by any release carries provider code that
+// calls them. New behaviour goes behind them; state from older releases must keep working (the kinds and
+// property names below are part of that promise).
+import type { Client } from '../../src/client';
+import { checkConnection, connect, readSettings, settingsFor, type ConfigReader, type Settings } from './connection';
+import { diffProps, type Handler } from './handler';
+import { handlers } from './kinds';
+import { Inputs, plain, type CheckFailure, type Props } from './values';
+
+export type { Settings, ConfigReader } from './connection';
+export type { CheckFailure, Props } from './values';
+export { UNKNOWN } from './values';
+
+/** The engine's property that holds the serialized provider; never ours to read or write. */
+const PROVIDER_KEY = '__provider';
+
+function handlerOf(kind: string): Handler {
+  const h = (handlers as Readonly<Record<string, Handler>>)[kind];
+  if (!h) throw new Error(`appliance-forge: unknown resource kind "${kind}" (state written by a newer release?)`);
+  return h;
+}
+
+/** One client per call, closed afterwards: the host process lives on between calls. */
+async function withClient<T>(settings: Settings | undefined, props: Props, fn: (c: Client) => Promise<T>): Promise<T> {
+  const client = connect(settingsFor(settings, props));
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
+function own(props: Props | undefined): Props {
+  const { [PROVIDER_KEY]: _, ...rest } = props ?? {};
+  return rest;
+}
+
+/**
+ * Settings by provider: the key is an empty object the serialized provider captures. The values stay here,
+ * so a provider object never holds a credential, even if it were serialized after `configure`.
+ */
+const configured = new WeakMap<object, Settings>();
+
+/** The holder a provider passes to every call; anything else (older or foreign code) means "not configured". */
+export type Holder = object | undefined;
+
+const settingsOf = (holder: Holder): Settings | undefined => (holder ? configured.get(holder) : undefined);
+
+/** `configure`: reads the provider configuration once per provider, in the host process. */
+export function configure(holder: object, config: ConfigReader | undefined): void {
+  configured.set(holder, readSettings(config));
+}
+
+export async function check(kind: string, _olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
+  const r = new Inputs(own(news));
+  const inputs = handlerOf(kind).check(r);
+  const connection = checkConnection(r);
+  if (connection !== undefined) inputs.connection = connection;
+  const adopt = r.boolean('adopt', false);
+  if (adopt !== false) inputs.adopt = adopt;
+  return { inputs: plain(inputs), failures: r.failures };
+}
+
+export async function diff(kind: string, _id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+  return diffProps(handlerOf(kind), own(olds), own(news));
+}
+
+export async function create(kind: string, holder: Holder, inputs: Props): Promise<{ id: string; outs: Props }> {
+  const props = own(inputs);
+  const h = handlerOf(kind);
+  const r = await withClient(settingsOf(holder), props, (c) => h.create(c, props));
+  return { id: r.id, outs: plain(r.outs) };
+}
+
+/** `read`: the object as it is now; an empty id tells the engine it is gone. */
+export async function read(kind: string, holder: Holder, id: string, props: Props): Promise<{ id: string; props: Props }> {
+  const own_ = own(props);
+  const h = handlerOf(kind);
+  const now = await withClient(settingsOf(holder), own_, (c) => h.read(c, id, own_));
+  return now ? { id, props: plain(now) } : { id: '', props: {} };
+}
+
+export async function update(kind: string, holder: Holder, id: string, olds: Props, news: Props): Promise<{ outs: Props }> {
+  const n = own(news);
+  const h = handlerOf(kind);
+  const outs = await withClient(settingsOf(holder), n, (c) => h.update(c, id, own(olds), n));
+  return { outs: plain(outs) };
+}
+
+/** `delete`: an object already gone is not an error. */
+export async function remove(kind: string, holder: Holder, id: string, props: Props): Promise<void> {
+  const p = own(props);
+  const h = handlerOf(kind);
+  await withClient(settingsOf(holder), p, (c) => h.delete(c, id, p));
+}
