@@ -1,18 +1,14 @@
 // Conditional-GET cache (wire contract §6) against a node:http server that honours If-None-Match
 // and If-Modified-Since the way the service does.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client/index';
 import { ResponseCache } from '../../src/client/cache';
 import { encode } from '../../src/codec/index';
-import { startScripted, type Double } from './http-double';
+import { startScripted, type Double, closeAfterEach } from './http-double';
 
 let server: Double | undefined;
 let client: Client | undefined;
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = server = undefined;
-});
+closeAfterEach(() => [client, server]);
 
 /** An appliance whose name the test changes; the ETag follows the content. */
 async function conditionalServer(state: { name: string; revision: number }, validator: 'etag' | 'last-modified'): Promise<Double> {

@@ -3,6 +3,7 @@
 // that resets connections or answers 503 is the labelled fault double of the brief.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 import { encode, MEDIA_TYPE, type Format } from '../../src/codec/index';
 import type { DocumentOf, DocumentRoot } from '../../src/model/resources';
 
@@ -76,4 +77,11 @@ export function replyError(res: ServerResponse, status: number, message: string,
     statusCode: status,
     timestamp: '2026-11-20T07:45:32.000Z',
   }, format, headers);
+}
+
+/** After each test, close what `get` returns (clients and servers; closing twice is harmless). */
+export function closeAfterEach(get: () => Array<{ close(): Promise<void> } | undefined>): void {
+  afterEach(async () => {
+    for (const x of get()) await x?.close().catch(() => undefined);
+  });
 }

@@ -1,17 +1,13 @@
 // waitForJob against a node:http server that plays a generation or publication job (wire contract §8).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient, type Client, jobOf, jobState } from '../../src/client/index';
 import { AbortedError, JobCancelledError, JobFailedError, WaitTimeoutError } from '../../src/errors';
 import type { OpStatus } from '../../src/model/resources';
-import { reply, startScripted, type Double } from './http-double';
+import { reply, startScripted, type Double, closeAfterEach } from './http-double';
 
 let server: Double | undefined;
 let client: Client | undefined;
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = server = undefined;
-});
+closeAfterEach(() => [client, server]);
 
 /** A job that goes through `steps` on successive status reads; the last one repeats. A cancel switches it to cancelled. */
 async function jobServer(steps: OpStatus[]): Promise<Double> {

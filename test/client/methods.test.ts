@@ -1,21 +1,17 @@
 // The table-derived methods over real HTTP: targets, signing as sent, formats, bodies, typed errors.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client/index';
 import { decode } from '../../src/codec/index';
 import { ApiError, DecodeError, HttpError, isForgeError, TransportError } from '../../src/errors';
 import { operations } from '../../src/model/operations';
 import { opensslSignature } from '../signer/openssl';
-import { reply, replyError, startScripted, type Double } from './http-double';
+import { reply, replyError, startScripted, type Double, closeAfterEach } from './http-double';
 
 const SECRET = 'top-Secret/Key+value=';
 const PASSWORD = 'hunter2-Passw0rd';
 let server: Double | undefined;
 let client: Client | undefined;
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = server = undefined;
-});
+closeAfterEach(() => [client, server]);
 
 describe('client methods', () => {
   it('has exactly one method per operation of the table', () => {

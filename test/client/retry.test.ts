@@ -1,13 +1,13 @@
 // Retry: the pure predicates and backoff, table-tested; then the fault double (a labelled test
 // double: it answers 503, resets connections) proving that no POST is ever sent twice.
 import { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client/index';
 import { backoffDelay, DEFAULT_RETRY, isRetryable, parseRetryAfter, type Outcome } from '../../src/client/retry';
 import { failureKind } from '../../src/client/transport';
 import { pollDelay } from '../../src/client/waiter';
 import { ApiError, HttpError, TransportError } from '../../src/errors';
-import { reply, replyError, startScripted, type Double } from './http-double';
+import { reply, replyError, startScripted, type Double, closeAfterEach } from './http-double';
 
 describe('isRetryable', () => {
   const table: Array<[Outcome, boolean, boolean]> = [
@@ -86,11 +86,7 @@ describe('failureKind', () => {
 
 let server: Double | undefined;
 let client: Client | undefined;
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = server = undefined;
-});
+closeAfterEach(() => [client, server]);
 const fast = { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 };
 const auth = { login: 'alice', password: 'pw' };
 const posts = (d: Double) => d.seen.filter((s) => s.method === 'POST').length;

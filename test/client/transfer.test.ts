@@ -6,10 +6,10 @@ import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type Progress } from '../../src/client/index';
 import { TransportError } from '../../src/errors';
-import { reply, startScripted, type Double } from './http-double';
+import { reply, startScripted, type Double, closeAfterEach } from './http-double';
 
 const MiB = 1024 * 1024;
 let dir: string;
@@ -19,11 +19,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'forge-transfer-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = server = undefined;
-});
+closeAfterEach(() => [client, server]);
 
 /** A sink that hashes what it receives without keeping it, and answers a softwareArtifact. */
 async function sink(): Promise<Double & { got: { bytes: number; sha256: string; length?: string } }> {
