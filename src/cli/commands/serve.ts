@@ -1,0 +1,41 @@
+// `appliance-forge serve [--host 127.0.0.1] [--port 8080|0] [--data DIR]`: prints the base URL on one
+// line, stops gracefully on SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
+import { parseArgs } from 'node:util';
+import { startServer } from '../../server';
+import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
+
+export const serve: Command = async (args) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '8080' },
+      data: { type: 'string', default: DEFAULT_DATA_DIR },
+      'max-upload-bytes': { type: 'string' },
+      log: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const port = Number(values.port);
+  if (!/^\d{1,5}$/.test(values.port) || port > 65535) throw new UsageError(`--port must be 0..65535, got ${values.port}`);
+  const maxUpload = values['max-upload-bytes'];
+  if (maxUpload !== undefined && !/^\d{1,15}$/.test(maxUpload)) throw new UsageError('--max-upload-bytes must be a number of bytes');
+  const server = await startServer({
+    host: values.host,
+    port,
+    dataDir: values.data,
+    logger: values.log,
+    ...(maxUpload !== undefined ? { limits: { uploadBytes: Number(maxUpload) } } : {}),
+  });
+  process.stdout.write(`${server.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      server.close().then(resolve, resolve);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  return 0;
+};

@@ -1,0 +1,85 @@
+// How the command line shows the engine's events: bars redrawn in place on a terminal, plain lines
+// otherwise (CI logs), nothing in `--json` mode (stdout then holds one JSON document only).
+import type { EngineEvent } from '../engine';
+
+export interface Out {
+  write(text: string): unknown;
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+}
+
+export type Renderer = { event(e: EngineEvent): void; finish(): void };
+
+export function createRenderer(mode: 'tty' | 'plain' | 'silent', out: Out): Renderer {
+  if (mode === 'silent') return { event: () => {}, finish: () => {} };
+  return mode === 'tty' ? ttyRenderer(out) : plainRenderer(out);
+}
+
+function plainRenderer(out: Out): Renderer {
+  // Progress only at each quarter, so a long job writes a bounded number of lines.
+  const lastQuarter = new Map<string, number>();
+  return {
+    event(e) {
+      switch (e.type) {
+        case 'phase': out.write(`== ${e.title}\n`); break;
+        case 'step': out.write(`${e.message}\n`); break;
+        case 'progress': {
+          const q = Math.floor(e.percentage / 25);
+          if (q > (lastQuarter.get(e.id) ?? -1) && q < 4) {
+            lastQuarter.set(e.id, q);
+            out.write(`${e.label}: ${e.percentage}%${e.message ? ` ${e.message}` : ''}\n`);
+          }
+          break;
+        }
+        case 'done': out.write(`${e.label}: ${e.ok ? 'done' : `failed${e.message ? `: ${e.message}` : ''}`}\n`); break;
+      }
+    },
+    finish() {},
+  };
+}
+
+function bar(pct: number, width = 20): string {
+  const n = Math.max(0, Math.min(width, Math.round((pct / 100) * width)));
+  return `[${'#'.repeat(n)}${'.'.repeat(width - n)}] ${String(pct).padStart(3)}%`;
+}
+
+function ttyRenderer(out: Out): Renderer {
+  const active = new Map<string, { label: string; pct: number }>();
+  let drawn = 0;
+  const clear = () => {
+    // Move up over the bars drawn last time and clear them.
+    if (drawn) out.write(`\x1b[${drawn}A\x1b[J`);
+    drawn = 0;
+  };
+  const draw = () => {
+    const cols = out.columns ?? 100;
+    for (const t of active.values()) out.write(`${`${bar(t.pct)} ${t.label}`.slice(0, cols - 1)}\n`);
+    drawn = active.size;
+  };
+  const line = (text: string) => {
+    clear();
+    out.write(`${text}\n`);
+    draw();
+  };
+  return {
+    event(e) {
+      switch (e.type) {
+        case 'phase': line(`\x1b[1m${e.title}\x1b[0m`); break;
+        case 'step': line(`  ${e.message}`); break;
+        case 'progress':
+          clear();
+          active.set(e.id, { label: e.label, pct: e.percentage });
+          draw();
+          break;
+        case 'done':
+          active.delete(e.id);
+          line(`  ${e.ok ? '✓' : '✗'} ${e.label}${e.message ? `: ${e.message}` : ''}`);
+          break;
+      }
+    },
+    finish() {
+      clear();
+      active.clear();
+    },
+  };
+}
