@@ -30,17 +30,20 @@ export interface Handler {
 }
 
 /** Inputs that only steer the provider: a change is recorded in state, never replaces. */
-const STEERING = new Set(['adopt', 'timeout']);
+const STEERING = new Set(['timeout']);
+/** Matters for a create only: dropping it after the take-over is no change at all. */
+const CREATE_ONLY = new Set(['adopt']);
 
 export interface DiffAnswer { changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }
 
 export function diffProps(h: Handler, olds: Props, news: Props): DiffAnswer {
-  const changed = h.inputs.filter((k) => !STEERING.has(k) && (containsUnknown(news[k]) || !same(olds[k], news[k])));
+  const compared = h.inputs.filter((k) => !CREATE_ONLY.has(k));
+  const changed = compared.filter((k) => !STEERING.has(k) && (containsUnknown(news[k]) || !same(olds[k], news[k])));
   const members: Readonly<Record<string, readonly string[]>> = { connection: ['url', 'user'], ...h.replaceOnMembers };
   const replaces = changed.filter((k) => h.replaceOn.includes(k) || (members[k] !== undefined && movesObject(members[k], olds[k], news[k])));
   const keepsIdentity = h.identity.every((k) => !containsUnknown(news[k]) && same(olds[k], news[k]));
   return {
-    changes: changed.length > 0 || h.inputs.some((k) => STEERING.has(k) && !same(olds[k], news[k])),
+    changes: changed.length > 0 || compared.some((k) => STEERING.has(k) && !same(olds[k], news[k])),
     replaces,
     deleteBeforeReplace: replaces.length > 0 && keepsIdentity && !replaces.includes('connection'),
   };

@@ -100,7 +100,8 @@ async function syncFiles(client: Client, uri: string, oldFiles: SoftwareFileStat
     const reuse = kept.get(fileKey(f))?.shift();
     out.push(reuse ?? (await uploadFile(client, uid, msid, f)));
   }
-  for (const stale of [...kept.values()].flat()) {
+  // Every artifact not reused goes, also those we never knew the file of (an adopted component's).
+  for (const stale of oldUris.filter((u) => !out.includes(u))) {
     await deleteIfThere(client.mySoftwareArtifact_delete({ uid, msid, said: lastId(stale) }));
   }
   return out;

@@ -2,7 +2,7 @@
 // (design/pulumi-and-action.md, "Testing without the CLI", item 3). No Pulumi CLI is involved: the test plays
 // the engine's part, sending ResourceProvider RPCs with google-protobuf Structs.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { Struct, type JavaScriptValue } from 'google-protobuf/google/protobuf/struct_pb';
 import * as provrpc from '@pulumi/pulumi/proto/provider_grpc_pb';
 import * as provproto from '@pulumi/pulumi/proto/provider_pb';
+import { createUser, startServer } from '../../src/server';
 
 export const REPO = resolve(__dirname, '../..');
 export const HOST_SCRIPT = join(REPO, 'node_modules/@pulumi/pulumi/cmd/dynamic-provider/index.js');
@@ -70,7 +71,7 @@ export function makeProject(layout: Layout, name = 'forge-test'): { dir: string;
 const toStruct = (v: Props): Struct => Struct.fromJavaScript(v as Record<string, JavaScriptValue>);
 const fromStruct = (s: Struct | undefined): Props => (s ? (s.toJavaScript() as Props) : {});
 
-type Unary<Req, Res> = (req: Req, cb: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
+type Callback<Res> = (err: grpc.ServiceError | null, res: Res) => void;
 
 export class PulumiHost {
   private stderrText = '';
@@ -108,9 +109,9 @@ export class PulumiHost {
   /** What the host and the provider code wrote to stderr (the host logs failures there). */
   get stderr(): string { return this.stderrText; }
 
-  private call<Req, Res>(fn: Unary<Req, Res>, req: Req): Promise<Res> {
+  private call<Res>(send: (cb: Callback<Res>) => unknown): Promise<Res> {
     return new Promise((res, rej) => {
-      fn.call(this.client, req, (err, out) => (err ? rej(err) : res(out)));
+      send((err, out) => (err ? rej(err) : res(out)));
     });
   }
 
@@ -118,7 +119,7 @@ export class PulumiHost {
   async configure(config: Record<string, string>): Promise<void> {
     const req = new provproto.ConfigureRequest();
     req.setArgs(toStruct(config));
-    await this.call(this.client.configure, req);
+    await this.call<provproto.ConfigureResponse>((cb) => this.client.configure(req, cb));
   }
 
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
@@ -126,7 +127,7 @@ export class PulumiHost {
     req.setUrn(urn);
     req.setOlds(toStruct(olds));
     req.setNews(toStruct(news));
-    const res = await this.call(this.client.check, req);
+    const res = await this.call<provproto.CheckResponse>((cb) => this.client.check(req, cb));
     return {
       inputs: fromStruct(res.getInputs()),
       failures: res.getFailuresList().map((f) => ({ property: f.getProperty(), reason: f.getReason() })),
@@ -139,7 +140,7 @@ export class PulumiHost {
     req.setUrn(urn);
     req.setOlds(toStruct(olds));
     req.setNews(toStruct(news));
-    const res = await this.call(this.client.diff, req);
+    const res = await this.call<provproto.DiffResponse>((cb) => this.client.diff(req, cb));
     const c = res.getChanges();
     const K = provproto.DiffResponse.DiffChanges;
     return {
@@ -153,7 +154,7 @@ export class PulumiHost {
     const req = new provproto.CreateRequest();
     req.setUrn(urn);
     req.setProperties(toStruct(props));
-    const res = await this.call(this.client.create, req);
+    const res = await this.call<provproto.CreateResponse>((cb) => this.client.create(req, cb));
     return { id: res.getId(), properties: fromStruct(res.getProperties()) };
   }
 
@@ -162,7 +163,7 @@ export class PulumiHost {
     req.setId(id);
     req.setUrn(urn);
     req.setProperties(toStruct(props));
-    const res = await this.call(this.client.read, req);
+    const res = await this.call<provproto.ReadResponse>((cb) => this.client.read(req, cb));
     return { id: res.getId(), properties: fromStruct(res.getProperties()) };
   }
 
@@ -172,7 +173,7 @@ export class PulumiHost {
     req.setUrn(urn);
     req.setOlds(toStruct(olds));
     req.setNews(toStruct(news));
-    const res = await this.call(this.client.update, req);
+    const res = await this.call<provproto.UpdateResponse>((cb) => this.client.update(req, cb));
     return { properties: fromStruct(res.getProperties()) };
   }
 
@@ -181,7 +182,7 @@ export class PulumiHost {
     req.setId(id);
     req.setUrn(urn);
     req.setProperties(toStruct(props));
-    await this.call(this.client.delete, req);
+    await this.call<unknown>((cb) => this.client.delete(req, cb));
   }
 
   /** Closes the channel and ends the host process (the one this harness started, by its handle). */
@@ -200,3 +201,61 @@ export function urnOf(type: string, name: string, project = 'forge-test', stack 
   return `urn:pulumi:${stack}::${project}::pulumi-nodejs:dynamic/appliance-forge:${type}::${name}`;
 }
 
+
+// ---- A whole stack for lifecycle tests: reference server, user, project folder, host, configured provider ----
+
+export type ResourceType = 'Software' | 'Appliance' | 'MachineImage' | 'Publication' | 'CloudAccount';
+
+export interface Stack {
+  server: { url: string; close(): Promise<void> };
+  dataDir: string;
+  user: { login: string; publicKey: string; secretKey: string };
+  project: { dir: string; cleanup(): void };
+  host: PulumiHost;
+  /** The provider text each resource class registers (its exported provider object, serialized). */
+  providerText: Record<ResourceType, string>;
+  close(): Promise<void>;
+}
+
+type Forge = typeof import('../../provider/index');
+type Pulumi = typeof import('@pulumi/pulumi');
+
+export async function providerTexts(): Promise<Record<ResourceType, string>> {
+  assertProviderBuilt();
+  const forge = nodeRequire('./dist/provider/index.js') as Forge;
+  const pulumi = nodeRequire('@pulumi/pulumi') as Pulumi;
+  const out = {} as Record<ResourceType, string>;
+  const providers: Record<ResourceType, unknown> = {
+    Software: forge.softwareProvider, Appliance: forge.applianceProvider, MachineImage: forge.machineImageProvider,
+    Publication: forge.publicationProvider, CloudAccount: forge.cloudAccountProvider,
+  };
+  for (const [type, provider] of Object.entries(providers) as Array<[ResourceType, unknown]>) {
+    // The same call the dynamic Resource makes (@pulumi/pulumi dynamic/index.js serializeFunctionMaybeSecret).
+    out[type] = (await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true })).text;
+  }
+  return out;
+}
+
+export async function startStack(layout: Layout = 'npm'): Promise<Stack> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'af-pulumi-data-'));
+  const user = await createUser(dataDir, { login: 'alice' });
+  const server = await startServer({ port: 0, dataDir });
+  const project = makeProject(layout);
+  const host = await PulumiHost.start({ cwd: project.dir });
+  await host.configure({
+    'appliance-forge:url': server.url,
+    'appliance-forge:user': user.login,
+    'appliance-forge:apiKey': user.publicKey,
+    'appliance-forge:secretKey': user.secretKey,
+  });
+  return {
+    server, dataDir, user, project, host,
+    providerText: await providerTexts(),
+    async close() {
+      await host.close();
+      await server.close();
+      project.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
