@@ -1,24 +1,17 @@
 // The engine against the real reference server on 127.0.0.1 (and the real Keystone + Glance for
 // publication), with a counting loopback proxy in front of the server to count requests.
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyDeclaration, loadDeclaration, planDeclaration, type EngineEvent } from '../../src/engine';
 import { isForgeError } from '../../src/errors';
 import { startCountingProxy, type CountingProxy } from './helpers/counting-proxy';
-import { openStackEnv, startTestService, type TestService } from './helpers/service';
+import { examplesWorkspace, openStackEnv, startTestService, type TestService } from './helpers/service';
 
-const examples = path.resolve(__dirname, '../../examples');
 const osEnv = openStackEnv();
 if (!osEnv) console.warn('SKIP publication: the real Keystone + Glance cannot start here (needs root on Debian 12)');
 
-/** A copy of the examples folder, so that a test can edit its declaration. */
-function workspace(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'af-decl-'));
-  cpSync(examples, dir, { recursive: true });
-  return dir;
-}
+const workspace = () => examplesWorkspace();
 
 function edit(file: string, from: string | RegExp, to: string): void {
   const text = readFileSync(file, 'utf8');

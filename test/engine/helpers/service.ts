@@ -1,6 +1,6 @@
 // The real reference server on 127.0.0.1:0 with a fresh data dir and one user, for integration tests.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient, type Client } from '../../../src/client';
@@ -52,4 +52,11 @@ export function openStackEnv(): Record<string, string> | undefined {
   const env: Record<string, string> = {};
   for (const m of readFileSync(file, 'utf8').matchAll(/^export ([A-Z_0-9]+)=(.*)$/gm)) env[m[1]!] = m[2]!.replace(/^'(.*)'$/, '$1');
   return env;
+}
+
+/** A copy of the examples folder, so that a test can edit its declarations. */
+export function examplesWorkspace(prefix = 'af-decl-'): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  cpSync(path.resolve(__dirname, '../../../examples'), dir, { recursive: true });
+  return dir;
 }

@@ -1,0 +1,63 @@
+// From the adapters' settings (flags, environment, Action inputs) to a client: the service at
+// `url` with an API key pair or a password, or the embedded server when no URL is given.
+import { createClient, type Client } from '../client';
+import { DEFAULT_DATA_DIR, startEmbedded } from './embedded';
+import { SecretSet } from './secrets';
+
+export interface ConnectSettings {
+  readonly url?: string;
+  readonly user?: string;
+  readonly apiKey?: string;
+  readonly secretKey?: string;
+  readonly password?: string;
+  /** Data folder of the embedded server; default `./.appliance-forge`. */
+  readonly dataDir?: string;
+}
+
+export interface Connection {
+  readonly client: Client;
+  /** The credentials in use, to mask. */
+  readonly secrets: SecretSet;
+  /** `embedded` when the in-process reference server serves the run. */
+  readonly target: 'remote' | 'embedded';
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Settings that cannot work together; the message names what is missing. */
+export class ConnectSettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConnectSettingsError';
+  }
+}
+
+export async function connect(s: ConnectSettings): Promise<Connection> {
+  const secrets = new SecretSet();
+  secrets.add(s.secretKey);
+  secrets.add(s.password);
+  if (!s.url) {
+    const svc = await startEmbedded(s.dataDir ?? DEFAULT_DATA_DIR);
+    secrets.add(svc.credentials.secretKey);
+    const client = createClient({ url: svc.url, auth: { ...svc.credentials } });
+    return {
+      client, secrets, target: 'embedded', url: svc.url,
+      close: async () => {
+        await client.close();
+        await svc.close();
+      },
+    };
+  }
+  if (!s.user) throw new ConnectSettingsError('a user is needed with a service URL (--user or APPLIANCE_FORGE_USER)');
+  let auth: { login: string; publicKey: string; secretKey: string } | { login: string; password: string };
+  if (s.apiKey || s.secretKey) {
+    if (!s.apiKey || !s.secretKey) throw new ConnectSettingsError('an API key needs both its public key (--api-key) and its secret key (--secret-key)');
+    auth = { login: s.user, publicKey: s.apiKey, secretKey: s.secretKey };
+  } else if (s.password) {
+    auth = { login: s.user, password: s.password };
+  } else {
+    throw new ConnectSettingsError('credentials are needed with a service URL: --api-key and --secret-key, or --password');
+  }
+  const client = createClient({ url: s.url, auth });
+  return { client, secrets, target: 'remote', url: s.url, close: () => client.close() };
+}

@@ -1,0 +1,56 @@
+// The embedded reference server, for runs without a service URL: the command line and the Action
+// start it in-process with its data in `./.appliance-forge`, and a local user created on first use
+// whose credentials are kept in that folder (mode 0600).
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const DEFAULT_DATA_DIR = '.appliance-forge';
+const CREDENTIALS = 'credentials.json';
+const LOCAL_LOGIN = 'local';
+
+export interface LocalCredentials {
+  readonly login: string;
+  readonly publicKey: string;
+  readonly secretKey: string;
+}
+
+export interface EmbeddedService {
+  readonly url: string;
+  readonly credentials: LocalCredentials;
+  close(): Promise<void>;
+}
+
+/** The embedded server could not start (for the Action: the native SQLite module is not installed). */
+export class EmbeddedUnavailableError extends Error {
+  constructor(message: string, override readonly cause?: unknown) {
+    super(message);
+    this.name = 'EmbeddedUnavailableError';
+  }
+}
+
+export async function startEmbedded(dataDir = DEFAULT_DATA_DIR): Promise<EmbeddedService> {
+  // Loaded on demand: the server (and its native SQLite module) is needed only without a URL.
+  let server: typeof import('../server');
+  try {
+    server = await import('../server/index.js');
+  } catch (e) {
+    throw new EmbeddedUnavailableError(
+      `the embedded server cannot load (${e instanceof Error ? e.message.split('\n')[0] : String(e)}); give a service URL, or install the package's dependencies`,
+      e,
+    );
+  }
+  const dir = path.resolve(dataDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, CREDENTIALS);
+  let credentials: LocalCredentials;
+  if (existsSync(file)) {
+    credentials = JSON.parse(readFileSync(file, 'utf8')) as LocalCredentials;
+  } else {
+    const u = await server.createUser(dir, { login: LOCAL_LOGIN });
+    credentials = { login: u.login, publicKey: u.publicKey, secretKey: u.secretKey };
+    writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  }
+  chmodSync(file, 0o600);
+  const running = await server.startServer({ dataDir: dir });
+  return { url: running.url, credentials, close: () => running.close() };
+}

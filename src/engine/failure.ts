@@ -1,0 +1,41 @@
+// One failure, in words a user can act on, with the exit code the command line uses (2 for an
+// invalid file, 1 otherwise). Shared by the command line and the Action; always masked.
+import { isForgeError } from '../errors';
+import { ApplyError } from './apply';
+import { ConnectSettingsError } from './connect';
+import { EmbeddedUnavailableError } from './embedded';
+import { DeclarationError, type Problem } from './problems';
+import type { SecretSet } from './secrets';
+
+export interface Failure {
+  readonly exitCode: 1 | 2;
+  readonly message: string;
+  /** Declaration problems, for annotations. */
+  readonly problems: readonly Problem[];
+  readonly interrupted: boolean;
+}
+
+export function describeFailure(e: unknown, secrets: SecretSet): Failure {
+  const base = { problems: [] as Problem[], interrupted: false, exitCode: 1 as const };
+  if (isForgeError(e, 'E_DECLARATION') && e instanceof DeclarationError) {
+    return { ...base, exitCode: 2, message: secrets.mask(e.message), problems: e.problems.map((p) => ({ ...p, message: secrets.mask(p.message) })) };
+  }
+  let message: string;
+  if (isForgeError(e, 'E_API')) {
+    const status = (e as unknown as { status: number }).status;
+    message = status === 401
+      ? `the service refused the credentials (401): check the user and the API key pair or password (${e.message})`
+      : status === 403
+        ? `the service refused access (403): ${e.message}`
+        : `the service answered ${e.message}`;
+  } else if (isForgeError(e, 'E_TRANSPORT')) {
+    message = `cannot reach the service: ${e.message}`;
+  } else if (isForgeError(e, 'E_ABORTED')) {
+    return { ...base, interrupted: true, message: `interrupted: ${secrets.mask(e.message)}` };
+  } else if (e instanceof ApplyError || e instanceof ConnectSettingsError || e instanceof EmbeddedUnavailableError || e instanceof Error) {
+    message = e.message;
+  } else {
+    message = String(e);
+  }
+  return { ...base, message: secrets.mask(message) };
+}

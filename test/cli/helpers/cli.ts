@@ -1,0 +1,59 @@
+// Runs the real command line as a child process. The CLI is bundled with esbuild from the sources
+// (the native SQLite module stays external, resolved from node_modules as in an installed package).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildSync } from 'esbuild';
+
+const root = path.resolve(__dirname, '../../..');
+let bundled: string | undefined;
+
+/** The CLI entry: `src/cli/main.ts` once it dispatches plan/apply, else a stand-in doing the same dispatch. */
+export function cliBundle(): string {
+  if (bundled) return bundled;
+  const dir = mkdtempSync(path.join(root, 'node_modules', '.af-cli-'));
+  const main = path.join(root, 'src/cli/main.ts');
+  let entry = main;
+  if (!existsSync(main) || !readFileSync(main, 'utf8').includes('commands/apply')) {
+    entry = path.join(dir, 'entry.ts');
+    writeFileSync(entry, [
+      `import { runDeclarationCommand } from ${JSON.stringify(path.join(root, 'src/cli/declaration-command'))};`,
+      `const [mode, ...rest] = process.argv.slice(2);`,
+      `runDeclarationCommand(mode as 'plan' | 'apply', rest).then((c) => { process.exitCode = c; }, (e) => { process.stderr.write(String(e) + '\\n'); process.exitCode = 2; });`,
+    ].join('\n'));
+  }
+  const out = path.join(dir, 'cli.js');
+  buildSync({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: out, external: ['better-sqlite3'], logLevel: 'error' });
+  return (bundled = out);
+}
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(
+  args: string[],
+  o: { cwd?: string; env?: Record<string, string>; onStderr?: (text: string, child: ReturnType<typeof spawn>) => void } = {},
+): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', NODE_PATH: path.join(root, 'node_modules'), ...o.env };
+    const child = spawn(process.execPath, [cliBundle(), ...args], { cwd: o.cwd ?? tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      o.onStderr?.(stderr, child);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 170_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}

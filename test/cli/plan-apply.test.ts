@@ -1,0 +1,130 @@
+// The real command line (a child process) against the real reference server over HTTP on 127.0.0.1,
+// and against the embedded server when no URL is given.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
+import { cliBundle, runCli } from './helpers/cli';
+
+const osEnv = openStackEnv();
+if (!osEnv) console.warn('SKIP publication through the CLI: the real Keystone + Glance cannot start here');
+
+const workspace = () => examplesWorkspace();
+
+describe('appliance-forge plan / apply', () => {
+  let svc: TestService;
+  let creds: Record<string, string>;
+  beforeAll(async () => {
+    cliBundle();
+    svc = await startTestService();
+    creds = { APPLIANCE_FORGE_URL: svc.server.url, APPLIANCE_FORGE_USER: svc.login, APPLIANCE_FORGE_API_KEY: svc.publicKey, APPLIANCE_FORGE_SECRET_KEY: svc.secretKey };
+  });
+  afterAll(async () => svc?.close());
+
+  it('applies local.yml, then reuses everything on a second run; plan --json says no changes', async () => {
+    const dir = workspace();
+    const first = await runCli(['apply', 'local.yml'], { cwd: dir, env: creds });
+    expect(first.stderr).toContain('== Software bundles');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/QCOW2\s+generated\s+[\d.]+ MiB sha256 [0-9a-f]{64}/);
+    const second = await runCli(['apply', 'local.yml'], { cwd: dir, env: creds });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/QCOW2\s+reused/);
+    const plan = await runCli(['plan', 'local.yml', '--json'], { cwd: dir, env: creds });
+    expect(plan.code).toBe(0);
+    const doc = JSON.parse(plan.stdout) as { ok: boolean; summary: { changes: boolean; reuseImages: number } };
+    expect(doc).toMatchObject({ ok: true, summary: { changes: false, reuseImages: 1 } });
+    expect(plan.stderr).toBe('');
+    for (const r of [first, second, plan]) expect(r.stdout + r.stderr).not.toContain(svc.secretKey);
+  });
+
+  it('flags win over the environment and a password works too', async () => {
+    const dir = workspace();
+    const r = await runCli(['plan', 'local.yml', '--url', svc.server.url, '--user', svc.login, '--api-key', svc.publicKey, '--secret-key', svc.secretKey],
+      { cwd: dir, env: { APPLIANCE_FORGE_URL: 'http://127.0.0.1:9/api' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('image QCOW2');
+  });
+
+  it('an invalid file exits 2 with every problem at file:line:column', async () => {
+    const dir = workspace();
+    writeFileSync(path.join(dir, 'bad.yml'), 'stack:\n  name: x\n  os:\n    name: Debian\nbuilders:\n  - type: QCOW2\n    hardwareSettings: {memory: lots}\n');
+    const r = await runCli(['apply', 'bad.yml'], { cwd: dir, env: creds });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('bad.yml:2:3: error: stack.version is required');
+    expect(r.stderr).toContain('bad.yml:4:5: error: stack.os.version is required');
+    expect(r.stderr).toContain('bad.yml:7:32: error: builders[0].hardwareSettings.memory must be a whole number of at least 1');
+    const j = await runCli(['plan', 'bad.yml', '--json'], { cwd: dir, env: creds });
+    expect(j.code).toBe(2);
+    expect((JSON.parse(j.stdout) as { error: { problems: unknown[] } }).error.problems).toHaveLength(3);
+  });
+
+  it('a name the service does not know is a declaration problem too (exit 2)', async () => {
+    const dir = workspace();
+    const f = path.join(dir, 'local.yml');
+    writeFileSync(f, readFileSync(f, 'utf8').replace('      - nginx\n', '      - nginx\n      - no-such-package-xyz\n'));
+    const r = await runCli(['plan', 'local.yml'], { cwd: dir, env: creds });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/local\.yml:15:9: error: package "no-such-package-xyz" not found in Debian 12 x86_64/);
+  });
+
+  it('a wrong secret key fails with a clear message and never prints the key', async () => {
+    const dir = workspace();
+    const wrong = 'WRONG-secret-key-0123456789';
+    const r = await runCli(['apply', 'local.yml'], { cwd: dir, env: { ...creds, APPLIANCE_FORGE_SECRET_KEY: wrong } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the service refused the credentials \(401\)/);
+    expect(r.stdout + r.stderr).not.toContain(wrong);
+  });
+
+  it('without a URL it starts the embedded server with a local user kept in ./.appliance-forge (0600)', async () => {
+    const dir = workspace();
+    const first = await runCli(['apply', 'local.yml'], { cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('using the embedded server');
+    const credFile = path.join(dir, '.appliance-forge', 'credentials.json');
+    expect(statSync(credFile).mode & 0o777).toBe(0o600);
+    const saved = JSON.parse(readFileSync(credFile, 'utf8')) as { secretKey: string };
+    const second = await runCli(['apply', 'local.yml'], { cwd: dir });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/QCOW2\s+reused/);
+    expect(first.stdout + first.stderr + second.stdout + second.stderr).not.toContain(saved.secretKey);
+  });
+
+  it('SIGINT cancels the running generation on the service and exits non-zero', async () => {
+    const dir = workspace();
+    const f = path.join(dir, 'local.yml');
+    writeFileSync(f, readFileSync(f, 'utf8').replace("version: '1.0'\n  description", "version: '9.9'\n  description"));
+    let sent = false;
+    const r = await runCli(['apply', 'local.yml'], {
+      cwd: dir, env: creds,
+      onStderr: (text, child) => {
+        if (!sent && text.includes('generating')) {
+          sent = true;
+          child.kill('SIGINT');
+        }
+      },
+    });
+    expect(sent).toBe(true);
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/interrupted/);
+    const c = svc.client();
+    const app = (await c.appliance_getAll({ params: { query: "version=='9.9'" } })).appliances![0]!;
+    const aid = app.uri!.split('/').pop()!;
+    const imgs = (await c.machineImage_getAll({ aid })).images ?? [];
+    const states = await Promise.all(imgs.map((i) => c.machineImageStatus_get({ aid, itid: i.uri!.split('/').pop()! })));
+    expect(states.map((s) => s.cancelled)).toEqual([true]);
+  });
+
+  it.skipIf(!osEnv)('publishes appliance.yml to the real Glance; no secret in any output', async () => {
+    const dir = workspace();
+    const env = { ...creds, ...osEnv! };
+    const r = await runCli(['apply', 'appliance.yml'], { cwd: dir, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/published example-web-1\.0 → cloud id [0-9a-f-]{36}/);
+    const again = await runCli(['apply', 'appliance.yml', '--json'], { cwd: dir, env });
+    const doc = JSON.parse(again.stdout) as { result: { images: Array<{ reused: boolean; publication?: { reused: boolean } }> } };
+    expect(doc.result.images.map((i) => [i.reused, i.publication?.reused])).toEqual([[true, undefined], [true, true]]);
+    for (const s of [osEnv!.OS_PASSWORD!, svc.secretKey]) expect(r.stdout + r.stderr + again.stdout + again.stderr).not.toContain(s);
+  });
+});
