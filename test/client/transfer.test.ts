@@ -1,7 +1,8 @@
 // Streaming upload and download against node:http sinks and sources: flat memory, progress,
 // content-length, temp name + rename, clean failure.
 import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,9 +10,23 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type Progress } from '../../src/client/index';
 import { TransportError } from '../../src/errors';
+import { encode } from '../../src/codec/index';
 import { reply, startScripted, type Double, closeAfterEach } from './http-double';
 
 const MiB = 1024 * 1024;
+
+/** A node:http sink (child process): hashes the body without keeping it, reports it on stdout, answers argv[1]. */
+const SINK_SCRIPT = `
+const http = require('node:http'), crypto = require('node:crypto');
+const answer = process.argv[1];
+const s = http.createServer(async (req, res) => {
+  const h = crypto.createHash('sha256'); let n = 0;
+  for await (const c of req) { n += c.length; h.update(c); }
+  res.writeHead(201, { 'content-type': 'application/xml' }); res.end(answer);
+  console.log(JSON.stringify({ bytes: n, sha256: h.digest('hex'), length: req.headers['content-length'], url: req.url, type: req.headers['content-type'] }));
+});
+s.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: s.address().port })));
+`;
 let dir: string;
 let server: Double | undefined;
 let client: Client | undefined;
@@ -49,33 +64,41 @@ async function writeFile(path: string, mib: number): Promise<void> {
 }
 
 describe('upload', () => {
-  it('streams 256 MiB from a file with content-length, progress and bounded RSS growth', async () => {
+  it('streams 256 MiB from a file with content-length, progress and bounded client RSS growth', async () => {
     const file = join(dir, 'big.bin');
     await writeFile(file, 256);
     const expected = execFileSync('sha256sum', [file]).toString().split(' ')[0];
-    const s = await sink();
-    server = s;
-    client = createClient({ url: s.url, auth: { login: 'alice', password: 'pw' } });
-    global.gc?.();
-    const before = process.memoryUsage.rss();
-    let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
-    const progress: Progress[] = [];
+    // The sink runs in a child process, so that this process's RSS is the client's alone.
+    const answer = encode('xml', 'softwareArtifact', { name: 'big.bin', size: 256 * MiB, uploaded: true });
+    const child = spawn(process.execPath, ['-e', SINK_SCRIPT, answer], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const art = await client.upload({ msid: 1, said: 2, fileName: 'big.bin' }, { file }, { onProgress: (p) => progress.push(p) });
-      expect(art).toEqual({ kind: 'SoftwareFile', name: 'big.bin', size: 256 * MiB, uploaded: true });
+      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+      const { port } = JSON.parse((await lines.next()).value as string) as { port: number };
+      client = createClient({ url: `http://127.0.0.1:${port}/api`, auth: { login: 'alice', password: 'pw' } });
+      const before = process.memoryUsage.rss();
+      let peak = before;
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
+      const progress: Progress[] = [];
+      try {
+        const art = await client.upload({ msid: 1, said: 2, fileName: 'big.bin' }, { file }, { onProgress: (p) => progress.push(p) });
+        expect(art).toEqual({ kind: 'SoftwareFile', name: 'big.bin', size: 256 * MiB, uploaded: true });
+      } finally {
+        clearInterval(sampler);
+      }
+      peak = Math.max(peak, process.memoryUsage.rss());
+      const got = JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
+      expect(got).toEqual({
+        bytes: 256 * MiB, sha256: expected, length: String(256 * MiB),
+        url: '/api/users/alice/mysoftware/1/artifacts/2/bin/big.bin', type: 'application/octet-stream',
+      });
+      expect(progress.at(-1)).toEqual({ bytesLoaded: 256 * MiB, bytesTotal: 256 * MiB });
+      expect(progress.every((p, i) => i === 0 || p.bytesLoaded > progress[i - 1]!.bytesLoaded)).toBe(true);
+      const growthMiB = (peak - before) / MiB;
+      console.log(`upload 256 MiB: client RSS before ${(before / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB, growth ${growthMiB.toFixed(1)} MiB`);
+      expect(growthMiB).toBeLessThan(64);
     } finally {
-      clearInterval(sampler);
+      child.kill();
     }
-    peak = Math.max(peak, process.memoryUsage.rss());
-    expect(s.got).toEqual({ bytes: 256 * MiB, sha256: expected, length: String(256 * MiB) });
-    expect(s.seen[0]!.url).toBe('/api/users/alice/mysoftware/1/artifacts/2/bin/big.bin');
-    expect(s.seen[0]!.headers['content-type']).toBe('application/octet-stream');
-    expect(progress.at(-1)).toEqual({ bytesLoaded: 256 * MiB, bytesTotal: 256 * MiB });
-    expect(progress.every((p, i) => i === 0 || p.bytesLoaded > progress[i - 1]!.bytesLoaded)).toBe(true);
-    const growthMiB = (peak - before) / MiB;
-    console.log(`upload 256 MiB: RSS before ${(before / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB, growth ${growthMiB.toFixed(1)} MiB`);
-    expect(growthMiB).toBeLessThan(64);
   });
 
   it('uploads from a stream factory; a size that does not match the stream is a clear error', async () => {
