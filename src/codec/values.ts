@@ -6,7 +6,8 @@ import type { ScalarField } from '../model/schema';
 const INT = /^[+-]?\d{1,16}$/;
 const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/;
 // XML 1.0 forbids these control characters even as character references.
-const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+// A lone surrogate (`&#xD800;`, JSON "\ud800") is not a character either.
+const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Decode the text of a scalar element (XML) into its typed value. */
 export function scalarFromText(f: ScalarField, text: string, path: string): unknown {

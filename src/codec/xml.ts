@@ -38,11 +38,11 @@ function writeRecord(el: XMLBuilder, m: AnyModel, v: Rec, path: string, forcedKi
     const p = `${path}.${name}`;
     switch (f.t) {
       case 'scalar':
-        el.ele(name).txt(scalarToText(f, fv, p));
+        el.ele(name).txt(ampersands(scalarToText(f, fv, p)));
         break;
       case 'uriList': {
         const w = el.ele(name);
-        for (const u of asArray(fv, p)) w.ele('uri').txt(scalarToText({ t: 'scalar', type: 'uri' }, u, p));
+        for (const u of asArray(fv, p)) w.ele('uri').txt(ampersands(scalarToText({ t: 'scalar', type: 'uri' }, u, p)));
         break;
       }
       case 'object':
@@ -57,6 +57,10 @@ function writeRecord(el: XMLBuilder, m: AnyModel, v: Rec, path: string, forcedKi
     }
   }
 }
+
+// xmlbuilder2 leaves an `&` that looks like an entity (`&amp;`, `&x;`, `&#1;`) unescaped, so the text
+// "&amp;" would come back as "&": escape those ourselves (xmlbuilder2 then keeps our `&amp;` as is).
+const ampersands = (s: string): string => s.replace(/&(?=[A-Za-z]+;|#\d+;)/g, '&amp;');
 
 function asArray(v: unknown, path: string): unknown[] {
   if (!Array.isArray(v)) throw new TypeError(`${path}: expected an array`);
@@ -106,7 +110,7 @@ export function decodeXml<R extends DocumentRoot>(text: string, accept: R | read
     throw new DecodeError(`malformed XML: ${e instanceof Error ? e.message : String(e)}`);
   }
   const elements = Object.keys(tree).filter((k) => !k.startsWith('?') && !k.startsWith('#'));
-  if (elements.length !== 1) throw new DecodeError('expected exactly one root element');
+  if (elements.length !== 1 || (tree[elements[0]!] as unknown[]).length !== 1) throw new DecodeError('expected exactly one root element');
   const qname = elements[0]!;
   const local = localName(qname);
   const alias = rootAliases[local];
