@@ -29,11 +29,15 @@ export function absoluteRequestUri(request: FastifyRequest): string {
   return `${request.protocol}://${request.host}${url}`;
 }
 
+// A message may echo request bytes (a `%00` id); XML 1.0 cannot carry control characters at all.
+const printable = (m: string): string =>
+  m.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date): FastifyReply {
   const format = formatOfAccept(request.headers.accept);
   for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
   const body = encode(format, 'uforgeError', {
-    localizedErrorMsg: { message: se.message, messageId: `error.${se.statusCode}` },
+    localizedErrorMsg: { message: printable(se.message), messageId: `error.${se.statusCode}` },
     requestMethod: request.method,
     requestUri: absoluteRequestUri(request),
     statusCode: se.statusCode,
