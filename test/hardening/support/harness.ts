@@ -108,7 +108,8 @@ export function rawSocket(host: string, port: number, method: string, target: st
     const sock = connect(port, host);
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => sock.destroy(new Error('raw request timed out')), 15_000);
-    sock.on('connect', () => sock.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), payload])));
+    // No half-close: Node's server may drop a response to a client that already sent FIN.
+    sock.on('connect', () => sock.write(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), payload])));
     sock.on('data', (c) => chunks.push(c));
     sock.on('error', (e) => {
       clearTimeout(timer);
