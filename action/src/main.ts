@@ -1,0 +1,177 @@
+// The GitHub Action: a thin layer over the engine (style example 11). Masks every secret before
+// anything else is logged, groups the log by phase, turns declaration problems into annotations,
+// writes outputs and a job summary, and fails the step on any error (main is awaited and every
+// rejection, Error or not, ends in setFailed).
+import * as core from '@actions/core';
+import {
+  applyDeclaration, DeclarationError, type EngineEvent, formatPlan, type ImageResult, loadDeclaration, type Plan,
+  planDeclaration, planSummary, SecretSet,
+} from '../../src/engine';
+import { connect, type Connection } from '../../src/engine/connect';
+import { describeFailure } from '../../src/engine/failure';
+
+interface Inputs {
+  file: string;
+  url: string;
+  user: string;
+  apiKey: string;
+  secretKey: string;
+  password: string;
+  mode: 'apply' | 'plan';
+  publish: boolean;
+  timeoutMinutes: number;
+}
+
+function readInputs(secrets: SecretSet): Inputs {
+  // Credentials are masked first, before a line could show them.
+  const secretKey = core.getInput('secret-key');
+  const password = core.getInput('password');
+  for (const s of [secretKey, password]) if (s) core.setSecret(s);
+  secrets.add(secretKey);
+  secrets.add(password);
+  const mode = core.getInput('mode') || 'apply';
+  if (mode !== 'apply' && mode !== 'plan') throw new Error(`input mode must be apply or plan, not ${JSON.stringify(mode)}`);
+  const minutes = Number(core.getInput('timeout-minutes') || '60');
+  if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('input timeout-minutes must be a positive number');
+  return {
+    file: core.getInput('file', { required: true }),
+    url: core.getInput('url'),
+    user: core.getInput('user'),
+    apiKey: core.getInput('api-key'),
+    secretKey,
+    password,
+    mode,
+    publish: (core.getInput('publish') || 'true').toLowerCase() !== 'false',
+    timeoutMinutes: minutes,
+  };
+}
+
+/** Phases become log groups; progress is logged at each quarter so that logs stay short. */
+function logEvents(): { onEvent: (e: EngineEvent) => void; close: () => void } {
+  let open = false;
+  const quarters = new Map<string, number>();
+  const close = () => {
+    if (open) core.endGroup();
+    open = false;
+  };
+  return {
+    close,
+    onEvent(e) {
+      if (e.type === 'phase') {
+        close();
+        core.startGroup(e.title);
+        open = true;
+      } else if (e.type === 'step') core.info(e.message);
+      else if (e.type === 'progress') {
+        const q = Math.floor(e.percentage / 25);
+        if (q > (quarters.get(e.id) ?? -1) && q < 4) {
+          quarters.set(e.id, q);
+          core.info(`${e.label}: ${e.percentage}%`);
+        }
+      } else core.info(`${e.label}: ${e.ok ? 'done' : `failed${e.message ? `: ${e.message}` : ''}`}`);
+    },
+  };
+}
+
+interface ResultEntry {
+  format: string;
+  imageUri: string;
+  sha256: string | null;
+  size: number | null;
+  cloudId: string | null;
+  displayName: string | null;
+  reused: boolean;
+  publicationReused: boolean | null;
+}
+
+function entry(i: ImageResult): ResultEntry {
+  return {
+    format: i.format, imageUri: i.imageUri, sha256: i.sha256 ?? null, size: i.size ?? null,
+    cloudId: i.publication?.cloudId ?? null, displayName: i.publication?.displayName ?? null,
+    reused: i.reused, publicationReused: i.publication ? i.publication.reused : null,
+  };
+}
+
+async function writeSummary(title: string, plan: Plan, entries: readonly ResultEntry[] | undefined): Promise<void> {
+  if (!process.env.GITHUB_STEP_SUMMARY) return;
+  const s = core.summary.addHeading(title, 3);
+  if (entries) {
+    s.addTable([
+      [{ data: 'Format', header: true }, { data: 'Image', header: true }, { data: 'Size', header: true }, { data: 'sha256', header: true }, { data: 'Image reused', header: true }],
+      ...entries.map((e) => [e.format, e.imageUri, e.size === null ? '' : `${(e.size / 1048576).toFixed(1)} MiB`, e.sha256 ?? '', e.reused ? 'yes' : 'no']),
+    ]);
+    const pubs = entries.filter((e) => e.displayName !== null);
+    if (pubs.length) {
+      s.addHeading('Publications', 4).addTable([
+        [{ data: 'Display name', header: true }, { data: 'Format', header: true }, { data: 'Cloud id', header: true }, { data: 'Reused', header: true }],
+        ...pubs.map((e) => [e.displayName!, e.format, e.cloudId ?? '', e.publicationReused ? 'yes' : 'no']),
+      ]);
+    }
+  } else {
+    s.addCodeBlock(formatPlan(plan).join('\n'));
+  }
+  await s.write();
+}
+
+export async function run(): Promise<void> {
+  const secrets = new SecretSet();
+  const events = logEvents();
+  let conn: Connection | undefined;
+  const ac = new AbortController();
+  // A cancelled workflow sends SIGINT, then SIGTERM: cancel the running jobs on the service.
+  const onSignal = () => ac.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const inputs = readInputs(secrets);
+    const timeout = AbortSignal.timeout(inputs.timeoutMinutes * 60_000);
+    const signal = AbortSignal.any([ac.signal, timeout]);
+    const loaded = loadDeclaration(inputs.file);
+    for (const s of loaded.declaration.secrets) core.setSecret(s);
+    secrets.addAll(loaded.declaration.secrets);
+    for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
+    conn = await connect({ url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
+    for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
+    secrets.addAll(conn.secrets.list());
+    if (conn.target === 'embedded') core.info('no url input: using the embedded reference server');
+    const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
+    const { name, version } = loaded.declaration.stack;
+    if (inputs.mode === 'plan') {
+      const { plan } = await planDeclaration(loaded.declaration, o);
+      events.close();
+      for (const l of formatPlan(plan)) core.info(l);
+      core.setOutput('result', JSON.stringify({ summary: planSummary(plan), plan: formatPlan(plan) }));
+      if (plan.appliance.uri) core.setOutput('appliance-uri', plan.appliance.uri);
+      await writeSummary(`Plan for ${name} ${version}`, plan, undefined);
+      return;
+    }
+    const r = await applyDeclaration(loaded.declaration, o);
+    events.close();
+    const entries = r.images.map(entry);
+    core.setOutput('appliance-uri', r.applianceUri);
+    core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));
+    core.setOutput('cloud-ids', entries.flatMap((e) => (e.cloudId ? [e.cloudId] : [])).join(','));
+    core.setOutput('result', JSON.stringify(entries));
+    for (const e of entries) core.info(`${e.format}: ${e.reused ? 'reused' : 'generated'} ${e.imageUri}${e.cloudId ? ` → ${e.cloudId}` : ''}`);
+    await writeSummary(`Images of ${name} ${version}`, r.plan, entries);
+  } catch (e) {
+    events.close();
+    const f = describeFailure(e, secrets);
+    if (e instanceof DeclarationError) {
+      // GitHub shows 10 annotations per kind and step: the message above lists them all anyway.
+      for (const p of f.problems) {
+        const props = { file: p.file, startLine: p.line, startColumn: p.column };
+        if (p.severity === 'error') core.error(p.message, props);
+        else core.warning(p.message, props);
+      }
+    }
+    core.setFailed(f.message);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await conn?.close().catch(() => undefined);
+  }
+}
+
+// Awaited, and a rejection of any kind (even a non-Error) fails the step.
+run().catch((e: unknown) => core.setFailed(`unexpected failure: ${e instanceof Error ? e.message : String(e)}`));

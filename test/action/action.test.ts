@@ -1,0 +1,162 @@
+// The committed Action bundle, run as GitHub runs it: a node process with INPUT_* variables
+// (hyphens kept), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, against the real reference server
+// (and the real Glance for publication). Outputs and summary are read back from the files.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
+
+const root = path.resolve(__dirname, '../..');
+const bundle = path.join(root, 'action/dist/index.js');
+const osEnv = openStackEnv();
+if (!osEnv) console.warn('SKIP publication through the Action: the real Keystone + Glance cannot start here');
+
+interface ActionRun {
+  code: number | null;
+  stdout: string;
+  outputs: Record<string, string>;
+  summary: string;
+}
+
+/** Runs the bundle with `inputs` as INPUT_<NAME> (upper-cased, hyphens kept), like the runner. */
+function runAction(inputs: Record<string, string>, o: { cwd: string; env?: Record<string, string> }): Promise<ActionRun> {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'af-gha-'));
+  const outFile = path.join(tmp, 'output');
+  const summaryFile = path.join(tmp, 'summary');
+  writeFileSync(outFile, '');
+  writeFileSync(summaryFile, '');
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, ...o.env };
+  for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bundle], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, outputs: readOutputs(outFile), summary: readFileSync(summaryFile, 'utf8') }));
+  });
+}
+
+/** `name<<DELIM\nvalue\nDELIM` records of the GITHUB_OUTPUT file. */
+function readOutputs(file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of readFileSync(file, 'utf8').matchAll(/^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm)) out[m[1]!] = m[3]!;
+  return out;
+}
+
+/** Output without the `::add-mask::` commands (which necessarily carry the secret to the runner). */
+const unmasked = (s: string) => s.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n');
+
+describe('the bundled GitHub Action', () => {
+  let svc: TestService;
+  let creds: Record<string, string>;
+  beforeAll(async () => {
+    svc = await startTestService();
+    creds = { url: svc.server.url, user: svc.login, 'api-key': svc.publicKey, 'secret-key': svc.secretKey };
+  });
+  afterAll(async () => svc?.close());
+
+  it('the committed bundle equals a fresh build', () => {
+    const out = execFileSync(process.execPath, [path.join(root, 'scripts/build-action.mjs'), '--check'], { encoding: 'utf8' });
+    expect(out).toContain('up to date');
+  });
+
+  it('action.yml runs the bundle on node24 with the documented inputs and outputs', () => {
+    const meta = parse(readFileSync(path.join(root, 'action/action.yml'), 'utf8')) as {
+      runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
+    };
+    expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'publish', 'timeout-minutes']);
+    expect(meta.inputs.publish!.default).toBe('true');
+    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'result']);
+  });
+
+  it('applies local.yml: outputs, groups, summary; a second run reuses the image', async () => {
+    const cwd = examplesWorkspace('af-gha-ws-');
+    const r = await runAction({ file: 'local.yml', ...creds }, { cwd });
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toContain(`::add-mask::${svc.secretKey}`);
+    expect(r.stdout).toMatch(/::group::Software bundles\n/);
+    expect(r.stdout).toContain('::endgroup::');
+    expect(r.outputs['appliance-uri']).toMatch(/^users\/alice\/appliances\/\d+$/);
+    const result = JSON.parse(r.outputs.result!) as Array<Record<string, unknown>>;
+    expect(result).toEqual([expect.objectContaining({ format: 'QCOW2', reused: false, cloudId: null, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+    expect(r.outputs['image-uris']).toBe(result[0]!.imageUri);
+    expect(r.summary).toContain('<h3>Images of example-web 1.0</h3>');
+    expect(r.summary).toContain('<td>QCOW2</td>');
+    const again = await runAction({ file: 'local.yml', ...creds }, { cwd });
+    expect(again.code, again.stdout).toBe(0);
+    expect(JSON.parse(again.outputs.result!)).toEqual([expect.objectContaining({ reused: true, imageUri: result[0]!.imageUri })]);
+    for (const x of [r, again]) expect(unmasked(x.stdout) + JSON.stringify(x.outputs) + x.summary).not.toContain(svc.secretKey);
+  });
+
+  it('mode plan changes nothing and summarises the plan', async () => {
+    const cwd = examplesWorkspace('af-gha-ws-');
+    const r = await runAction({ file: 'local.yml', mode: 'plan', ...creds, url: svc.server.url }, { cwd: cwd });
+    expect(r.code, r.stdout).toBe(0);
+    const plan = JSON.parse(r.outputs.result!) as { summary: { changes: boolean } };
+    expect(typeof plan.summary.changes).toBe('boolean');
+    expect(r.summary).toContain('<h3>Plan for example-web 1.0</h3>');
+  });
+
+  it('an invalid file becomes ::error annotations at the right lines and fails the step', async () => {
+    const cwd = examplesWorkspace('af-gha-ws-');
+    writeFileSync(path.join(cwd, 'bad.yml'), 'stack:\n  name: x\n  os: {name: Debian, version: "12", pkgs: [curl]}\nbuilders:\n  - type: QCOW2\n    colour: red\n    hardwareSettings:\n      memory: ${env:NOPE}\n');
+    const r = await runAction({ file: 'bad.yml', ...creds }, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('::error file=bad.yml,line=2,col=3::stack.version is required');
+    expect(r.stdout).toContain('::error file=bad.yml,line=8,col=15::builders[0].hardwareSettings.memory: environment variable NOPE is not set');
+    expect(r.stdout).toContain('::warning file=bad.yml,line=6,col=5::unknown field "colour" in builders[0] (ignored)');
+    expect(r.stdout).toMatch(/::error::2 problems in the declaration/);
+  });
+
+  it('a wrong secret key fails the step with a clear message and no secret', async () => {
+    const cwd = examplesWorkspace('af-gha-ws-');
+    const wrong = 'WRONG-action-secret-0123456789';
+    const r = await runAction({ file: 'local.yml', ...creds, 'secret-key': wrong }, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/::error::the service refused the credentials \(401\)/);
+    expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(wrong);
+  });
+
+  it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async () => {
+    const wf = parse(readFileSync(path.join(root, 'examples/workflow.yml'), 'utf8')) as {
+      jobs: Record<string, { steps: Array<{ id?: string; uses?: string; with?: Record<string, string | number>; env?: Record<string, string> }> }>;
+    };
+    const step = wf.jobs.images!.steps.find((s) => s.id === 'forge')!;
+    expect(step.uses).toMatch(/\/action@v1$/);
+    // The runner's expressions, with this machine's values.
+    const values: Record<string, string> = {
+      'vars.FORGE_URL': svc.server.url, 'vars.FORGE_USER': svc.login, 'secrets.FORGE_API_KEY': svc.publicKey, 'secrets.FORGE_SECRET_KEY': svc.secretKey,
+      ...Object.fromEntries(Object.entries(osEnv ?? {}).flatMap(([k, v]) => [[`vars.${k}`, v], [`secrets.${k}`, v]])),
+    };
+    const expand = (v: string | number) => String(v).replace(/\$\{\{\s*([\w.]+)\s*\}\}/g, (_, k: string) => values[k] ?? '');
+    const inputs = Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(v)]));
+    const env = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)]));
+    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-repo-'));
+    execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
+    if (!osEnv) inputs.publish = 'false';
+    const r = await runAction(inputs, { cwd, env });
+    if (!osEnv) {
+      // Without OpenStack the ${env:…} references are unset: the step must fail with annotations naming them.
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/::error file=examples\/appliance.yml,line=\d+,col=\d+::.*environment variable OS_\w+ is not set/);
+      return;
+    }
+    expect(r.code, r.stdout).toBe(0);
+    const result = JSON.parse(r.outputs.result!) as Array<{ format: string; cloudId: string | null }>;
+    expect(result.map((x) => x.format)).toEqual(['QCOW2', 'OpenStack QCOW2']);
+    expect(r.outputs['cloud-ids']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(result[1]!.cloudId).toBe(r.outputs['cloud-ids']);
+    expect(r.summary).toContain('<h4>Publications</h4>');
+    // No secret anywhere: not the service key, not one value read through ${env:…}.
+    const everything = unmasked(r.stdout) + readFileSync(path.join(cwd, 'examples/appliance.yml'), 'utf8') + JSON.stringify(r.outputs) + r.summary;
+    for (const s of [svc.secretKey, osEnv.OS_PASSWORD!, osEnv.OS_USERNAME!]) {
+      expect(r.stdout).toContain(`::add-mask::${s}`);
+      expect(everything).not.toContain(s);
+    }
+  });
+});
