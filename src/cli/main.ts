@@ -6,6 +6,8 @@ import { UsageError, type Command } from './command';
 const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Command> }>> = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
   users: { summary: 'manage users of a server data dir (users add <login>)', load: async () => (await import('./commands/users.js')).users },
+  plan: { summary: 'say what apply would change for a declaration FILE (changes nothing)', load: async () => (await import('./commands/plan.js')).plan },
+  apply: { summary: 'build and publish the images a declaration FILE describes', load: async () => (await import('./commands/apply.js')).apply },
 };
 
 function usage(): string {
