@@ -186,4 +186,15 @@ describe('the bundled GitHub Action', () => {
     expect(r.code, r.stdout).toBe(0);
     expect(JSON.parse(r.outputs.result!)).toEqual([expect.objectContaining({ format: 'QCOW2', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
   });
+
+  it('without url it falls back to the embedded server (dependencies installed beside the bundle)', async () => {
+    const cwd = examplesWorkspace('af-gha-ws-');
+    const r = await runAction({ file: 'local.yml' }, { cwd });
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toContain('no url input: using the embedded reference server');
+    expect(JSON.parse(r.outputs.result!)).toEqual([expect.objectContaining({ format: 'QCOW2', reused: false })]);
+    const saved = JSON.parse(readFileSync(path.join(cwd, '.appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
+    expect(r.stdout).toContain(`::add-mask::${saved.secretKey}`);
+    expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(saved.secretKey);
+  });
 });
