@@ -1,7 +1,7 @@
 // JSON codec (wire contract §3): `{"<root>": {…}}`, fields named as the XML elements, lists keep
 // their wrapper and item names, native booleans and numbers, `"xsi:type": "<Kind>"` on polymorphic records.
 import { DecodeError } from '../errors';
-import { type AnyModel, defaultKind, fieldsOf, hasKind } from '../model/schema';
+import { type AnyModel, defaultKind, hasKind, kindToWrite, presentFields } from '../model/schema';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import type { DecodedDocument } from './xml';
 import { scalarFromJson, scalarToText } from './values';
@@ -22,15 +22,9 @@ export function toJson<R extends DocumentRoot>(root: R | keyof typeof rootAliase
 
 function writeRecord(m: AnyModel, v: Rec, path: string, forcedKind?: string, writeType = true): Rec {
   const out: Rec = {};
-  let kind: string | undefined;
-  if (m.kinds) {
-    kind = forcedKind ?? (v.kind as string | undefined) ?? defaultKind(m);
-    if (!hasKind(m, kind!)) throw new TypeError(`${path}: unknown kind ${String(kind)}`);
-    if (writeType) out[XSI_TYPE] = kind;
-  }
-  for (const [name, f] of fieldsOf(m, kind)) {
-    const fv = v[name];
-    if (fv === undefined || fv === null) continue;
+  const kind = kindToWrite(m, v, path, forcedKind);
+  if (kind !== undefined && writeType) out[XSI_TYPE] = kind;
+  for (const [name, f, fv] of presentFields(m, kind, v)) {
     const p = `${path}.${name}`;
     switch (f.t) {
       case 'scalar':
@@ -91,9 +85,7 @@ function readRecord(m: AnyModel, v: Rec, path: string, forcedKind?: string): Rec
     if (!hasKind(m, kind!)) throw new DecodeError(`unknown xsi:type ${JSON.stringify(raw)}`, path);
     out.kind = kind;
   }
-  for (const [name, f] of fieldsOf(m, kind)) {
-    const fv = v[name];
-    if (fv === undefined || fv === null) continue;
+  for (const [name, f, fv] of presentFields(m, kind, v)) {
     const p = `${path}.${name}`;
     switch (f.t) {
       case 'scalar':

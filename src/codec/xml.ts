@@ -4,7 +4,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { create } from 'xmlbuilder2';
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces';
 import { DecodeError } from '../errors';
-import { type AnyModel, defaultKind, fieldsOf, hasKind } from '../model/schema';
+import { type AnyModel, defaultKind, fieldsOf, hasKind, kindToWrite, presentFields } from '../model/schema';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import { scalarFromText, scalarToText } from './values';
 
@@ -26,15 +26,9 @@ export function encodeXml<R extends DocumentRoot>(root: R | keyof typeof rootAli
 }
 
 function writeRecord(el: XMLBuilder, m: AnyModel, v: Rec, path: string, forcedKind?: string, writeType = true): void {
-  let kind: string | undefined;
-  if (m.kinds) {
-    kind = forcedKind ?? (v.kind as string | undefined) ?? defaultKind(m);
-    if (!hasKind(m, kind!)) throw new TypeError(`${path}: unknown kind ${String(kind)}`);
-    if (writeType) el.att(XSI_NS, 'xsi:type', `ns0:${kind}`);
-  }
-  for (const [name, f] of fieldsOf(m, kind)) {
-    const fv = v[name];
-    if (fv === undefined || fv === null) continue;
+  const kind = kindToWrite(m, v, path, forcedKind);
+  if (kind !== undefined && writeType) el.att(XSI_NS, 'xsi:type', `ns0:${kind}`);
+  for (const [name, f, fv] of presentFields(m, kind, v)) {
     const p = `${path}.${name}`;
     switch (f.t) {
       case 'scalar':

@@ -1,6 +1,6 @@
 // The model's secret flag produces the one redaction used everywhere: server responses and logs,
 // client error messages, provider outputs and the Action's masks (style example 4).
-import { type AnyModel, fieldsOf } from './schema';
+import { type AnyModel, presentFields } from './schema';
 import { documents, type DocumentOf, type DocumentRoot } from './resources';
 
 type Rec = Record<string, unknown>;
@@ -12,9 +12,7 @@ export function redact<R extends DocumentRoot>(root: R, value: DocumentOf<R>): D
 
 export function redactRecord(m: AnyModel, v: Rec): Rec {
   const out: Rec = { ...v };
-  for (const [name, f] of fieldsOf(m, v.kind as string | undefined)) {
-    const fv = v[name];
-    if (fv === undefined || fv === null) continue;
+  for (const [name, f, fv] of presentFields(m, v.kind as string | undefined, v)) {
     if (f.secret) delete out[name];
     else if (f.t === 'object') out[name] = redactRecord(f.model(), fv as Rec);
     else if (f.t === 'list') out[name] = (fv as Rec[]).map((x) => redactRecord(f.model(), x));
@@ -24,9 +22,7 @@ export function redactRecord(m: AnyModel, v: Rec): Rec {
 
 /** Every secret string in a record (for masking logs and outputs). */
 export function secretsIn(m: AnyModel, v: Rec, into: string[] = []): string[] {
-  for (const [name, f] of fieldsOf(m, v.kind as string | undefined)) {
-    const fv = v[name];
-    if (fv === undefined || fv === null) continue;
+  for (const [name, f, fv] of presentFields(m, v.kind as string | undefined, v)) {
     if (f.secret && typeof fv === 'string' && fv !== '') into.push(fv);
     else if (f.t === 'object') secretsIn(f.model(), fv as Rec, into);
     else if (f.t === 'list') for (const x of fv as Rec[]) secretsIn(f.model(), x, into);

@@ -128,3 +128,19 @@ export function hasKind(m: AnyModel, kind: string): boolean {
 export function defaultKind(m: AnyModel): string | undefined {
   return m.kinds ? Object.keys(m.kinds)[0] : undefined;
 }
+
+/** The kind a record is written as: the one forced by its root element, its own, or the model's default. */
+export function kindToWrite(m: AnyModel, v: Readonly<Record<string, unknown>>, path: string, forced?: string): string | undefined {
+  if (!m.kinds) return undefined;
+  const kind = forced ?? (v.kind as string | undefined) ?? defaultKind(m);
+  if (!hasKind(m, kind!)) throw new TypeError(`${path}: unknown kind ${String(kind)}`);
+  return kind;
+}
+
+/** The fields of a record that hold a value, in canonical order, with their values. */
+export function* presentFields(m: AnyModel, kind: string | undefined, v: Readonly<Record<string, unknown>>): Generator<[string, Field, unknown]> {
+  for (const [name, f] of fieldsOf(m, kind)) {
+    const fv = v[name];
+    if (fv !== undefined && fv !== null) yield [name, f, fv];
+  }
+}
