@@ -11,6 +11,9 @@ export function toServiceError(e: unknown): ServiceError {
     return (e as { unsupported?: boolean }).unsupported ? new ServiceError(415, e.message) : new ServiceError(400, e.message);
   }
   if (isForgeError(e, 'E_FIQL')) return new ServiceError(400, e.message);
+  // A full disk is the service's condition, not a bug: 507 Insufficient Storage, not a bare 500.
+  const errno = (e as { code?: unknown } | null)?.code;
+  if (errno === 'ENOSPC' || errno === 'EDQUOT') return new ServiceError(507, 'the service has no storage space left for this request');
   const status = (e as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = (e as { code?: string }).code;
@@ -36,6 +39,9 @@ const printable = (m: string): string =>
 export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date): FastifyReply {
   const format = formatOfAccept(request.headers.accept);
   for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
+  // The request body was not read to its end (an upload cut short by 507/413…): this connection cannot
+  // carry another request, so say so and close it rather than leave a keep-alive client hanging.
+  if (!request.raw.complete) reply.header('Connection', 'close');
   const body = encode(format, 'uforgeError', {
     localizedErrorMsg: { message: printable(se.message), messageId: `error.${se.statusCode}` },
     requestMethod: request.method,
