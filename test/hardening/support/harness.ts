@@ -169,10 +169,11 @@ export function whyNotClientError(r: Res, expected?: number | readonly number[])
 
 /** The service still answers `GET /status` (wire contract §6): the health check after each batch. */
 export async function healthy(baseUrl: string): Promise<boolean> {
+  // A fresh connection each time: a new client must be served, whatever state pooled sockets are in.
+  const u = new URL(baseUrl);
   try {
-    const r = await request(`${baseUrl}/status`, { headersTimeout: 5000, bodyTimeout: 5000 });
-    await r.body.text();
-    return r.statusCode === 200;
+    const r = await rawSocket(u.hostname, Number(u.port), 'GET', `${u.pathname}/status`, {});
+    return r.status === 200 && r.text.includes('<alive>true</alive>');
   } catch {
     return false;
   }
