@@ -1,0 +1,48 @@
+// Bench helpers: the reference server as a child process (`appliance-forge serve`, from dist/), a bare
+// node:http child serving fixed bytes or sinking uploads (the baselines), peak RSS of a child, and a
+// summary line `BENCH {json}` that scripts/run-benches.mjs collects into its table.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+
+/** Start a child that prints its base URL on its first line; resolves with {url, proc, stop}. */
+function child(args) {
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stdout.on('data', (c) => {
+      buf += c;
+      const line = buf.split('\n').find((l) => l.startsWith('http://'));
+      if (line) resolve({ url: line.trim(), proc, stop: () => new Promise((r) => (proc.once('exit', r), proc.kill('SIGTERM'))) });
+    });
+    proc.once('exit', (code) => reject(new Error(`child exited ${code} before its URL`)));
+  });
+}
+
+export const referenceServer = (dataDir, extra = []) => child([CLI, 'serve', '--port', '0', '--data', dataDir, ...extra]);
+
+// The baseline: node:http alone. GET answers the given files' bytes by path; POST reads and drops the body.
+const BARE = `
+const http = require('node:http'); const fs = require('node:fs');
+const routes = JSON.parse(process.argv[1]);
+const bodies = Object.fromEntries(Object.entries(routes).map(([p, f]) => [p, { body: fs.readFileSync(f.file), type: f.type }]));
+http.createServer((req, res) => {
+  if (req.method === 'POST') { let n = 0; req.on('data', (c) => (n += c.length)); req.on('end', () => res.end(String(n))); return; }
+  const b = bodies[req.url.split('?')[0]];
+  if (!b) { res.statusCode = 404; return res.end(); }
+  res.setHeader('Content-Type', b.type); res.end(b.body);
+}).listen(0, '127.0.0.1', function () { console.log('http://127.0.0.1:' + this.address().port + '/'); });`;
+export const bareServer = (routes = {}) => child(['-e', BARE, JSON.stringify(routes)]);
+
+/** Peak resident set of a process (VmHWM), in MiB. */
+export function peakRssMiB(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** One line for the runner's summary table. */
+export function summary(bench, metric, value, baseline, ratio, note = '') {
+  console.log(`BENCH ${JSON.stringify({ bench, metric, value, baseline, ratio, note })}`);
+}

@@ -1,0 +1,68 @@
+// Upload throughput: the same file (BENCH_UPLOAD_MIB, default 1024 = 1 GiB, random bytes) through the
+// client's streamed upload into the reference server, against a raw loopback copy (node:http request
+// piping the file into a plain node:http sink that drops it), both servers as child processes,
+// measured in the same run. Also the peak RSS of the client (this process) and of the server.
+// Build first: `npx tsc -p tsconfig.json && node bench/upload.mjs`.
+import { randomFillSync } from 'node:crypto';
+import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { request } from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bareServer, peakRssMiB, referenceServer, summary } from './lib/servers.mjs';
+
+const require = createRequire(import.meta.url);
+const { createUser } = require('../dist/src/server/index.js');
+const { createClient } = require('../dist/src/index.js');
+
+const MIB = Number(process.env.BENCH_UPLOAD_MIB ?? 1024);
+const dir = mkdtempSync(join(tmpdir(), 'forge-bench-upload-'));
+const file = join(dir, 'payload.bin');
+{
+  const fd = openSync(file, 'w');
+  const buf = Buffer.alloc(8 * 1024 * 1024);
+  for (let left = MIB * 1024 * 1024; left > 0; left -= buf.length) writeSync(fd, randomFillSync(buf), 0, Math.min(left, buf.length));
+  closeSync(fd);
+}
+const size = statSync(file).size;
+const mibps = (ms) => size / 1024 / 1024 / (ms / 1000);
+
+function rawCopy(url) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-length': size, 'content-type': 'application/octet-stream' } }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c)).on('end', () => (Number(body) === size ? resolve() : reject(new Error(`sink got ${body} bytes`))));
+    });
+    req.on('error', reject);
+    createReadStream(file, { highWaterMark: 1024 * 1024 }).pipe(req);
+  });
+}
+
+const bare = await bareServer();
+const alice = await createUser(join(dir, 'data'), { login: 'alice' });
+const ref = await referenceServer(join(dir, 'data'));
+const client = createClient({ url: ref.url, auth: alice, timeoutMs: 600_000 });
+try {
+  console.log(`upload bench: ${MIB} MiB of random bytes (node ${process.version})`);
+  let t0 = performance.now();
+  await rawCopy(bare.url);
+  const rawMs = performance.now() - t0;
+  const sw = await client.mySoftware_create({ uid: 'alice', body: { name: 'bench', version: '1' } });
+  const art = await client.mySoftwareArtifact_add({ uid: 'alice', msid: String(sw.dbId), body: { kind: 'SoftwareFile', name: 'payload.bin' } });
+  t0 = performance.now();
+  const done = await client.upload({ uid: 'alice', msid: String(sw.dbId), said: String(art.dbId), fileName: 'payload.bin' }, { file });
+  const refMs = performance.now() - t0;
+  if (done.size !== size) throw new Error(`server stored ${done.size} bytes of ${size}`);
+  const clientRss = process.resourceUsage().maxRSS / 1024;
+  const serverRss = peakRssMiB(ref.proc.pid);
+  const ratio = mibps(refMs) / mibps(rawMs);
+  console.log(`  raw loopback copy (node:http sink)      ${mibps(rawMs).toFixed(0).padStart(6)} MiB/s  (${rawMs.toFixed(0)} ms)`);
+  console.log(`  client.upload → reference server        ${mibps(refMs).toFixed(0).padStart(6)} MiB/s  (${refMs.toFixed(0)} ms; sha256 + md5 + fsync on the server)   ratio ${ratio.toFixed(2)}`);
+  console.log(`  peak RSS: client ${clientRss.toFixed(0)} MiB, reference server ${serverRss.toFixed(0)} MiB (file ${MIB} MiB)`);
+  summary('upload', `${MIB} MiB upload MiB/s`, Math.round(mibps(refMs)), Math.round(mibps(rawMs)), ratio, `peak RSS client ${clientRss.toFixed(0)} MiB, server ${serverRss.toFixed(0)} MiB`);
+} finally {
+  await client.close();
+  await ref.stop();
+  await bare.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
