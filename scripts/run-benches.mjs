@@ -43,7 +43,7 @@ for (const file of BENCHES) {
     for (const o of own) rows.push({ ...o, bench: file, ratio: typeof o.ratio === 'number' ? o.ratio.toFixed(2) : o.ratio });
   } else {
     // Benches written before this runner print their ratios in prose: keep those lines.
-    const ratioLines = lines.filter((l) => /×|ratio|x (slower|faster)|vs /i.test(l)).map((l) => l.trim().replace(/\s+/g, ' '));
+    const ratioLines = lines.filter((l) => /×|ratio|x (slower|faster)|vs |\/baseline/i.test(l)).map((l) => l.trim().replace(/\s+/g, ' '));
     for (const l of ratioLines.length ? ratioLines : ['(no ratio line)']) rows.push({ bench: file, metric: l, value: '', baseline: '', ratio: '', note: '' });
   }
   if (r.code !== 0) rows.push({ bench: file, metric: `FAILED (exit ${r.code})`, value: '', baseline: '', ratio: '', note: '' });
