@@ -3,6 +3,7 @@
 import type { OpStatus } from '../../model/resources';
 import type { Clock } from '../ports';
 import { conflict } from '../service-error';
+import type Database from 'better-sqlite3';
 import { openDb, type Db } from './db';
 import type { Kind, KindDocs, UserDoc, UserRow } from './docs';
 
@@ -53,8 +54,16 @@ export const INTERRUPTED = 'interrupted by a server restart';
 
 export class Store {
   readonly db: Db;
+  /** Prepared once per SQL text: preparing on every call cost more than running the query (bench/server-throughput). */
+  private readonly statements = new Map<string, Database.Statement>();
   constructor(dataDir: string, private readonly clock: Clock) {
     this.db = openDb(dataDir);
+  }
+
+  private sql(text: string): Database.Statement {
+    let st = this.statements.get(text);
+    if (!st) this.statements.set(text, (st = this.db.prepare(text)));
+    return st;
   }
 
   close(): void {
@@ -72,15 +81,15 @@ export class Store {
   // ---- users ---------------------------------------------------------------------------------
 
   getUser(login: string): UserRow | undefined {
-    const r = this.db.prepare('SELECT * FROM users WHERE login = ?').get(login) as RawUser | undefined;
+    const r = this.sql('SELECT * FROM users WHERE login = ?').get(login) as RawUser | undefined;
     return r && userOf(r);
   }
 
   insertUser(login: string, admin: boolean, passwordHash: string | null, doc: UserDoc): UserRow {
     const now = this.now();
     try {
-      this.db
-        .prepare('INSERT INTO users (login, admin, password_hash, doc, created, modified) VALUES (?, ?, ?, ?, ?, ?)')
+      this
+        .sql('INSERT INTO users (login, admin, password_hash, doc, created, modified) VALUES (?, ?, ?, ?, ?, ?)')
         .run(login, admin ? 1 : 0, passwordHash, JSON.stringify(doc), now, now);
     } catch (e) {
       if (isUnique(e)) throw conflict(`user ${login} already exists`);
@@ -91,8 +100,8 @@ export class Store {
 
   updateUser(login: string, patch: { admin?: boolean; passwordHash?: string; doc?: UserDoc }): UserRow {
     const u = this.getUser(login)!;
-    this.db
-      .prepare('UPDATE users SET admin = ?, password_hash = ?, doc = ?, modified = ? WHERE login = ?')
+    this
+      .sql('UPDATE users SET admin = ?, password_hash = ?, doc = ?, modified = ? WHERE login = ?')
       .run((patch.admin ?? u.admin) ? 1 : 0, patch.passwordHash ?? u.passwordHash, JSON.stringify(patch.doc ?? u.doc), this.now(), login);
     return this.getUser(login)!;
   }
@@ -102,8 +111,8 @@ export class Store {
   insert<K extends Kind>(kind: K, r: NewRecord<K>, conflictMessage = `${kind} already exists`): Row<K> {
     const now = this.now();
     try {
-      const res = this.db
-        .prepare('INSERT INTO records (kind, owner, parent_id, unique_key, doc, secret, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      const res = this
+        .sql('INSERT INTO records (kind, owner, parent_id, unique_key, doc, secret, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
         .run(kind, r.owner, r.parentId ?? null, r.uniqueKey ?? null, JSON.stringify(r.doc), r.secret ?? null, now, now);
       return this.get(kind, Number(res.lastInsertRowid))!;
     } catch (e) {
@@ -114,7 +123,7 @@ export class Store {
 
   get<K extends Kind>(kind: K, id: number): Row<K> | undefined {
     if (!Number.isSafeInteger(id)) return undefined;
-    const r = this.db.prepare('SELECT * FROM records WHERE kind = ? AND id = ?').get(kind, id) as RawRow | undefined;
+    const r = this.sql('SELECT * FROM records WHERE kind = ? AND id = ?').get(kind, id) as RawRow | undefined;
     return r && rowOf<K>(r);
   }
 
@@ -130,11 +139,11 @@ export class Store {
       sql += ' AND parent_id = ?';
       args.push(parentId);
     }
-    return (this.db.prepare(`${sql} ORDER BY id`).all(...args) as RawRow[]).map((r) => rowOf<K>(r));
+    return (this.sql(`${sql} ORDER BY id`).all(...args) as RawRow[]).map((r) => rowOf<K>(r));
   }
 
   byKey<K extends Kind>(kind: K, uniqueKey: string): Row<K> | undefined {
-    const r = this.db.prepare('SELECT * FROM records WHERE kind = ? AND unique_key = ?').get(kind, uniqueKey) as RawRow | undefined;
+    const r = this.sql('SELECT * FROM records WHERE kind = ? AND unique_key = ?').get(kind, uniqueKey) as RawRow | undefined;
     return r && rowOf<K>(r);
   }
 
@@ -148,8 +157,8 @@ export class Store {
     const cur = this.get(kind, id);
     if (!cur) throw new Error(`${kind} ${id} vanished`);
     try {
-      this.db
-        .prepare('UPDATE records SET doc = ?, unique_key = ?, secret = ?, modified = ? WHERE kind = ? AND id = ?')
+      this
+        .sql('UPDATE records SET doc = ?, unique_key = ?, secret = ?, modified = ? WHERE kind = ? AND id = ?')
         .run(
           JSON.stringify(doc),
           opts.uniqueKey === undefined ? cur.uniqueKey : opts.uniqueKey,
@@ -166,7 +175,7 @@ export class Store {
   }
 
   remove(kind: Kind, id: number): void {
-    this.db.prepare('DELETE FROM records WHERE kind = ? AND id = ?').run(kind, id);
+    this.sql('DELETE FROM records WHERE kind = ? AND id = ?').run(kind, id);
   }
 
   /** Every path of a stored file, to tell orphans from live files at startup. */
