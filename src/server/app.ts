@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
-import { sendError, toServiceError } from './http/errors';
+import { sendClientError, sendError, toServiceError } from './http/errors';
 import type { Handler } from './http/handler';
 import { registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
@@ -46,6 +46,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     return503OnClosing: true,
     // A target whose path does not percent-decode (`%FF`, `%C0%AE`) is a 400 like any other (§5).
     frameworkErrors: (err, request, reply) => sendError(request, reply, new ServiceError(400, `bad request URL (${err.code})`), ctx.clock.now()),
+    clientErrorHandler: (err, socket) => sendClientError(err, socket, ctx.clock.now()),
   });
 
   app.removeAllContentTypeParsers();

@@ -138,11 +138,13 @@ describe('hostile authentication and file names', () => {
       const target = `/api/${signTarget(`${base}/${n}`, h.alice)}`;
       await tryCase('file-name', n.slice(0, 30), h.sendRaw('POST', target, { body: 'payload', headers: { 'content-type': 'application/octet-stream' } }), [400, 404]);
     }
-    // Raw bytes in the request line never reach a handler: Node's parser refuses them (a 400, no body of ours).
+    // Raw bytes in the request line never reach a handler: Node's parser refuses them, and the
+    // server's clientErrorHandler still answers 400 with a uforgeError body.
     for (const raw of ['a\u0000b', 'a\u0001b', 'a b']) {
       counter.add('file-name-raw');
       const r = await h.sendRaw('POST', `/api/${base}/${raw}`, { body: 'x' });
       expect(r.status).toBe(400);
+      expect(r.text).toMatch(/<ns0:uforgeError [^>]*>.*<statusCode>400<\/statusCode>/);
     }
     const art = await h.send('GET', `users/alice/mysoftware/${msid}/artifacts/${said}`);
     expect(art.text).toContain('<uploaded>false</uploaded>');

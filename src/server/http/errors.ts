@@ -1,6 +1,7 @@
 // One place where any failure becomes a `uforgeError` body in the negotiated format (wire contract §5).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { encode, formatOfAccept, MEDIA_TYPE } from '../../codec';
+import type { Duplex } from 'node:stream';
+import { encode, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
 import { isForgeError } from '../../errors';
 import { ServiceError } from '../service-error';
 
@@ -36,18 +37,40 @@ export function absoluteRequestUri(request: FastifyRequest): string {
 const printable = (m: string): string =>
   m.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
+/** The one place a `uforgeError` body is made (wire contract §5). */
+function errorBody(format: Format, statusCode: number, message: string, method: string, requestUri: string, now: Date): string {
+  return encode(format, 'uforgeError', {
+    localizedErrorMsg: { message: printable(message), messageId: `error.${statusCode}` },
+    requestMethod: method,
+    requestUri,
+    statusCode,
+    timestamp: now.toISOString(),
+  });
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date): FastifyReply {
   const format = formatOfAccept(request.headers.accept);
   for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
   // The request body was not read to its end (an upload cut short by 507/413…): this connection cannot
   // carry another request, so say so and close it rather than leave a keep-alive client hanging.
   if (!request.raw.complete) reply.header('Connection', 'close');
-  const body = encode(format, 'uforgeError', {
-    localizedErrorMsg: { message: printable(se.message), messageId: `error.${se.statusCode}` },
-    requestMethod: request.method,
-    requestUri: absoluteRequestUri(request),
-    statusCode: se.statusCode,
-    timestamp: now.toISOString(),
-  });
+  const body = errorBody(format, se.statusCode, se.message, request.method, absoluteRequestUri(request), now);
   return reply.code(se.statusCode).type(`${MEDIA_TYPE[format]}; charset=utf-8`).send(body);
+}
+
+/**
+ * A request Node's HTTP parser refuses before any route sees it (a NUL or a space in the request
+ * line, oversized headers) still gets a `uforgeError` body, then the connection is closed.
+ */
+export function sendClientError(err: Error & { code?: string }, socket: Duplex, now: Date): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const body = errorBody('xml', status, `malformed HTTP request (${err.code ?? 'parse error'})`, '', '', now);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `Content-Type: ${MEDIA_TYPE.xml}; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
