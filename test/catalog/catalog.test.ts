@@ -11,7 +11,7 @@ import { loadCatalog } from '../../src/server/catalog';
 import { defaultDataFile, readCatalogData } from '../../src/server/catalog/data-file';
 
 const catalog = loadCatalog();
-const XSD = join(__dirname, '../../../shared/reference/uforge.xsd');
+import { XSD } from '../support/shared';
 const tmp = mkdtempSync(join(tmpdir(), 'catalog-test-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 

@@ -11,7 +11,7 @@ import { documents, rootAliases, type DocumentRoot } from '../../src/model/resou
 import type { AnyModel } from '../../src/model/schema';
 import { samplesOf } from './samples';
 
-const XSD = join(__dirname, '../../../shared/reference/uforge.xsd');
+import { XSD } from '../support/shared';
 const roots = Object.keys(documents) as DocumentRoot[];
 const dir = mkdtempSync(join(tmpdir(), 'forge-codec-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,13 +2,12 @@
 // sequence of its type (base types first), list wrappers must hold the xsd's item element, and
 // every document root must be a global element of its type. Parses uforge.xsd itself.
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { documents } from '../../src/model/resources';
 import { type AnyModel, fieldsOf } from '../../src/model/schema';
 
-const XSD = join(__dirname, '../../../shared/reference/uforge.xsd');
+import { XSD } from '../support/shared';
 type Node = Record<string, unknown>;
 
 interface XsdElement {

@@ -2,9 +2,9 @@
 // called through it), a server-side observer (which operations the reference server answered, and
 // with what status), the real loopback OpenStack's env file, and a direct Glance check that does not
 // go through the module under test.
-import { execFileSync } from 'node:child_process';
+import { openStackServices } from '../support/openstack';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { expect } from 'vitest';
@@ -118,7 +118,7 @@ export async function sha256File(path: string): Promise<string> {
   return h.digest('hex');
 }
 
-// ---- The real loopback Keystone + Glance (/work/shared/openstack) --------------------------------
+// ---- The real loopback Keystone + Glance (../shared/openstack) --------------------------------
 
 export interface OpenStack {
   keystoneUrl: string;
@@ -129,35 +129,18 @@ export interface OpenStack {
   domain: string;
 }
 
-const START = '/work/shared/openstack/start-openstack.sh';
-
-/** Start (or reuse) the services; the env file is named on the script's last line. */
+/** Start (or reuse) the services through the one shared helper. */
 export function openStack(): { env: OpenStack } | { skip: string } {
-  if (!existsSync(START)) return { skip: `${START} not found` };
-  let out: string;
-  try {
-    out = execFileSync('bash', [START], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 170_000 });
-  } catch (e) {
-    return { skip: `${START} could not run here: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
-  }
-  const envFile = out.trim().split('\n').pop() ?? '';
-  if (!existsSync(envFile)) return { skip: `${START} printed no env file (last line ${JSON.stringify(envFile)})` };
-  const v: Record<string, string> = {};
-  for (const line of readFileSync(envFile, 'utf8').split('\n')) {
-    const m = /^\s*(?:export\s+)?([A-Z0-9_]+)=(.*)$/.exec(line);
-    if (m) v[m[1]!] = m[2]!.replace(/^(['"])(.*)\1$/, '$2');
-  }
-  const need = ['OPENSTACK_KEYSTONE_URL', 'OPENSTACK_TEST_USERNAME', 'OPENSTACK_TEST_PASSWORD', 'OPENSTACK_TEST_PROJECT'];
-  const missing = need.filter((k) => !v[k]);
-  if (missing.length) return { skip: `${envFile} lacks ${missing.join(', ')}` };
+  const { env, skip } = openStackServices();
+  if (!env) return { skip: skip ?? 'OpenStack unavailable' };
   return {
     env: {
-      keystoneUrl: v.OPENSTACK_KEYSTONE_URL!,
-      glanceUrl: v.OPENSTACK_GLANCE_URL,
-      username: v.OPENSTACK_TEST_USERNAME!,
-      password: v.OPENSTACK_TEST_PASSWORD!,
-      project: v.OPENSTACK_TEST_PROJECT!,
-      domain: v.OS_USER_DOMAIN_NAME || 'Default',
+      keystoneUrl: env.keystoneUrl,
+      glanceUrl: env.glanceUrl,
+      username: env.user.login,
+      password: env.user.password,
+      project: env.user.project,
+      domain: env.domain,
     },
   };
 }

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/client';
 import { decode } from '../../src/codec';
 import { startFaultProxy } from '../openstack/fault-proxy';
-import { openStackServices, type OpenStackEnv } from '../openstack/services';
+import { openStackServices, type OpenStackEnv } from '../support/openstack';
 import { generatableAppliance, knownFile } from './support/fixtures';
 import { healthy, startHarness, tempDir, type Harness } from './support/harness';
 

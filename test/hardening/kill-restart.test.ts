@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client';
 import { createUser, type CreatedUser } from '../../src/server';
-import { imagesNamed, openStackServices, type OpenStackEnv } from '../openstack/services';
+import { imagesNamed, openStackServices, type OpenStackEnv } from '../support/openstack';
 import { spawnServer, type ChildServer } from './support/child-server';
 import { generatableAppliance, knownFile, sha256OfDownload, sleep, type KnownFile } from './support/fixtures';
 import { LONG, tempDir } from './support/harness';

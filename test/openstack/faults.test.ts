@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isForgeError } from '../../src/errors';
 import { publishToGlance, type OpenStackError, type PublishRequest } from '../../src/server/openstack';
 import { startFaultProxy } from './fault-proxy';
-import { imagesNamed, openStackServices, randomFile, type OpenStackEnv } from './services';
+import { imagesNamed, openStackServices, randomFile, type OpenStackEnv } from '../support/openstack';
 
 const svc = openStackServices();
 if (svc.skip) console.warn(`[openstack tests skipped] ${svc.skip}`);

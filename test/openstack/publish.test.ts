@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isForgeError } from '../../src/errors';
 import { deleteGlanceImage, getGlanceImage, publishToGlance, type PublishProgress } from '../../src/server/openstack';
-import { imagesNamed, openStackServices, type OpenStackEnv } from './services';
+import { imagesNamed, openStackServices, type OpenStackEnv } from '../support/openstack';
 
 const svc = openStackServices();
 if (svc.skip) console.warn(`[openstack tests skipped] ${svc.skip}`);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteGlanceImage, getGlanceImage, publishToGlance } from '../../src/server/openstack';
-import { openStackServices, randomFile, type OpenStackEnv } from './services';
+import { openStackServices, randomFile, type OpenStackEnv } from '../support/openstack';
 
 const svc = openStackServices();
 const long = process.env.APPLIANCE_FORGE_LONG === '1';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client';
 import { startStack, UNKNOWN, urnOf, type Props, type Stack } from '../support/pulumi-host';
-import { openStackServices, type OpenStackEnv } from '../openstack/services';
+import { openStackServices, type OpenStackEnv } from '../support/openstack';
 
 let stack: Stack;
 let client: Client;

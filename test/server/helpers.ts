@@ -10,7 +10,8 @@ import { createClient, type Client } from '../../src/client';
 import { createUser, startServer, type RunningServer, type StartOptions } from '../../src/server';
 import type { CreatedUser } from '../../src/server';
 
-export const XSD = '/work/shared/reference/uforge.xsd';
+export { XSD } from '../support/shared';
+import { XSD } from '../support/shared';
 
 export interface TestServer {
   server: RunningServer;

@@ -1,8 +1,8 @@
-// Publication to the real loopback Keystone + Glance (/work/shared/openstack): 201, background job,
+// Publication to the real loopback Keystone + Glance (../shared/openstack): 201, background job,
 // cloudId and published=true, errors in errorMessage without secrets, DELETE removes the Glance image.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/client';
-import { imagesNamed, openStackServices } from '../openstack/services';
+import { imagesNamed, openStackServices } from '../support/openstack';
 import { startTestServer, validatesAgainstXsd, type TestServer } from './helpers';
 
 const svc = openStackServices();

@@ -1,6 +1,6 @@
 // The real reference server on 127.0.0.1:0 with a fresh data dir and one user, for integration tests.
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { openStackServices } from '../../support/openstack';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient, type Client } from '../../../src/client';
@@ -36,22 +36,11 @@ export async function startTestService(): Promise<TestService> {
 }
 
 /**
- * Starts (or finds running) the real Keystone + Glance on loopback with the shared script, which is
- * idempotent and prints its env file on its last line. Undefined where it cannot run (not root,
- * not Debian, no script): callers skip with a message.
+ * The env file values of the real Keystone + Glance on loopback (test/support/openstack.ts), or
+ * undefined where they cannot run (not root, not Debian, no script): callers skip with a message.
  */
 export function openStackEnv(): Record<string, string> | undefined {
-  const script = path.resolve(__dirname, '../../../../shared/openstack/start-openstack.sh');
-  let file: string;
-  try {
-    const out = execFileSync('bash', [script], { encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'pipe'] });
-    file = out.trim().split('\n').pop()!.trim();
-  } catch {
-    return undefined;
-  }
-  const env: Record<string, string> = {};
-  for (const m of readFileSync(file, 'utf8').matchAll(/^export ([A-Z_0-9]+)=(.*)$/gm)) env[m[1]!] = m[2]!.replace(/^'(.*)'$/, '$1');
-  return env;
+  return openStackServices().vars;
 }
 
 /** A copy of the examples folder, so that a test can edit its declarations. */

@@ -1,10 +1,11 @@
-// Test helpers: start (or reuse) the real loopback Keystone + Glance of /work/shared/openstack, read
+// Test helpers: start (or reuse) the real loopback Keystone + Glance of ../shared/openstack, read
 // its env file, and talk to Glance directly to check what the module under test left behind.
+// The one place every suite gets its OpenStack from.
 import { execFileSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { request } from 'undici';
+import { START_OPENSTACK as START } from './shared';
 
 export interface OpenStackEnv {
   keystoneUrl: string;
@@ -14,10 +15,9 @@ export interface OpenStackEnv {
   user: { login: string; password: string; project: string };
 }
 
-const START = resolve(__dirname, '../../../shared/openstack/start-openstack.sh');
 
 /** The running services, or a reason why these tests must skip on this machine. */
-export function openStackServices(): { env?: OpenStackEnv; skip?: string } {
+export function openStackServices(): { env?: OpenStackEnv; vars?: Record<string, string>; skip?: string } {
   if (!existsSync('/etc/debian_version')) return { skip: 'not a Debian machine' };
   if (process.getuid?.() !== 0) return { skip: 'not root (start-openstack.sh installs and starts system services)' };
   if (!existsSync(START)) return { skip: `${START} not found` };
@@ -35,6 +35,7 @@ export function openStackServices(): { env?: OpenStackEnv; skip?: string } {
     return x;
   };
   return {
+    vars: v,
     env: {
       keystoneUrl: need('OPENSTACK_KEYSTONE_URL'),
       glanceUrl: need('OPENSTACK_GLANCE_URL'),
