@@ -8,8 +8,9 @@
 // downloaded as a stream (sha256 = the record's sha256sum), publication to the real loopback Glance
 // (cloudId; DELETE removes the Glance image), cancel of both kinds of job, every error status as a
 // typed error (or, for 304, as a cache hit), XML and JSON, API key and Basic, an administrator.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ import { retryPolicy } from '../../src/client/retry';
 import { createTransport } from '../../src/client/transport';
 import { createUser, startServer, type RunningServer } from '../../src/server/index';
 import type { CreatedUser } from '../../src/server/index';
+import { XSD } from '../support/shared';
 import { ALL_OPERATION_IDS, apiError, glanceImage, glanceImagesNamed, observe, openStack, recording, sha256File, type Answered } from './support';
 
 const os = openStack();
@@ -591,6 +593,29 @@ describe('every endpoint through the client library, against the reference serve
     const readOnly = new Set<string>(['os_update', 'osTemplate_create', 'osTemplate_update', 'osTemplate_delete', 'org_create', 'userTargetFormat_update']);
     for (const [id, statuses] of byServer) {
       if (!readOnly.has(id)) expect([...statuses].some((s) => s >= 200 && s < 300), `${id}: ${[...statuses].join(',')}`).toBe(true);
+    }
+  });
+
+  it.skipIf(!existsSync(XSD))('every XML answer of the whole suite, success or error, validates against uforge.xsd', () => {
+    const xml = answered.filter((a) => a.xml !== undefined);
+    // Documents of most operations, and uforgeError bodies of every status the suite provoked.
+    expect(new Set(xml.map((a) => a.op)).size).toBeGreaterThan(40);
+    expect(new Set(xml.filter((a) => a.status >= 400).map((a) => a.status)).size).toBeGreaterThanOrEqual(8);
+    console.log(`[e2e] ${xml.length} XML answers of ${new Set(xml.map((a) => a.op)).size} operations checked with xmllint`);
+    const out = mkdtempSync(join(tmpdir(), 'e2e-xsd-'));
+    try {
+      const files = xml.map((a, i) => {
+        const f = join(out, `${String(i).padStart(4, '0')}-${a.method}-${a.status}.xml`);
+        writeFileSync(f, a.xml!);
+        return f;
+      });
+      // One xmllint per batch (the schema is large to load); any invalid file makes it exit non-zero.
+      for (let i = 0; i < files.length; i += 200) {
+        const r = spawnSync('xmllint', ['--noout', '--schema', XSD, ...files.slice(i, i + 200)], { encoding: 'utf8' });
+        expect(r.status, r.stderr.split('\n').filter((l) => !l.endsWith(' validates')).slice(0, 10).join('\n')).toBe(0);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
     }
   });
 });

@@ -53,6 +53,8 @@ export interface Answered {
   /** The operation of the table this method and path are routed to, if any. */
   op: OperationId | undefined;
   status: number;
+  /** The body as sent, when the answer is an XML document (for the schema check). */
+  xml?: string;
 }
 
 /** Operation routes, literal paths first (so `images/statuses` is not taken for `images/{itid}`). */
@@ -76,15 +78,34 @@ export function operationOf(method: string, pathUnderService: string): Operation
  * Watch every request the reference server answers (on its Node HTTP server, beside Fastify's own
  * listener): method, path under the service path, the operation it routes to, the final status.
  */
+const XML_CAPTURE_MAX = 4 * 1024 * 1024;
+
 export function observe(server: RunningServer): Answered[] {
   const servicePath = new URL(server.url).pathname.replace(/\/+$/, '');
   const seen: Answered[] = [];
-  server.app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  // Prepended: it must wrap the response before Fastify's own listener answers it.
+  server.app.server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    // Keep a copy of what the server writes, as written, to check XML answers against the schema.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const keep = (c: unknown): void => {
+      if (size > XML_CAPTURE_MAX || c === undefined || c === null || typeof c === 'function') return;
+      const b = Buffer.isBuffer(c) ? c : Buffer.from(c as string);
+      size += b.length;
+      chunks.push(b);
+    };
+    const write = res.write.bind(res);
+    const end = res.end.bind(res);
+    res.write = ((c: unknown, ...rest: never[]) => (keep(c), write(c as Buffer, ...rest))) as typeof res.write;
+    res.end = ((c?: unknown, ...rest: never[]) => (keep(c), end(c as Buffer, ...rest))) as typeof res.end;
     res.once('finish', () => {
       const raw = (req.url ?? '/').split('?')[0]!;
       const path = raw.startsWith(`${servicePath}/`) ? raw.slice(servicePath.length) : raw;
       const method = req.method ?? '';
-      seen.push({ method, path, op: operationOf(method, path), status: res.statusCode });
+      // Fastify passes its headers to writeHead, so tell an XML document by its declaration.
+      const body = size <= XML_CAPTURE_MAX ? Buffer.concat(chunks).toString('utf8') : '';
+      const xml = body.startsWith('<?xml') ? body : undefined;
+      seen.push({ method, path, op: operationOf(method, path), status: res.statusCode, ...(xml ? { xml } : {}) });
     });
   });
   return seen;
