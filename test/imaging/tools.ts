@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 export function tempDir(label: string): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), `af-imaging-${label}-`));
-  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }) };
 }
 
 export function qemuInfo(file: string): { format: string; 'virtual-size': number } {

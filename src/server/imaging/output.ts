@@ -59,6 +59,9 @@ export async function writeDigested(source: AsyncIterable<Buffer> | Readable, pa
     if (o.compress) await pipeline(source, createGzip(), tap(d), out, { signal: o.signal });
     else await pipeline(source, tap(d), out, { signal: o.signal });
   } catch (e) {
+    // The file may still be opening when the source fails first: wait until the stream has closed,
+    // so that the caller's clean-up of `path` runs after the file exists, never before.
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     throw asAborted(e, o.signal);
   }
   await syncFile(path);
