@@ -1,10 +1,9 @@
 // Software: a component of the user's software library with its uploaded files, made by the spec's
 // four-stage flow (rule 4, stages a–c; stage d is the Appliance's `software` input). A file's content hash,
 // taken in `check`, drives updates: a changed file is uploaded again, an unchanged one is left alone.
-import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { Client } from '../../src/client';
+import { sha256FileSync } from '../../src/digest';
 import { fiql } from '../../src/fiql/builder';
 import type { MySoftware } from '../../src/model/resources';
 import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, uriParts, type Handler } from './handler';
@@ -19,18 +18,6 @@ export interface SoftwareFileState {
   sha256: string;
 }
 
-/** Hash in fixed chunks: flat memory whatever the file size. */
-function sha256Of(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    const h = createHash('sha256');
-    const buf = Buffer.alloc(1 << 20);
-    for (let n = readSync(fd, buf); n > 0; n = readSync(fd, buf)) h.update(buf.subarray(0, n));
-    return h.digest('hex');
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function checkFile(f: Inputs, raw: unknown): SoftwareFileState | undefined {
   if (isUnknown(raw)) return { source: UNKNOWN, sha256: UNKNOWN };
@@ -45,7 +32,7 @@ function checkFile(f: Inputs, raw: unknown): SoftwareFileState | undefined {
   if (isUnknown(source)) return { source, ...rest, sha256: UNKNOWN };
   try {
     // Relative paths are relative to the project folder, the host's working directory.
-    return { source, ...rest, sha256: sha256Of(resolve(source)) };
+    return { source, ...rest, sha256: sha256FileSync(resolve(source)) };
   } catch (e) {
     f.fail('source', `cannot read ${source}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
     return undefined;

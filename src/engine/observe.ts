@@ -1,9 +1,8 @@
 // Reads what the service already holds for a declaration: the appliance by name and version, its
 // OS profile and packages, the software components by name and version with their artifacts, the
 // appliance's images and publications. Only GETs.
-import { createReadStream } from 'node:fs';
-import { createHash } from 'node:crypto';
 import type { Client } from '../client';
+import { digestFile } from '../digest';
 import { fiql } from '../fiql/builder';
 import type { Appliance } from '../model/resources';
 import type { Declaration } from './declaration';
@@ -66,16 +65,7 @@ export async function hashBundleFiles(decl: Declaration): Promise<Map<string, Lo
   return new Map(entries);
 }
 
-function hashFile(p: string): Promise<LocalFile> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    let size = 0;
-    createReadStream(p)
-      .on('data', (c: Buffer | string) => {
-        size += c.length;
-        h.update(c);
-      })
-      .on('error', reject)
-      .on('end', () => resolve({ sha256: h.digest('hex'), size }));
-  });
+async function hashFile(p: string): Promise<LocalFile> {
+  const { sha256, size } = await digestFile(p, ['sha256']);
+  return { sha256, size };
 }

@@ -1,10 +1,11 @@
 // Files under the data dir: `files/` (uploads), `images/` (generated disks), `tmp/` (work in
 // progress). A file is written under `tmp/`, fsync'd, checksummed, and renamed into place only when
 // complete, so a crash never leaves a partial file where it could be served (task: durable state).
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync, openSync, closeSync, fsyncSync, readdirSync, rmSync, type ReadStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Digester } from '../../digest';
 import { ServiceError } from '../service-error';
 
 export type FileArea = 'files' | 'images';
@@ -37,17 +38,13 @@ export class FileStore {
    */
   async write(source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number): Promise<WrittenFile> {
     const tmp = this.fresh('tmp', suffix);
-    const sha = createHash('sha256');
-    const md5 = createHash('md5');
-    let size = 0;
+    const d = new Digester(['sha256', 'md5']);
     const fh = await open(this.abs(tmp), 'wx', 0o600);
     let ok = false;
     try {
       for await (const chunk of source) {
-        size += chunk.byteLength;
-        if (size > maxBytes) throw new ServiceError(413, `upload larger than the limit of ${maxBytes} bytes`);
-        sha.update(chunk);
-        md5.update(chunk);
+        d.update(chunk);
+        if (d.size > maxBytes) throw new ServiceError(413, `upload larger than the limit of ${maxBytes} bytes`);
         await fh.write(chunk);
       }
       await fh.sync();
@@ -59,7 +56,7 @@ export class FileStore {
     const path = this.fresh(area, suffix);
     await rename(this.abs(tmp), this.abs(path));
     syncDir(this.abs(area));
-    return { path, size, sha256: sha.digest('hex'), md5: md5.digest('hex') };
+    return { path, ...d.digests() };
   }
 
   read(rel: string): ReadStream {

@@ -1,9 +1,9 @@
 // Glance v2 image calls (openstack/README.md): create → 201 `queued`; PUT file → 204 then `active`;
 // `checksum` is MD5 and `os_hash_value` uses `os_hash_algo` (sha512 by default).
-import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Digester, type DigestAlgorithm } from '../../digest';
 import { isRecord, type Answer, type CallOptions, type Connection } from './http';
 import type { Session } from './keystone';
 
@@ -81,21 +81,16 @@ export async function uploadData(
   req: { file: string; size: number; sha256: boolean; onBytes(loaded: number): void },
 ): Promise<StreamedDigests> {
   const o = glanceCall(s, 'PUT', `/images/${encodeURIComponent(id)}/file`, `upload data of image ${id}`);
-  const md5 = createHash('md5');
-  const sha512 = createHash('sha512');
-  const sha256 = req.sha256 ? createHash('sha256') : undefined;
-  const counter = { bytes: 0 };
+  const d = new Digester<'md5' | 'sha512' | 'sha256'>(req.sha256 ? ['md5', 'sha512', 'sha256'] : ['md5', 'sha512']);
   const a = await conn.call({
     ...o,
     headers: { ...auth(s), 'content-type': 'application/octet-stream', 'content-length': String(req.size) },
-    body: Readable.from(hashedChunks(req.file, [md5, sha512, ...(sha256 ? [sha256] : [])], counter, req.onBytes), { objectMode: false }),
+    body: Readable.from(hashedChunks(req.file, d, req.onBytes), { objectMode: false }),
     headersTimeoutMs: conn.timeouts.uploadIdleTimeoutMs,
   });
   if (a.status !== 204 && a.status !== 200) throw failure(conn, o, a, id);
-  return {
-    bytes: counter.bytes, md5: md5.digest('hex'), sha512: sha512.digest('hex'),
-    ...(sha256 ? { sha256: sha256.digest('hex') } : {}),
-  };
+  const { size, md5, sha512, sha256 } = d.digests();
+  return { bytes: size, md5, sha512, ...(req.sha256 ? { sha256 } : {}) };
 }
 
 /** Polls until `active` within `activeTimeoutMs`; a dead end (`killed`, back to `queued`, …) fails at once. */
@@ -121,14 +116,13 @@ export async function waitForActive(conn: Connection, s: Session, id: string): P
 }
 
 async function* hashedChunks(
-  file: string, hashes: Hash[], counter: { bytes: number }, onBytes: (loaded: number) => void,
+  file: string, d: Digester<DigestAlgorithm>, onBytes: (loaded: number) => void,
 ): AsyncGenerator<Uint8Array> {
   // for-await closes the file when undici stops pulling (abort, dropped connection).
   for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
-    for (const h of hashes) h.update(chunk);
-    counter.bytes += chunk.length;
+    d.update(chunk);
     yield chunk;
-    onBytes(counter.bytes);
+    onBytes(d.size); // after the chunk was handed to the socket
   }
 }
 
