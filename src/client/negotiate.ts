@@ -6,7 +6,7 @@ import { decodeBody, encode, formatOfContentType, MEDIA_TYPE, type Format } from
 import { ApiError, DecodeError, HttpError } from '../errors';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import { type AnyModel, fieldsOf } from '../model/schema';
-import { secretsIn } from '../model/redact';
+import { maskSecrets, secretsIn } from '../model/redact';
 import { dump, readBody, type Call, type Exchange, type Handler, type Reply, type WireRequest } from './wire';
 
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
@@ -65,7 +65,7 @@ export async function errorOf(
     try {
       const err = decodeBody(headers['content-type'], text, 'uforgeError').value;
       const msg = err.localizedErrorMsg;
-      if (msg?.message !== undefined) err.localizedErrorMsg = { ...msg, message: mask(msg.message, secrets) };
+      if (msg?.message !== undefined) err.localizedErrorMsg = { ...msg, message: maskSecrets(msg.message, secrets) };
       return new ApiError(status, err, headers);
     } catch (e) {
       if (!(e instanceof DecodeError)) throw e;
@@ -78,7 +78,7 @@ const SECRET_FIELDS = secretFieldNames();
 
 /** A short, single-line, redacted excerpt of a body that is not a `uforgeError` (style example 5). */
 export function snippet(text: string, secrets: readonly string[]): string {
-  let s = mask(text, secrets);
+  let s = maskSecrets(text, secrets);
   for (const f of SECRET_FIELDS) {
     s = s
       .replace(new RegExp(`(<${f}>)[^<]*(</${f}>)`, 'g'), '$1***$2')
@@ -88,11 +88,6 @@ export function snippet(text: string, secrets: readonly string[]): string {
   return s.length > SNIPPET_CHARS ? `${s.slice(0, SNIPPET_CHARS)}…` : s;
 }
 
-function mask(text: string, secrets: readonly string[]): string {
-  let s = text;
-  for (const secret of secrets) if (secret.length >= 1) s = s.split(secret).join('***');
-  return s;
-}
 
 /** Names of the model's secret fields (`password`, `secretKey`), from the model itself (style example 4). */
 function secretFieldNames(): string[] {

@@ -2,7 +2,9 @@
 // that each adapter masks the same set: the Action with `::add-mask::`, the command line and the
 // logs by `mask()` (style example 4: one redaction used everywhere).
 
-export const MASK = '***';
+import { maskSecrets } from '../model/redact';
+
+export { MASK } from '../model/redact';
 
 export class SecretSet {
   private readonly values = new Set<string>();
@@ -22,8 +24,6 @@ export class SecretSet {
 
   /** Replaces every occurrence of every secret, longest first (a secret may contain another). */
   mask(text: string): string {
-    let out = text;
-    for (const s of [...this.values].sort((a, b) => b.length - a.length)) out = out.split(s).join(MASK);
-    return out;
+    return maskSecrets(text, this.values);
   }
 }

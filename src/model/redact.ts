@@ -29,3 +29,17 @@ export function secretsIn(m: AnyModel, v: Rec, into: string[] = []): string[] {
   }
   return into;
 }
+
+export const MASK = '***';
+
+/**
+ * Every occurrence of every known secret in a text replaced by `***`, longest first (a secret may
+ * contain another). Values shorter than `minLength` are left alone: masking a one-letter value would
+ * blank out ordinary text. The one masker of client errors, OpenStack errors and the engine's output.
+ */
+export function maskSecrets(text: string, secrets: Iterable<string>, minLength = 1): string {
+  let out = text;
+  const list = [...secrets].filter((s) => s.length >= Math.max(1, minLength)).sort((a, b) => b.length - a.length);
+  for (const s of list) out = out.split(s).join(MASK);
+  return out;
+}

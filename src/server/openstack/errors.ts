@@ -1,5 +1,6 @@
 // The one error type of the publication backend (docs/contracts.md, OpenStack). It joins the
 // ForgeError tree under code E_OPENSTACK; `kind` says what went wrong so callers can branch on it.
+import { maskSecrets } from '../../model/redact';
 import { ForgeError } from '../../errors';
 
 /**
@@ -54,7 +55,5 @@ export class OpenStackError extends ForgeError {
  * cannot leak it into our errors or logs.
  */
 export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('***');
-  return out;
+  return maskSecrets(text, secrets, 4);
 }
