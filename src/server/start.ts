@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadCatalog } from './catalog';
-import { buildImage, TARGET_FORMATS } from './imaging';
+import { ImagingError, TARGET_FORMATS } from './imaging';
 import { deleteGlanceImage, publishToGlance } from './openstack';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
@@ -65,7 +65,12 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     jobs,
     clock,
     catalog: o.catalog ?? loadCatalog(),
-    imaging: o.imaging ?? { targetFormats: TARGET_FORMATS, buildImage },
+    // The real pipeline needs an OS layer (stage 1) and SystemSettings: the generation job is wired to
+    // them by the integrator; until then a generation fails with this clear error, never a fake image.
+    imaging: o.imaging ?? {
+      targetFormats: TARGET_FORMATS,
+      buildImage: () => Promise.reject(new ImagingError('prerequisite', 'image generation is not wired to the OS layer yet (issue 9)')),
+    },
     openstack: o.openstack ?? { publishToGlance, deleteGlanceImage },
     ...(o.servicePath !== undefined ? { servicePath: o.servicePath } : {}),
     ...(o.limits ? { limits: o.limits } : {}),

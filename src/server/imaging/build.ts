@@ -1,5 +1,5 @@
-// buildImage: the appliance's files → staging tree → raw disk (MBR + ext4) → target format → the
-// output file, written under a temporary name beside it and renamed only when complete
+// buildImage: the OS layer copied → settings and the appliance's files applied → bootable raw disk
+// (MBR + GRUB + ext4) → target format → the output file, written under a temporary name beside it and renamed only when complete
 // (docs/contracts.md "Imaging"). Whatever happens, the work directory is removed, and on failure
 // or abort the temporary output too; an existing `outFile` is only replaced by a finished image.
 import { randomUUID } from 'node:crypto';
@@ -8,26 +8,32 @@ import { mkdir, mkdtemp, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AbortedError } from '../../errors';
 import { ImagingError } from './errors';
-import { writeExt4Disk } from './filesystem';
+import { writeBootableRaw } from './bootdisk';
 import type { DiskFormat } from './formats';
-import { PARTITION_OFFSET } from './mbr';
 import { digestFile, writeDigested, type Digests } from './output';
 import { reporter, type ProgressSink, type Reporter } from './progress';
 import { qcow2FromRaw } from './qcow2';
 import { qemuConvert } from './qemu';
-import { stageTree, type ImageFile } from './staging';
+import type { ImageFile } from './staging';
+import type { SystemSettings } from './system';
+import { applySystem } from './system-apply';
+import { copyTree } from './tree';
 
 const MiB = 1024 * 1024;
-/** Smallest disk: room for the partition offset, ext4's metadata and a journal. */
-export const MIN_DISK_MIB = 8;
+/** Smallest disk: a Minimal Debian with its kernel and initramfs takes about 400 MiB, with room to run. */
+export const MIN_DISK_MIB = 1024;
 /** Largest disk an MBR partition table can describe with 512-byte sectors (2 TiB). */
 export const MAX_DISK_MIB = 2 * 1024 * 1024;
 const DISKS: readonly DiskFormat[] = ['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'];
 
 export interface BuildImageOptions {
+  /** The OS layer: a Debian root tree, read only (copied, never changed). */
+  readonly layerDir: string;
+  /** The install profile to apply; `diskMiB` is the virtual size of the disk. */
+  readonly settings: SystemSettings;
+  /** The layer carries cloud-init: it configures the network itself. */
+  readonly cloudInit: boolean;
   readonly disk: DiskFormat;
-  /** Virtual size of the disk in MiB (installProfile.diskSize, wire contract §8). */
-  readonly diskSizeMiB: number;
   /** gzip the final file; name it `….<ext>.gz` (see imageFileName). */
   readonly compress: boolean;
   readonly files: readonly ImageFile[];
@@ -39,6 +45,8 @@ export interface BuildImageOptions {
   readonly workDir: string;
   readonly signal?: AbortSignal;
   readonly onProgress?: ProgressSink;
+  /** Percentages this build reports span `from`..`to` (default 0..100): the caller's job may have done work before. */
+  readonly progressRange?: { readonly from: number; readonly to: number };
 }
 
 export interface BuiltImage extends Digests {
@@ -50,11 +58,14 @@ async function checkOptions(o: BuildImageOptions): Promise<void> {
     throw new ImagingError('input', m);
   };
   if (!DISKS.includes(o.disk)) bad(`unknown disk format ${JSON.stringify(o.disk)} (expected one of ${DISKS.join(', ')})`);
-  if (!Number.isSafeInteger(o.diskSizeMiB) || o.diskSizeMiB < MIN_DISK_MIB || o.diskSizeMiB > MAX_DISK_MIB) {
-    bad(`disk size must be a whole number of MiB from ${MIN_DISK_MIB} to ${MAX_DISK_MIB}, got ${String(o.diskSizeMiB)}`);
+  const diskMiB = o.settings?.diskMiB;
+  if (!Number.isSafeInteger(diskMiB) || diskMiB < MIN_DISK_MIB || diskMiB > MAX_DISK_MIB) {
+    bad(`disk size must be a whole number of MiB from ${MIN_DISK_MIB} to ${MAX_DISK_MIB}, got ${String(diskMiB)}`);
   }
   if (typeof o.manifest !== 'string') bad('the manifest must be a string');
   if (!Array.isArray(o.files)) bad('files must be a list');
+  const layer = await stat(o.layerDir).catch(() => undefined);
+  if (!layer?.isDirectory()) bad(`the OS layer is not a directory: ${o.layerDir}`);
   const outDir = await stat(dirname(o.outFile)).catch(() => undefined);
   if (!outDir?.isDirectory()) bad(`the directory of the output file does not exist: ${dirname(o.outFile)}`);
   if (basename(o.outFile) === '') bad('the output file has no name');
@@ -64,32 +75,40 @@ function checkAbort(signal?: AbortSignal): void {
   if (signal?.aborted) throw new AbortedError('image build aborted');
 }
 
+/** Map this build's 0..100 onto the caller's range. */
+function ranged(sink: ProgressSink | undefined, range: { from: number; to: number } | undefined): ProgressSink | undefined {
+  if (!sink || !range) return sink;
+  const { from, to } = range;
+  return (p) => sink({ ...p, percentage: Math.floor(from + ((to - from) * p.percentage) / 100) });
+}
+
 export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   checkAbort(o.signal);
   await checkOptions(o);
-  const progress = reporter(o.onProgress);
-  const diskBytes = o.diskSizeMiB * MiB;
-  progress.stage(0, 0, 'preparing the image');
+  const progress = reporter(ranged(o.onProgress, o.progressRange));
+  const diskBytes = o.settings.diskMiB * MiB;
+  progress.stage(0, 0, 'applying software and settings');
   await mkdir(o.workDir, { recursive: true });
   const buildDir = await mkdtemp(join(o.workDir, 'image-'));
   const partOut = join(dirname(o.outFile), `.${basename(o.outFile)}.${randomUUID().slice(0, 8)}.part`);
   try {
-    const stagingDir = join(buildDir, 'root');
-    await mkdir(stagingDir);
-    progress.stage(0, 10, 'copying the appliance files');
-    const tree = await stageTree(stagingDir, o.files, o.manifest, o.signal);
-    if (tree.bytes > diskBytes - PARTITION_OFFSET) {
-      throw new ImagingError('disk-full', `the appliance files (${Math.ceil(tree.bytes / MiB)} MiB) do not fit in a ${o.diskSizeMiB} MiB disk`);
-    }
+    const tree = join(buildDir, 'root');
+    await copyTree(o.layerDir, tree, o.signal);
+    progress.stage(0, 20, 'applying software and settings', 0.5);
+    checkAbort(o.signal);
+    await applySystem(tree, { settings: o.settings, files: o.files, manifest: o.manifest, cloudInit: o.cloudInit, signal: o.signal });
     checkAbort(o.signal);
 
     // A raw image is made in place (sparse); every other disk is made from a raw one in the work dir.
     const directRaw = o.disk === 'raw' && !o.compress;
     const rawPath = directRaw ? partOut : join(buildDir, 'disk.raw');
-    progress.stage(10, 10, 'making the ext4 filesystem');
-    await writeExt4Disk({ rawPath, diskBytes, stagingDir, scratchDir: buildDir, paths: tree.paths, signal: o.signal });
-    await rm(stagingDir, { recursive: true, force: true });
-    progress.stage(30, 30, `writing the ${o.disk} disk`);
+    await writeBootableRaw({
+      tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
+      scratchDir: buildDir, signal: o.signal,
+      onProgress: (f) => progress.stage(20, 50, 'writing the disk', f),
+    });
+    await rm(tree, { recursive: true, force: true });
+    progress.stage(50, 50, `converting to ${o.disk}`);
     checkAbort(o.signal);
 
     const digests = await writeDisk(o, rawPath, partOut, buildDir, diskBytes, progress);
@@ -105,22 +124,22 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   }
 }
 
-/** Percentages 30..98: the target format, compressed or not, digested on the way. */
+/** Percentages 50..98: the target format, compressed or not, digested on the way. */
 async function writeDisk(o: BuildImageOptions, rawPath: string, partOut: string, buildDir: string, diskBytes: number, progress: Reporter): Promise<Digests> {
   const { signal, compress } = o;
   const written = (from: number, to: number, message: string, total: number) => (n: number) =>
     progress.stage(from, to, message, n / total, { done: n, total });
   switch (o.disk) {
     case 'raw':
-      if (!compress) return digestFile(partOut, signal, written(30, 98, 'computing checksums', diskBytes));
-      return writeDigested(readCounted(rawPath, written(30, 98, 'compressing the disk', diskBytes)), partOut, { compress, signal });
+      if (!compress) return digestFile(partOut, signal, written(50, 98, 'computing checksums', diskBytes));
+      return writeDigested(readCounted(rawPath, written(50, 98, 'compressing the disk', diskBytes)), partOut, { compress, signal });
     case 'qcow2': {
       const chunks = qcow2FromRaw(rawPath, diskBytes, {
         signal,
         onProgress: (p) =>
           p.phase === 'scan'
-            ? progress.stage(30, 60, 'finding the used clusters', p.done / p.total, p)
-            : progress.stage(60, 98, 'writing the qcow2 disk', p.done / p.total, p),
+            ? progress.stage(50, 70, 'finding the used clusters', p.done / p.total, p)
+            : progress.stage(70, 98, 'converting to qcow2', p.done / p.total, p),
       });
       return writeDigested(chunks, partOut, { compress, signal });
     }
@@ -130,7 +149,7 @@ async function writeDisk(o: BuildImageOptions, rawPath: string, partOut: string,
       const converted = compress ? join(buildDir, `disk.${o.disk}`) : partOut;
       await qemuConvert(rawPath, converted, o.disk, {
         signal,
-        onFraction: (f) => progress.stage(30, 80, `writing the ${o.disk} disk (qemu-img)`, f),
+        onFraction: (f) => progress.stage(50, 80, `converting to ${o.disk} (qemu-img)`, f),
       });
       checkAbort(signal);
       const size = (await stat(converted)).size;

@@ -1,7 +1,8 @@
 // Errors of the image builder. Bad input (`kind` 'input') is the caller's to fix and nothing was written;
-// 'tool' is an external program (mke2fs, debugfs, qemu-img) that failed, with its own message kept.
+// 'tool' is an external program (mke2fs, debugfs, qemu-img) that failed, with its own message kept;
+// 'prerequisite' is a host tool that is missing, with the Debian package that provides it.
 
-export type ImagingErrorKind = 'input' | 'disk-full' | 'tool';
+export type ImagingErrorKind = 'input' | 'disk-full' | 'tool' | 'prerequisite';
 
 export class ImagingError extends Error {
   readonly code = 'E_IMAGING' as const;

@@ -19,8 +19,8 @@ function chs(lba: number): [number, number, number] {
   return [h, (s & 0x3f) | ((c >> 2) & 0xc0), c & 0xff];
 }
 
-/** The first sector of a disk of `diskBytes` bytes. */
-export function mbrSector(diskBytes: number): Buffer {
+/** The first sector of a disk of `diskBytes` bytes; `bootable` sets the active flag (0x80) that BIOS boot code looks for. */
+export function mbrSector(diskBytes: number, bootable = false): Buffer {
   const first = PARTITION_OFFSET / SECTOR;
   const total = Math.floor(diskBytes / SECTOR);
   const count = total - first;
@@ -30,7 +30,7 @@ export function mbrSector(diskBytes: number): Buffer {
   const mbr = Buffer.alloc(SECTOR);
   randomBytes(4).copy(mbr, 440); // disk signature
   const e = 446;
-  mbr[e] = 0x00; // not bootable: the image holds no boot loader
+  mbr[e] = bootable ? 0x80 : 0x00;
   mbr.set(chs(first), e + 1);
   mbr[e + 4] = LINUX_PARTITION;
   mbr.set(chs(first + count - 1), e + 5);

@@ -13,7 +13,16 @@ export interface RunOptions {
   readonly cwd?: string;
   /** Each chunk of stdout as it comes (progress lines). */
   readonly onStdout?: (text: string) => void;
+  /** Written to the tool's stdin (e.g. `name:hash` lines for chpasswd: never on a command line). */
+  readonly input?: string;
 }
+
+/** The Debian package that provides each host tool the builder runs (named when one is missing). */
+const PACKAGE_OF: Record<string, string> = {
+  mke2fs: 'e2fsprogs', dumpe2fs: 'e2fsprogs', debugfs: 'e2fsprogs', e2fsck: 'e2fsprogs', filefrag: 'e2fsprogs',
+  'qemu-img': 'qemu-utils', 'grub-mkimage': 'grub-pc-bin', sfdisk: 'fdisk',
+  useradd: 'passwd', groupadd: 'passwd', usermod: 'passwd', chpasswd: 'passwd', cp: 'coreutils', du: 'coreutils',
+};
 
 export interface RunResult {
   readonly stderr: string;
@@ -36,23 +45,30 @@ export async function runToolOutput(command: string, args: readonly string[], op
 }
 
 export function runTool(command: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
-  const { signal, onStdout, cwd } = opts;
+  const { signal, onStdout, cwd, input } = opts;
   return new Promise<RunResult>((resolve, reject) => {
     if (signal?.aborted) return reject(new AbortedError('image build aborted'));
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd, env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(command, args, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], cwd, env: { ...process.env, LC_ALL: 'C' } });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => {
       stderr = (stderr + s).slice(-MAX_STDERR);
     });
-    child.stdout.setEncoding('utf8').on('data', (s: string) => onStdout?.(s));
+    if (input !== undefined && child.stdin) {
+      child.stdin.on('error', () => undefined); // a tool that exits early closes its stdin: its exit status tells
+      child.stdin.end(input);
+    }
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => onStdout?.(s));
     const onAbort = (): void => {
       child.kill('SIGKILL');
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     child.on('error', (e: NodeJS.ErrnoException) => {
       signal?.removeEventListener('abort', onAbort);
-      const hint = e.code === 'ENOENT' ? ` (is ${command === 'qemu-img' ? 'qemu-utils' : 'e2fsprogs'} installed?)` : '';
-      reject(new ImagingError('tool', `cannot run ${command}: ${e.message}${hint}`, e));
+      if (e.code === 'ENOENT') {
+        const pkg = PACKAGE_OF[command] ?? command;
+        return reject(new ImagingError('prerequisite', `${command} is not installed on this host: install the Debian packages e2fsprogs, grub-pc-bin, qemu-utils, fdisk (apt-get install ${pkg})`, e));
+      }
+      reject(new ImagingError('tool', `cannot run ${command}: ${e.message}`, e));
     });
     child.on('close', (code, sig) => {
       signal?.removeEventListener('abort', onAbort);

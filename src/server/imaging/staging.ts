@@ -1,12 +1,13 @@
-// The staging tree that `mke2fs -d` copies into the filesystem: the manifest and every software file
-// at its destination with its mode. Everything is checked before the first write, and every path is
-// built from checked segments under a directory this module created, so nothing lands outside it.
+// The appliance's own files in the image tree: the manifest and every software file at its
+// destination with its mode and owner. Everything is checked before the first write, and every path
+// is built from checked segments resolved inside the tree, so nothing lands outside it.
 import { constants } from 'node:fs';
-import { chmod, copyFile, mkdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, lchown, lstat, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { join, relative, isAbsolute } from 'node:path';
 import { AbortedError } from '../../errors';
 import { destinationSegments, parseRights } from './destination';
 import { ImagingError } from './errors';
+import { readAccounts, resolveOwner, resolveParent } from './tree';
 
 /** A software file of the appliance (a `SoftwareFile` artifact: `rights`, `ownerGroup`). */
 export interface ImageFile {
@@ -16,7 +17,7 @@ export interface ImageFile {
   readonly destination: string;
   /** Octal mode such as `"0755"`; `0644` when absent. */
   readonly rights?: string;
-  /** Accepted and not applied: every file is owned by root 0:0 (see README "Image builder"). */
+  /** `user:group` (or `user`) of the image; root 0:0 when absent. */
   readonly ownerGroup?: string;
 }
 
@@ -31,10 +32,8 @@ interface Planned {
   readonly content: { source: string } | { text: string };
 }
 
-export interface StagedTree {
-  /** Image paths (`/etc`, `/etc/appliance-forge`, …) of every directory and file staged, parents first. */
-  readonly paths: string[];
-  /** Bytes of file content staged. */
+export interface PlacedFiles {
+  /** Bytes of file content written. */
   readonly bytes: number;
 }
 
@@ -84,39 +83,40 @@ async function checkSources(planned: readonly Planned[]): Promise<number> {
   return bytes;
 }
 
-/** Lay out the manifest and files under `stagingDir` (an empty directory this build created). */
-export async function stageTree(
-  stagingDir: string,
-  files: readonly ImageFile[],
-  manifest: string,
-  signal?: AbortSignal,
-): Promise<StagedTree> {
+/**
+ * Write the manifest and the software files into `tree` (a private copy of the OS layer), after its
+ * users and groups exist: each file with its mode and owner (`ownerGroup` names resolved in the
+ * image's own /etc/passwd and /etc/group; root when absent). Parent directories are followed as the
+ * image sees them (see tree.ts) and created 0755 root when missing; an existing file is replaced.
+ */
+export async function placeFiles(tree: string, files: readonly ImageFile[], manifest: string, signal?: AbortSignal): Promise<PlacedFiles> {
   const planned = plan(files, manifest);
   const bytes = await checkSources(planned);
-  const paths: string[] = [];
-  const made = new Set<string>();
-  for (const p of planned) {
+  const accounts = await readAccounts(tree);
+  const owners = planned.map((p, i) => {
+    const og = i === 0 ? undefined : files[i - 1]!.ownerGroup;
+    return og === undefined || og === '' ? { uid: 0, gid: 0 } : resolveOwner(accounts, og, '/' + p.segments.join('/'));
+  });
+  for (const [i, p] of planned.entries()) {
     if (signal?.aborted) throw new AbortedError('image build aborted');
-    for (let i = 1; i <= p.segments.length; i++) {
-      const imagePath = '/' + p.segments.slice(0, i).join('/');
-      const hostPath = join(stagingDir, ...p.segments.slice(0, i));
-      const rel = relative(stagingDir, hostPath);
-      // Defence in depth: the segments were checked, so this cannot happen.
-      if (rel.startsWith('..') || isAbsolute(rel)) throw new ImagingError('input', `refused destination ${imagePath}: outside the image`);
-      if (i < p.segments.length) {
-        if (made.has(imagePath)) continue;
-        await mkdir(hostPath);
-        await chmod(hostPath, DIR_MODE); // explicit: the process umask must not decide the image's modes
-        made.add(imagePath);
-      } else if ('text' in p.content) {
-        await writeFile(hostPath, p.content.text, { flag: 'wx' });
-        await chmod(hostPath, p.mode);
-      } else {
-        await copyFile(p.content.source, hostPath, constants.COPYFILE_EXCL);
-        await chmod(hostPath, p.mode);
-      }
-      paths.push(imagePath);
+    const imagePath = '/' + p.segments.join('/');
+    const { dir, missing } = await resolveParent(tree, p.segments);
+    for (const m of missing) {
+      dir.push(m);
+      await mkdir(join(tree, ...dir));
+      await chmod(join(tree, ...dir), DIR_MODE); // explicit: the process umask must not decide the image's modes
     }
+    const hostPath = join(tree, ...dir, p.segments[p.segments.length - 1]!);
+    const rel = relative(tree, hostPath);
+    // Defence in depth: resolveParent stays in the tree, so this cannot happen.
+    if (rel.startsWith('..') || isAbsolute(rel)) throw new ImagingError('input', `refused destination ${imagePath}: outside the image`);
+    const existing = await lstat(hostPath).catch(() => undefined);
+    if (existing?.isDirectory()) throw new ImagingError('input', `refused destination ${imagePath}: it is a directory in the image`);
+    if (existing) await unlink(hostPath); // a file or a link of the OS: replaced, never written through
+    if ('text' in p.content) await writeFile(hostPath, p.content.text, { flag: 'wx' });
+    else await copyFile(p.content.source, hostPath, constants.COPYFILE_EXCL);
+    await lchown(hostPath, owners[i]!.uid, owners[i]!.gid);
+    await chmod(hostPath, p.mode); // after chown, which clears set-id bits
   }
-  return { paths, bytes };
+  return { bytes };
 }
