@@ -3,7 +3,7 @@
 # when we may (root with apt-get, as on CI and these machines), else say what is missing; the
 # OpenStack tests start their own Keystone + Glance through ../shared/openstack/start-openstack.sh.
 set -u
-declare -A PKG=([xmllint]=libxml2-utils [qemu-img]=qemu-utils [mke2fs]=e2fsprogs [debugfs]=e2fsprogs [filefrag]=e2fsprogs [partx]=util-linux [blkid]=util-linux)
+declare -A PKG=([mmdebstrap]=mmdebstrap [xmllint]=libxml2-utils [qemu-img]=qemu-utils [mke2fs]=e2fsprogs [debugfs]=e2fsprogs [filefrag]=e2fsprogs [partx]=util-linux [blkid]=util-linux)
 declare -A missing=()
 for tool in "${!PKG[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null 2>&1 || missing[${PKG[$tool]}]=1

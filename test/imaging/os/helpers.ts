@@ -8,7 +8,9 @@ import { buildSync } from 'esbuild';
 import type { OsLayerSpec } from '../../../src/server/imaging/system';
 import { defaultMirror } from '../../../src/server/imaging/os';
 
-export const TEST_CACHE = process.env.APPLIANCE_FORGE_TEST_CACHE ?? '/var/tmp/appliance-forge-test-cache';
+/** The suite-wide OS layer cache (the integrator's image tests reuse its layers and .deb files). */
+export const CACHE_ROOT = process.env.APPLIANCE_FORGE_CACHE_DIR ?? '/var/cache/appliance-forge';
+export const TEST_CACHE = join(CACHE_ROOT, 'os');
 
 /** Real builds need root and mmdebstrap: say so (CI runs as root and installs it), never skip. */
 export function requireBuildPrerequisites(): void {
@@ -22,8 +24,9 @@ export function spec(over: Partial<OsLayerSpec> = {}): OsLayerSpec {
 
 /** A scratch directory beside the shared cache (same filesystem: the .deb files can be hard-linked). */
 export function scratch(label: string): { path: string; cleanup(): void } {
-  mkdirSync('/var/tmp', { recursive: true });
-  const path = mkdtempSync(`/var/tmp/af-oslayer-${label}-`);
+  const base = join(CACHE_ROOT, 'scratch');
+  mkdirSync(base, { recursive: true });
+  const path = mkdtempSync(join(base, `af-oslayer-${label}-`));
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 }
 
