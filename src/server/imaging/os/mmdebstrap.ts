@@ -1,9 +1,9 @@
 // Running mmdebstrap (root mode, into a directory): in its own process group so a cancel kills it and
 // every apt/dpkg/maintainer script under it; apt's errors turned into messages naming the package.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { AbortedError } from '../../../errors';
 import { ImagingError } from '../errors';
 import { runToolOutput } from '../run';
@@ -20,10 +20,20 @@ export function checkPrerequisites(): void {
   if (process.getuid?.() !== 0) {
     throw new ImagingError('tool', 'building an OS layer runs mmdebstrap in root mode (it mounts /proc and /dev in the tree and runs package scripts in a chroot): run the server as root');
   }
-  const missing = Object.keys(TOOL_PACKAGES).filter((t) => spawnSync('sh', ['-c', `command -v ${t}`], { env: pathEnv() }).status !== 0);
+  const dirs = (pathEnv().PATH ?? '').split(':').filter(Boolean);
+  const missing = Object.keys(TOOL_PACKAGES).filter((t) => !dirs.some((d) => isExecutable(join(d, t))));
   if (missing.length > 0) {
     const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t]!))];
     throw new ImagingError('tool', `missing ${missing.join(', ')}: install the Debian package${pkgs.length > 1 ? 's' : ''} ${pkgs.join(' ')} (apt-get install ${pkgs.join(' ')})`);
+  }
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
