@@ -15,7 +15,7 @@ beforeAll(() => {
   requireBuildPrerequisites();
   const dir = join(bin.path, 'bin');
   mkdirSync(dir);
-  for (const tool of ['dpkg-query', 'findmnt', 'umount']) {
+  for (const tool of ['gpgv', 'dpkg-query', 'findmnt', 'umount']) {
     symlinkSync(execFileSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${tool}`], { encoding: 'utf8' }).trim(), join(dir, tool));
   }
   process.env.PATH = dir;

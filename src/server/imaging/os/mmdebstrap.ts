@@ -1,9 +1,10 @@
 // Running mmdebstrap (root mode, into a directory): in its own process group so a cancel kills it and
 // every apt/dpkg/maintainer script under it; apt's errors turned into messages naming the package.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import hostTools from '../../../../data/host-tools.json';
 import { AbortedError } from '../../../errors';
 import { ImagingError } from '../errors';
 import { runToolOutput } from '../run';
@@ -12,8 +13,10 @@ import { MmdebstrapProgress, type OsLayerProgress } from './progress';
 
 const MAX_LOG = 64 * 1024;
 
-/** The Debian packages that provide the commands an OS layer build runs. */
-const TOOL_PACKAGES: Record<string, string> = { mmdebstrap: 'mmdebstrap', 'dpkg-query': 'dpkg', findmnt: 'util-linux', umount: 'mount' };
+/** What an OS layer build runs (mmdebstrap verifies the archive with gpgv and Debian's keyring). */
+const LAYER_TOOLS = ['mmdebstrap', 'gpgv', '/usr/share/keyrings/debian-archive-keyring.gpg', 'dpkg-query', 'findmnt', 'umount'] as const;
+/** Each tool's Debian package: the project's one list (also read by scripts/prereqs.sh). */
+const TOOL_PACKAGES: Readonly<Record<string, string>> = hostTools.build;
 
 /** Not root, or a tool missing: an error that says what to do, before anything is written. */
 export function checkPrerequisites(): void {
@@ -21,9 +24,10 @@ export function checkPrerequisites(): void {
     throw new ImagingError('tool', 'building an OS layer runs mmdebstrap in root mode (it mounts /proc and /dev in the tree and runs package scripts in a chroot): run the server as root');
   }
   const dirs = (pathEnv().PATH ?? '').split(':').filter(Boolean);
-  const missing = Object.keys(TOOL_PACKAGES).filter((t) => !dirs.some((d) => isExecutable(join(d, t))));
+  const found = (t: string): boolean => (t.startsWith('/') ? existsSync(t) : dirs.some((d) => isExecutable(join(d, t))));
+  const missing = LAYER_TOOLS.filter((t) => !found(t));
   if (missing.length > 0) {
-    const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t]!))];
+    const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t] ?? t))];
     throw new ImagingError('tool', `missing ${missing.join(', ')}: install the Debian package${pkgs.length > 1 ? 's' : ''} ${pkgs.join(' ')} (apt-get install ${pkgs.join(' ')})`);
   }
 }
