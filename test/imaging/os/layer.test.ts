@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../../src/errors';
 import { isImagingError } from '../../../src/server/imaging/errors';
 import { OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/server/imaging/os';
-import { TEST_CACHE, countMmdebstrap, privateCache, requireBuildPrerequisites, scratch, spec } from './helpers';
+import { TEST_CACHE, countMmdebstrap, privateCache, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');
 afterAll(() => counterDir.cleanup());
@@ -95,6 +95,13 @@ describe('a real OS layer', () => {
     } finally {
       await again.release();
     }
+    expect(counter.runs()).toBe(before);
+  });
+
+  it('is found by another process too (same key, from the cache, no mmdebstrap run)', async () => {
+    const before = counter.runs();
+    const w = startWorker({ op: 'acquire', cacheDir: TEST_CACHE, spec: nginx }, counter.env);
+    expect(await w.messages).toEqual([{ ok: true, key: layer.key, fromCache: true, dir: layer.dir, packages: layer.installed.length }]);
     expect(counter.runs()).toBe(before);
   });
 
