@@ -86,8 +86,10 @@ describe('a real OS layer', () => {
 
   it('is taken from the cache the second time: same tree, no mmdebstrap run', async () => {
     const before = counter.runs();
-    const again = await cache.acquire(nginx);
+    const seen: OsLayerProgress[] = [];
+    const again = await cache.acquire(nginx, { onProgress: (p) => seen.push(p) });
     try {
+      expect(seen.map((p) => [p.phase, p.fraction])).toEqual([['resolving', 0], ['installing', 1]]);
       expect(again.fromCache).toBe(true);
       expect(again.key).toBe(layer.key);
       expect(again.dir).toBe(layer.dir);

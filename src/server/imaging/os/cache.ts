@@ -144,7 +144,10 @@ export class OsLayerCache {
     const { key, canonical } = layerKey(s, await mirrorState(s, o.signal));
     for (;;) {
       const hit = await this.lease(key);
-      if (hit) return hit;
+      if (hit) {
+        o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (from the cache)' });
+        return hit;
+      }
       checkPrerequisites();
       const release = await this.tryLock(`build-${key}`);
       if (!release) {
@@ -157,7 +160,10 @@ export class OsLayerCache {
       }
       try {
         const again = await this.lease(key);
-        if (again) return again;
+        if (again) {
+          o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (built by another job)' });
+          return again;
+        }
         return await this.build(s, key, canonical, o);
       } finally {
         await release().catch(() => undefined);
