@@ -49,8 +49,6 @@ function pathEnv(): NodeJS.ProcessEnv {
 export interface MmdebstrapRun {
   readonly signal?: AbortSignal;
   readonly onProgress?: (p: OsLayerProgress) => void;
-  /** Called once the child has started (tests count runs). */
-  readonly onSpawn?: (pid: number) => void;
 }
 
 /** Run `mmdebstrap args…`; on failure or abort the target's mounts are undone (the caller removes files). */
@@ -59,7 +57,6 @@ export function runMmdebstrap(args: readonly string[], target: string, o: Mmdebs
   return new Promise<void>((done, fail) => {
     if (signal?.aborted) return fail(new AbortedError('image build aborted'));
     const child = spawn('mmdebstrap', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: pathEnv() });
-    if (child.pid !== undefined) o.onSpawn?.(child.pid);
     let log = '';
     let pending = '';
     const progress = new MmdebstrapProgress((p) => o.onProgress?.(p));

@@ -23,7 +23,7 @@ const SPAN = {
 
 const UNIT: Record<string, number> = { B: 1, kB: 1e3, MB: 1e6, GB: 1e9 };
 
-export function apparentBytes(n: string, unit: string): number {
+function apparentBytes(n: string, unit: string): number {
   return Number(n) * (UNIT[unit] ?? 1);
 }
 
@@ -36,7 +36,6 @@ export class MmdebstrapProgress {
   private gotBytes = 0;
   private gets = 0;
   private events = 0;
-  private total = 0;
   private last = -1;
   private lastMessage = '';
 
@@ -47,7 +46,6 @@ export class MmdebstrapProgress {
     if ((m = /^(\d+) upgraded, (\d+) newly installed/.exec(l))) {
       this.batch += 1;
       this.packages = Number(m[2]);
-      this.total += this.packages;
       this.gets = 0;
       this.gotBytes = 0;
       this.needBytes = 0;
@@ -82,11 +80,6 @@ export class MmdebstrapProgress {
     } else if (/^I: running apt-get update/.test(l)) {
       this.report(0.3, 'reading the mirror indexes');
     }
-  }
-
-  /** Packages apt announced in all batches so far. */
-  get packageCount(): number {
-    return this.total;
   }
 
   private report(within: number, message: string): void {
