@@ -5,10 +5,13 @@ import { mkdirSync, readdirSync, utimesSync, writeFileSync, existsSync } from 'n
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OsLayerCache } from '../../../src/server/imaging/os';
-import { scratch, startWorker } from './helpers';
+import { removeWorkerScript, scratch, startWorker } from './helpers';
 
 const root = scratch('evict');
-afterAll(() => root.cleanup());
+afterAll(() => {
+  root.cleanup();
+  removeWorkerScript();
+});
 
 let n = 0;
 function cacheWith(entries: { key: string; bytes: number; usedAt: number }[]): OsLayerCache {

@@ -3,7 +3,7 @@
 // mmdebstrap runs that does not depend on the code under test, and a worker in a second process.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync, linkSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { buildSync } from 'esbuild';
 import type { OsLayerSpec } from '../../../src/server/imaging/system';
 import { defaultMirror } from '../../../src/server/imaging/os';
@@ -62,6 +62,12 @@ function workerScript(): string {
   buildSync({ entryPoints: [join(__dirname, 'worker.ts')], bundle: true, platform: 'node', target: 'node20', outfile: out, logLevel: 'error' });
   bundled = out;
   return out;
+}
+
+/** Remove the bundled worker (call in afterAll of a file that started workers). */
+export function removeWorkerScript(): void {
+  if (bundled) rmSync(dirname(bundled), { recursive: true, force: true });
+  bundled = undefined;
 }
 
 /** Run worker.ts in another process; its stdout lines are JSON messages. */

@@ -9,10 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../../src/errors';
 import { isImagingError } from '../../../src/server/imaging/errors';
 import { OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/server/imaging/os';
-import { TEST_CACHE, countMmdebstrap, privateCache, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
+import { TEST_CACHE, countMmdebstrap, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');
-afterAll(() => counterDir.cleanup());
+afterAll(() => {
+  counterDir.cleanup();
+  removeWorkerScript();
+});
 const counter = countMmdebstrap(counterDir.path);
 const savedPath = process.env.PATH;
 beforeAll(() => {
@@ -119,8 +122,12 @@ describe('a real OS layer', () => {
 });
 
 describe('bad package requests', () => {
-  const priv = privateCache('bad');
-  afterAll(() => priv.cleanup());
+  // Made when the block runs (a filtered run that skips it leaves nothing behind).
+  let priv: ReturnType<typeof privateCache>;
+  beforeAll(() => {
+    priv = privateCache('bad');
+  });
+  afterAll(() => priv?.cleanup());
 
   async function failure(s: ReturnType<typeof spec>): Promise<unknown> {
     const cache = new OsLayerCache({ dir: priv.path });
@@ -154,8 +161,12 @@ describe('bad package requests', () => {
 });
 
 describe('an aborted build', () => {
-  const priv = privateCache('abort');
-  afterAll(() => priv.cleanup());
+  // Made when the block runs (a filtered run that skips it leaves nothing behind).
+  let priv: ReturnType<typeof privateCache>;
+  beforeAll(() => {
+    priv = privateCache('abort');
+  });
+  afterAll(() => priv?.cleanup());
 
   /** Processes of a process group, read from /proc (field 5 of stat), not from the code under test. */
   function groupMembers(pgid: number): number[] {
