@@ -1,0 +1,324 @@
+// The OS layer cache: one directory, shared by every process on the machine that builds images.
+//
+//   <dir>/layers/<key>/{tree/,meta.json,used}  complete entries only (renamed in whole); `used`'s mtime is the LRU clock
+//   <dir>/leases/<key>/<owner>-<n>             a lease: the entry is in use by that (live) process
+//   <dir>/tmp/<owner>-…/                       builds in progress and entries being removed
+//   <dir>/debs/                                downloaded .deb files, hard-linked into each build's apt archive
+//   <dir>/locks/                               proper-lockfile locks: `cache` (short sections) and one per key being built
+//
+// An owner is `<pid>.<start time>` (/proc/<pid>/stat field 22): a crashed process's temporary
+// directories and leases are recognised as dead (even if its pid is reused) and swept.
+// proper-lockfile gives atomic (mkdir) locks with a heartbeat so a crashed holder's lock goes stale:
+// that is the hard part of a cross-process lock, and it is well used; the leases are plain files
+// because they are shared (many readers), which no lock library offers.
+import { randomBytes, createHash } from 'node:crypto';
+import { link, lstat, mkdir, readdir, readFile, rename, rm, unlink, utimes, writeFile, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import lockfile from 'proper-lockfile';
+import { AbortedError } from '../../../errors';
+import { ImagingError } from '../errors';
+import type { InstalledPackage, OsLayerSpec } from '../system';
+import { validateMirror } from './mirror';
+import { mirrorState } from './mirror-state';
+import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
+import type { OsLayerProgress } from './progress';
+import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
+
+export const DEFAULT_MAX_BYTES = 8 * 1024 ** 3;
+
+export interface OsLayer {
+  /** The root tree: read-only for callers (copy it with `cp -a`, or `mke2fs -d` it). */
+  readonly dir: string;
+  readonly key: string;
+  readonly installed: readonly InstalledPackage[];
+  readonly fromCache: boolean;
+  /** Ends the lease: the entry may be evicted again. Idempotent. */
+  release(): Promise<void>;
+}
+
+export interface OsLayerOptions {
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (p: OsLayerProgress) => void;
+}
+
+export interface OsLayerCacheOptions {
+  readonly dir: string;
+  /** Bound on the layers' total disk usage (the .deb cache is not counted); default 8 GiB. */
+  readonly maxBytes?: number;
+}
+
+interface Meta {
+  readonly key: string;
+  readonly bytes: number;
+  readonly installed: InstalledPackage[];
+  readonly canonical: unknown;
+  readonly builtAt: string;
+}
+
+const OWNER = ownerId(process.pid);
+
+/** A process's identity that survives pid reuse: pid and its start time in clock ticks. */
+function ownerId(pid: number): string {
+  const start = procStart(pid);
+  return `${pid}.${start ?? 0}`;
+}
+
+function procStart(pid: number): string | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Is the owner of a name `<pid>.<start>-…` still running? */
+function ownerAlive(name: string): boolean {
+  const m = /^(\d+)\.(\d+)-/.exec(name);
+  if (!m) return false;
+  return procStart(Number(m[1])) === m[2];
+}
+
+/** The canonical form of everything that determines the tree, and its sha256: the cache key. */
+export function layerKey(spec: OsLayerSpec, indexes: Record<string, string>): { key: string; canonical: unknown } {
+  const canonical = {
+    recipe: RECIPE_VERSION,
+    suite: spec.suite,
+    arch: spec.arch,
+    profile: spec.profile,
+    kernel: spec.kernel,
+    cloudInit: spec.cloudInit,
+    mirror: { archive: spec.mirror.archive, security: spec.mirror.security ?? null },
+    packages: [...spec.packages].map((p) => [p.name, p.arch ?? '', p.version ?? '']).sort((a, b) => (a.join('\0') < b.join('\0') ? -1 : 1)),
+    indexes: Object.keys(indexes).sort().map((u) => [u, indexes[u]]),
+  };
+  return { key: createHash('sha256').update(JSON.stringify(canonical)).digest('hex'), canonical };
+}
+
+/** Disk usage of a tree (allocated blocks, each hard-linked inode once), like `du -s`. */
+export async function diskUsage(dir: string): Promise<number> {
+  const seen = new Set<string>();
+  let total = 0;
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      const s = await lstat(p, { bigint: false });
+      const id = `${s.dev}:${s.ino}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      total += s.blocks * 512;
+      if (e.isDirectory()) await walk(p);
+    }
+  };
+  const top = await lstat(dir);
+  total += top.blocks * 512;
+  await walk(dir);
+  return total;
+}
+
+export class OsLayerCache {
+  readonly dir: string;
+  readonly maxBytes: number;
+  private swept = false;
+  private leaseCount = 0;
+
+  constructor(o: OsLayerCacheOptions) {
+    this.dir = o.dir;
+    this.maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (!(this.maxBytes > 0)) throw new ImagingError('input', `maxBytes must be positive, not ${o.maxBytes}`);
+  }
+
+  private p(...parts: string[]): string {
+    return join(this.dir, ...parts);
+  }
+
+  /** The layer for a spec: from the cache when an entry of its key exists, else built (once, whoever asks). */
+  async acquire(spec: OsLayerSpec, o: OsLayerOptions = {}): Promise<OsLayer> {
+    checkSpec(spec);
+    const mirror = validateMirror(spec.mirror);
+    const s: OsLayerSpec = { ...spec, mirror };
+    await this.init();
+    o.onProgress?.({ phase: 'resolving', fraction: 0, message: 'reading the mirror state' });
+    const { key, canonical } = layerKey(s, await mirrorState(s, o.signal));
+    for (;;) {
+      const hit = await this.lease(key);
+      if (hit) {
+        o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (from the cache)' });
+        return hit;
+      }
+      checkPrerequisites();
+      const release = await this.tryLock(`build-${key}`);
+      if (!release) {
+        // Another process builds this key: wait for its entry (or for its failure, then build here).
+        o.onProgress?.({ phase: 'resolving', fraction: 0, message: 'waiting for the same OS layer being built by another job' });
+        await sleep(1000, undefined, { signal: o.signal }).catch(() => {
+          throw new AbortedError('image build aborted');
+        });
+        continue;
+      }
+      try {
+        const again = await this.lease(key);
+        if (again) {
+          o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (built by another job)' });
+          return again;
+        }
+        return await this.build(s, key, canonical, o);
+      } finally {
+        await release().catch(() => undefined);
+      }
+    }
+  }
+
+  /** Remove entries, least recently used first, until the layers fit in maxBytes; leased entries stay. */
+  async evict(): Promise<string[]> {
+    await this.init();
+    return this.withLock('cache', async () => {
+      const entries: { key: string; bytes: number; used: number }[] = [];
+      for (const key of await readdir(this.p('layers')).catch(() => [] as string[])) {
+        try {
+          const meta = JSON.parse(await readFile(this.p('layers', key, 'meta.json'), 'utf8')) as Meta;
+          const used = (await stat(this.p('layers', key, 'used'))).mtimeMs;
+          entries.push({ key, bytes: meta.bytes, used });
+        } catch {
+          // not an entry (cannot happen through this class): leave it alone
+        }
+      }
+      let total = entries.reduce((n, e) => n + e.bytes, 0);
+      const removed: string[] = [];
+      for (const e of entries.sort((a, b) => a.used - b.used)) {
+        if (total <= this.maxBytes) break;
+        if (await this.leased(e.key)) continue;
+        const trash = this.p('tmp', `${OWNER}-evict-${randomBytes(4).toString('hex')}`);
+        await rename(this.p('layers', e.key), trash);
+        await removeTree(trash);
+        total -= e.bytes;
+        removed.push(e.key);
+      }
+      return removed;
+    });
+  }
+
+  /** Keys of the complete entries, for inspection. */
+  async keys(): Promise<string[]> {
+    return (await readdir(this.p('layers')).catch(() => [] as string[])).sort();
+  }
+
+  /** Create the layout; once per instance: sweep what dead processes left (builds, evictions, leases). */
+  private async init(): Promise<void> {
+    for (const d of ['layers', 'leases', 'tmp', 'debs', 'locks']) await mkdir(this.p(d), { recursive: true });
+    if (this.swept) return;
+    this.swept = true;
+    for (const name of await readdir(this.p('tmp'))) if (!ownerAlive(name)) await removeTree(this.p('tmp', name));
+    for (const key of await readdir(this.p('leases'))) {
+      for (const l of await readdir(this.p('leases', key)).catch(() => [] as string[])) {
+        if (!ownerAlive(l)) await unlink(this.p('leases', key, l)).catch(() => undefined);
+      }
+    }
+  }
+
+  private async leased(key: string): Promise<boolean> {
+    const leases = await readdir(this.p('leases', key)).catch(() => [] as string[]);
+    return leases.some(ownerAlive);
+  }
+
+  /** The entry of `key`, leased, or undefined when there is none (under the cache lock, so eviction cannot interleave). */
+  async lease(key: string, fromCache = true): Promise<OsLayer | undefined> {
+    await this.init();
+    return this.withLock('cache', async () => {
+      let meta: Meta;
+      try {
+        meta = JSON.parse(await readFile(this.p('layers', key, 'meta.json'), 'utf8')) as Meta;
+      } catch {
+        return undefined;
+      }
+      await mkdir(this.p('leases', key), { recursive: true });
+      const lease = this.p('leases', key, `${OWNER}-${++this.leaseCount}-${randomBytes(4).toString('hex')}`);
+      await writeFile(lease, '');
+      const now = new Date();
+      await utimes(this.p('layers', key, 'used'), now, now);
+      let released = false;
+      return {
+        dir: this.p('layers', key, 'tree'),
+        key,
+        installed: meta.installed,
+        fromCache,
+        release: async () => {
+          if (released) return;
+          released = true;
+          await unlink(lease).catch(() => undefined);
+        },
+      };
+    });
+  }
+
+  private async build(spec: OsLayerSpec, key: string, canonical: unknown, o: OsLayerOptions): Promise<OsLayer> {
+    const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
+    const tree = join(work, 'tree');
+    try {
+      await mkdir(work);
+      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs')), tree, { signal: o.signal, onProgress: o.onProgress });
+      o.onProgress?.({ phase: 'installing', fraction: 0.97, message: 'recording the installed packages' });
+      await this.harvestDebs(tree);
+      const installed = await installedPackages(tree, o.signal);
+      const meta: Meta = { key, bytes: await diskUsage(work), installed, canonical, builtAt: new Date().toISOString() };
+      await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
+      await writeFile(join(work, 'used'), '');
+      if (o.signal?.aborted) throw new AbortedError('image build aborted');
+      await this.withLock('cache', () => rename(work, this.p('layers', key)));
+    } catch (e) {
+      await removeTree(work);
+      throw e;
+    }
+    const layer = await this.lease(key, false);
+    if (!layer) throw new ImagingError('tool', `OS layer ${key} vanished right after it was built`);
+    await this.evict();
+    o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready' });
+    return layer;
+  }
+
+  /** Keep the downloaded .deb files for the next builds (hard links: atomic, no copy), and out of the tree. */
+  private async harvestDebs(tree: string): Promise<void> {
+    const archives = join(tree, 'var/cache/apt/archives');
+    for (const name of await readdir(archives)) {
+      if (!name.endsWith('.deb')) continue;
+      await link(join(archives, name), this.p('debs', name)).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EEXIST') throw e;
+      });
+      await unlink(join(archives, name));
+    }
+    await rm(join(archives, 'partial'), { recursive: true, force: true });
+    await mkdir(join(archives, 'partial'), { recursive: true });
+    for (const bin of ['pkgcache.bin', 'srcpkgcache.bin']) await rm(join(tree, 'var/cache/apt', bin), { force: true });
+  }
+
+  private async tryLock(name: string): Promise<(() => Promise<void>) | undefined> {
+    try {
+      return await lockfile.lock(this.p('locks', name), { realpath: false, stale: 30_000, update: 5_000, retries: 0, onCompromised: () => undefined });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ELOCKED') return undefined;
+      throw e;
+    }
+  }
+
+  private async withLock<T>(name: string, f: () => Promise<T>): Promise<T> {
+    const release = await lockfile.lock(this.p('locks', name), {
+      realpath: false,
+      stale: 30_000,
+      update: 5_000,
+      retries: { retries: 600, minTimeout: 20, maxTimeout: 200 },
+      onCompromised: () => undefined,
+    });
+    try {
+      return await f();
+    } finally {
+      await release().catch(() => undefined);
+    }
+  }
+}
+
+/** Build (or take from the cache at `cacheDir`) the OS layer of a spec. The caller must `release()` it. */
+export function buildOsLayer(spec: OsLayerSpec, o: OsLayerOptions & { cacheDir: string; maxBytes?: number }): Promise<OsLayer> {
+  return new OsLayerCache({ dir: o.cacheDir, maxBytes: o.maxBytes }).acquire(spec, o);
+}

@@ -1,0 +1,6 @@
+// Stage 1 of a real image build: the Debian root tree (see ../system.ts for the contract).
+export { OsLayerCache, buildOsLayer, layerKey, diskUsage, DEFAULT_MAX_BYTES } from './cache';
+export type { OsLayer, OsLayerOptions, OsLayerCacheOptions } from './cache';
+export { defaultMirror, validateMirror, DEFAULT_MIRROR } from './mirror';
+export type { OsLayerPhase, OsLayerProgress } from './progress';
+export { checkPrerequisites } from './mmdebstrap';

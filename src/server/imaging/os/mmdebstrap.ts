@@ -1,0 +1,158 @@
+// Running mmdebstrap (root mode, into a directory): in its own process group so a cancel kills it and
+// every apt/dpkg/maintainer script under it; apt's errors turned into messages naming the package.
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import hostTools from '../../../../data/host-tools.json';
+import { AbortedError } from '../../../errors';
+import { ImagingError } from '../errors';
+import { runToolOutput } from '../run';
+import type { InstalledPackage } from '../system';
+import { MmdebstrapProgress, type OsLayerProgress } from './progress';
+
+const MAX_LOG = 64 * 1024;
+
+/** What an OS layer build runs (mmdebstrap verifies the archive with gpgv and Debian's keyring). */
+const LAYER_TOOLS = ['mmdebstrap', 'gpgv', '/usr/share/keyrings/debian-archive-keyring.gpg', 'dpkg-query', 'findmnt', 'umount'] as const;
+/** Each tool's Debian package: the project's one list (also read by scripts/prereqs.sh). */
+const TOOL_PACKAGES: Readonly<Record<string, string>> = hostTools.build;
+
+/** Not root, or a tool missing: an error that says what to do, before anything is written. */
+export function checkPrerequisites(): void {
+  if (process.getuid?.() !== 0) {
+    throw new ImagingError('tool', 'building an OS layer runs mmdebstrap in root mode (it mounts /proc and /dev in the tree and runs package scripts in a chroot): run the server as root');
+  }
+  const dirs = (pathEnv().PATH ?? '').split(':').filter(Boolean);
+  const found = (t: string): boolean => (t.startsWith('/') ? existsSync(t) : dirs.some((d) => isExecutable(join(d, t))));
+  const missing = LAYER_TOOLS.filter((t) => !found(t));
+  if (missing.length > 0) {
+    const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t] ?? t))];
+    throw new ImagingError('tool', `missing ${missing.join(', ')}: install the Debian package${pkgs.length > 1 ? 's' : ''} ${pkgs.join(' ')} (apt-get install ${pkgs.join(' ')})`);
+  }
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function pathEnv(): NodeJS.ProcessEnv {
+  const path = process.env.PATH ?? '';
+  return { ...process.env, PATH: `${path}:/usr/sbin:/sbin`, LC_ALL: 'C' };
+}
+
+export interface MmdebstrapRun {
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (p: OsLayerProgress) => void;
+}
+
+/** Run `mmdebstrap args…`; on failure or abort the target's mounts are undone (the caller removes files). */
+export function runMmdebstrap(args: readonly string[], target: string, o: MmdebstrapRun = {}): Promise<void> {
+  const { signal } = o;
+  return new Promise<void>((done, fail) => {
+    if (signal?.aborted) return fail(new AbortedError('image build aborted'));
+    const child = spawn('mmdebstrap', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: pathEnv() });
+    let log = '';
+    let pending = '';
+    const progress = new MmdebstrapProgress((p) => o.onProgress?.(p));
+    const onText = (s: string): void => {
+      log = (log + s).slice(-MAX_LOG);
+      pending += s;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const l of lines) progress.line(l);
+    };
+    child.stdout.setEncoding('utf8').on('data', onText);
+    child.stderr.setEncoding('utf8').on('data', onText);
+    const kill = (): void => {
+      // The whole group: mmdebstrap, apt, dpkg and the maintainer scripts it started.
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    signal?.addEventListener('abort', kill, { once: true });
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      signal?.removeEventListener('abort', kill);
+      fail(new ImagingError('tool', `cannot run mmdebstrap: ${e.message}${e.code === 'ENOENT' ? ' (install the Debian package mmdebstrap)' : ''}`, e));
+    });
+    child.on('close', (code, sig) => {
+      signal?.removeEventListener('abort', kill);
+      void (async () => {
+        // A killed (or failed) mmdebstrap may leave /proc, /sys, /dev mounted in the tree.
+        if (code !== 0) {
+          kill();
+          await unmountUnder(target);
+        }
+        if (signal?.aborted) return fail(new AbortedError('image build aborted'));
+        if (code === 0) return done();
+        fail(explain(log, code, sig));
+      })().catch(fail);
+    });
+  });
+}
+
+/** apt's own words for a bad request (every package it names), else the end of the log. */
+export function explain(log: string, code: number | null, sig: NodeJS.Signals | null): ImagingError {
+  const problems = new Set<string>();
+  for (const m of log.matchAll(/E: Version '([^']+)' for '([^']+)' was not found/g)) problems.add(`package ${m[2]} version ${m[1]} is not in the mirror`);
+  for (const m of log.matchAll(/E: Unable to locate package (\S+)/g)) problems.add(`unknown package ${m[1]} (not in the mirror)`);
+  if (problems.size > 0) return new ImagingError('input', [...problems].join('; '));
+  const broken = /The following packages have unmet dependencies:[\s\S]*?(?=\nE: )/.exec(log);
+  if (broken) return new ImagingError('input', `the packages cannot be installed together: ${broken[0].replace(/\s+/g, ' ').trim()}`);
+  const fetch = /E: Failed to fetch (\S+)\s+(.*)/.exec(log) ?? /W: Failed to fetch (\S+)\s+(.*)/.exec(log);
+  if (fetch) return new ImagingError('tool', `Debian mirror error: cannot fetch ${fetch[1]}: ${fetch[2]}`);
+  if (/No space left on device/.test(log)) return new ImagingError('disk-full', 'no space left on the device while building the OS layer');
+  const why = code !== null ? `exit status ${code}` : `signal ${sig ?? 'unknown'}`;
+  const tail = log.trim().split('\n').filter((l) => /^(E|W): /.test(l)).slice(-5).join('\n') || log.trim().split('\n').slice(-8).join('\n');
+  return new ImagingError('tool', `mmdebstrap failed (${why}): ${tail}`);
+}
+
+/** Mount points at or under `dir`, deepest first (as /proc/self/mountinfo lists them, octal escapes decoded). */
+export function mountsUnder(dir: string): string[] {
+  const root = resolve(dir);
+  const points = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4])
+    .filter((p): p is string => p !== undefined)
+    .map((p) => p.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+    .filter((p) => p === root || p.startsWith(`${root}/`));
+  return [...new Set(points)].sort((a, b) => b.length - a.length);
+}
+
+/** Unmount everything under `dir` (lazily if busy), then check: never remove files through a live mount. */
+export async function unmountUnder(dir: string): Promise<void> {
+  for (let round = 0; round < 5; round++) {
+    const points = mountsUnder(dir);
+    if (points.length === 0) return;
+    for (const p of points) {
+      const r = spawnSync('umount', [p], { env: pathEnv(), encoding: 'utf8' });
+      if (r.status !== 0) spawnSync('umount', ['--lazy', p], { env: pathEnv() });
+    }
+  }
+  const left = mountsUnder(dir);
+  if (left.length > 0) throw new ImagingError('tool', `cannot unmount ${left.join(', ')}: the directory ${dir} is left in place`);
+}
+
+/** Remove a build directory: its mounts first, so the removal never walks into the host's /proc or /dev. */
+export async function removeTree(dir: string): Promise<void> {
+  await unmountUnder(dir);
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** What dpkg says is installed in the tree. */
+export async function installedPackages(tree: string, signal?: AbortSignal): Promise<InstalledPackage[]> {
+  const out = await runToolOutput('dpkg-query', [`--admindir=${tree}/var/lib/dpkg`, '-W', '-f=${db:Status-Abbrev}\t${Package}\t${Version}\t${Architecture}\n'], { signal });
+  return out
+    .split('\n')
+    .map((l) => l.split('\t'))
+    .filter((f) => f.length === 4 && f[0]!.startsWith('ii'))
+    .map(([, name, version, arch]) => ({ name: name!, version: version!, arch: arch! }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

@@ -1,0 +1,104 @@
+// What mmdebstrap is asked for, derived from an OsLayerSpec alone (pure, so the cache key and the tests
+// see exactly the command that builds the tree).
+import { ImagingError } from '../errors';
+import type { OsLayerSpec, PackageRequest } from '../system';
+
+/** Bumped whenever the recipe below changes what a spec builds, so old cache entries are not reused. */
+export const RECIPE_VERSION = 1;
+
+/**
+ * What every image needs to boot and reach the network (the disk stage runs the image's own
+ * grub-mkimage, so grub-pc-bin is in the tree). zstd: bookworm's initramfs-tools compresses with
+ * it (COMPRESS=zstd) and falls back to gzip with a warning when it is missing; 0.6 MB buys the smaller initrd.
+ */
+export const BOOT_PACKAGES = ['systemd-sysv', 'udev', 'ifupdown', 'isc-dhcp-client', 'grub-pc-bin', 'initramfs-tools', 'zstd'] as const;
+
+export const KERNEL_PACKAGE = { cloud: 'linux-image-cloud-amd64', generic: 'linux-image-amd64' } as const;
+
+/**
+ * cloud-init and what growing the root partition needs: growpart (cloud-guest-utils) and sudo for
+ * the default user's rule — cloud-init's Recommends, which are off here.
+ */
+export const CLOUD_INIT_PACKAGES = ['cloud-init', 'cloud-guest-utils', 'sudo'] as const;
+
+/**
+ * Small images: no manual pages, documentation, translations or info pages, but the copyright
+ * files stay (licences must ship). Recommends are not installed: mmdebstrap's default.
+ */
+export const DPKG_OPTIONS = [
+  'path-exclude=/usr/share/man/*',
+  'path-exclude=/usr/share/doc/*',
+  'path-include=/usr/share/doc/*/copyright',
+  'path-exclude=/usr/share/locale/*',
+  'path-include=/usr/share/locale/locale.alias',
+  'path-exclude=/usr/share/info/*',
+] as const;
+
+const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]+$/;
+const ARCH = /^[a-z0-9-]+$/;
+const VERSION = /^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
+const SUITE = /^[a-z][a-z0-9-]*$/;
+
+/** Validate a spec: names, versions and suites reach a command line, so only Debian's own syntax passes. */
+export function checkSpec(spec: OsLayerSpec): void {
+  if (!SUITE.test(spec.suite)) throw new ImagingError('input', `not a Debian suite name: ${JSON.stringify(spec.suite)}`);
+  if (spec.arch !== 'amd64') throw new ImagingError('input', `unsupported architecture ${JSON.stringify(spec.arch)} (amd64 only)`);
+  if (spec.profile !== 'Minimal' && spec.profile !== 'Standard') throw new ImagingError('input', `unknown profile ${JSON.stringify(spec.profile)}`);
+  if (!(spec.kernel in KERNEL_PACKAGE)) throw new ImagingError('input', `unknown kernel flavour ${JSON.stringify(spec.kernel)}`);
+  for (const p of spec.packages) {
+    if (!PACKAGE_NAME.test(p.name)) throw new ImagingError('input', `not a Debian package name: ${JSON.stringify(p.name)}`);
+    if (p.arch !== undefined && !ARCH.test(p.arch)) throw new ImagingError('input', `package ${p.name}: not an architecture: ${JSON.stringify(p.arch)}`);
+    if (p.version !== undefined && !VERSION.test(p.version)) throw new ImagingError('input', `package ${p.name}: not a Debian version: ${JSON.stringify(p.version)}`);
+  }
+}
+
+/** `name[:arch][=version]`, as apt reads it. */
+export function packageArg(p: PackageRequest): string {
+  return `${p.name}${p.arch ? `:${p.arch}` : ''}${p.version ? `=${p.version}` : ''}`;
+}
+
+/** Every package asked for by name: the boot set, the kernel, cloud-init's, then the spec's (sorted, unique). */
+export function includeList(spec: OsLayerSpec): string[] {
+  const own = [...BOOT_PACKAGES, KERNEL_PACKAGE[spec.kernel], ...(spec.cloudInit ? CLOUD_INIT_PACKAGES : [])] as string[];
+  const asked = new Map<string, string>();
+  for (const p of spec.packages) asked.set(`${p.name}:${p.arch ?? ''}`, packageArg(p));
+  // A spec package with a pin replaces the bare boot-set entry of the same name.
+  const pinnedNames = new Set(spec.packages.map((p) => p.name));
+  return [...own.filter((n) => !pinnedNames.has(n)), ...[...asked.values()].sort()];
+}
+
+/** One-line apt sources: `<suite> <suite>-updates` from the archive, `<suite>-security` from the security archive. */
+export function sourceLines(spec: OsLayerSpec): string[] {
+  const { archive, security } = spec.mirror;
+  return [
+    `deb ${archive} ${spec.suite} main`,
+    `deb ${archive} ${spec.suite}-updates main`,
+    ...(security ? [`deb ${security} ${spec.suite}-security main`] : []),
+  ];
+}
+
+/**
+ * mmdebstrap's arguments for building `target` (a directory). `debCache`: a directory of .deb files
+ * hard-linked into the tree's apt archive before the download (same filesystem), so apt fetches
+ * only what it lacks; the archive is kept (skip cleanup/apt/cache) for the caller to harvest.
+ */
+export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: string): string[] {
+  return [
+    '--verbose',
+    '--mode=root',
+    '--format=directory',
+    `--variant=${spec.profile === 'Standard' ? 'standard' : 'required'}`,
+    `--architectures=${spec.arch}`,
+    ...DPKG_OPTIONS.map((o) => `--dpkgopt=${o}`),
+    `--include=${includeList(spec).join(',')}`,
+    '--skip=essential/unlink,cleanup/apt/cache',
+    `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && cp -al ${shellQuote(`${debCache}/.`)} "$1/var/cache/apt/archives/"`,
+    spec.suite,
+    target,
+    ...sourceLines(spec),
+  ];
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}

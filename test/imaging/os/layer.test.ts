@@ -1,0 +1,214 @@
+// A real OS layer from the real Debian mirror (Minimal + nginx, cloud kernel), read back with
+// dpkg-query independently of the code; then a cache hit that runs no mmdebstrap at all; then bad
+// requests (a pinned version the mirror lacks, an unknown package) that fail naming the package and keep nothing;
+// an abort in the middle of a build kills mmdebstrap's whole process group and keeps nothing.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AbortedError } from '../../../src/errors';
+import { isImagingError } from '../../../src/server/imaging/errors';
+import { OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/server/imaging/os';
+import { TEST_CACHE, countMmdebstrap, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
+
+const counterDir = scratch('count');
+afterAll(() => {
+  counterDir.cleanup();
+  removeWorkerScript();
+});
+const counter = countMmdebstrap(counterDir.path);
+const savedPath = process.env.PATH;
+beforeAll(() => {
+  requireBuildPrerequisites();
+  process.env.PATH = counter.env.PATH; // the code spawns mmdebstrap from PATH: every run is logged
+});
+afterAll(() => {
+  process.env.PATH = savedPath;
+});
+
+function dpkgQuery(tree: string): { name: string; version: string; arch: string }[] {
+  const out = execFileSync('dpkg-query', [`--admindir=${tree}/var/lib/dpkg`, '-W', '-f=${db:Status-Abbrev} ${Package} ${Version} ${Architecture}\n'], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l.startsWith('ii')).map((l) => {
+    const [, name, version, arch] = l.trim().split(/\s+/);
+    return { name: name!, version: version!, arch: arch! };
+  }).sort((a, b) => a.name.localeCompare(b.name, 'en'));
+}
+
+describe('a real OS layer', () => {
+  const cache = new OsLayerCache({ dir: TEST_CACHE });
+  const nginx = spec({ packages: [{ name: 'nginx' }] });
+  let layer: OsLayer;
+  const progress: OsLayerProgress[] = [];
+  let runsBefore = 0;
+
+  beforeAll(async () => {
+    runsBefore = counter.runs();
+    layer = await cache.acquire(nginx, { onProgress: (p) => progress.push(p) });
+  }, 600_000);
+  afterAll(async () => {
+    await layer?.release();
+  });
+
+  it('holds the kernel, systemd, nginx and the boot set, as dpkg reads the tree', () => {
+    const pkgs = dpkgQuery(layer.dir);
+    const names = new Set(pkgs.map((p) => p.name));
+    for (const n of ['linux-image-cloud-amd64', 'systemd', 'systemd-sysv', 'udev', 'nginx', 'ifupdown', 'isc-dhcp-client', 'grub-pc-bin', 'initramfs-tools', 'apt']) {
+      expect(names, n).toContain(n);
+    }
+    expect(names.has('openssh-server')).toBe(false);
+    expect(names.has('linux-image-amd64')).toBe(false);
+    expect(layer.installed.map((p) => `${p.name} ${p.version} ${p.arch}`).sort()).toEqual(pkgs.map((p) => `${p.name} ${p.version} ${p.arch}`).sort());
+    const boot = readdirSync(join(layer.dir, 'boot'));
+    expect(boot.some((f) => /^vmlinuz-.*-cloud-amd64$/.test(f))).toBe(true);
+    expect(boot.some((f) => /^initrd\.img-.*-cloud-amd64$/.test(f))).toBe(true);
+    expect(existsSync(join(layer.dir, 'usr/lib/grub/i386-pc/boot.img'))).toBe(true);
+  });
+
+  it('is small: no manual pages or docs, but the copyright files, and no .deb left in the tree', () => {
+    expect(readdirSync(join(layer.dir, 'usr/share/man')).filter((d) => readdirSync(join(layer.dir, 'usr/share/man', d)).length > 0)).toEqual([]);
+    expect(existsSync(join(layer.dir, 'usr/share/doc/nginx/copyright'))).toBe(true);
+    expect(existsSync(join(layer.dir, 'usr/share/doc/nginx/changelog.Debian.gz'))).toBe(false);
+    expect(readdirSync(join(layer.dir, 'var/cache/apt/archives')).filter((f) => f.endsWith('.deb'))).toEqual([]);
+    const mounts = execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' }).split('\n');
+    expect(mounts.filter((m) => m.startsWith(layer.dir))).toEqual([]);
+  });
+
+  it('reports progress that only grows, through resolving, downloading and installing (when built here)', () => {
+    if (layer.fromCache) {
+      // Built by an earlier run of the suite: the progress of a build is checked by the abort test's build.
+      expect(counter.runs()).toBe(runsBefore);
+      return;
+    }
+    expect(counter.runs()).toBe(runsBefore + 1);
+    const phases = [...new Set(progress.map((p) => p.phase))];
+    expect(phases).toEqual(['resolving', 'downloading', 'installing']);
+    for (let i = 1; i < progress.length; i++) expect(progress[i]!.fraction).toBeGreaterThanOrEqual(progress[i - 1]!.fraction);
+    expect(progress.at(-1)!.fraction).toBe(1);
+    expect(progress.some((p) => /^downloading \d+\/\d+ packages/.test(p.message) || /^installing \d+\/\d+ packages/.test(p.message))).toBe(true);
+  });
+
+  it('is taken from the cache the second time: same tree, no mmdebstrap run', async () => {
+    const before = counter.runs();
+    const seen: OsLayerProgress[] = [];
+    const again = await cache.acquire(nginx, { onProgress: (p) => seen.push(p) });
+    try {
+      expect(seen.map((p) => [p.phase, p.fraction])).toEqual([['resolving', 0], ['installing', 1]]);
+      expect(again.fromCache).toBe(true);
+      expect(again.key).toBe(layer.key);
+      expect(again.dir).toBe(layer.dir);
+      expect(again.installed).toEqual(layer.installed);
+    } finally {
+      await again.release();
+    }
+    expect(counter.runs()).toBe(before);
+  });
+
+  it('is found by another process too (same key, from the cache, no mmdebstrap run)', async () => {
+    const before = counter.runs();
+    const w = startWorker({ op: 'acquire', cacheDir: TEST_CACHE, spec: nginx }, counter.env);
+    expect(await w.messages).toEqual([{ ok: true, key: layer.key, fromCache: true, dir: layer.dir, packages: layer.installed.length }]);
+    expect(counter.runs()).toBe(before);
+  });
+
+  it('gives another key for another package set or kernel', async () => {
+    const { layerKey } = await import('../../../src/server/imaging/os');
+    const idx = { u: 'x' };
+    const k = (s: Parameters<typeof layerKey>[0]) => layerKey(s, idx).key;
+    expect(k(nginx)).not.toBe(k(spec({ packages: [{ name: 'nginx' }, { name: 'curl' }] })));
+    expect(k(nginx)).not.toBe(k({ ...nginx, kernel: 'generic' }));
+    expect(k(nginx)).not.toBe(layerKey(nginx, { u: 'y' }).key);
+    expect(k(spec({ packages: [{ name: 'a' }, { name: 'b' }] }))).toBe(k(spec({ packages: [{ name: 'b' }, { name: 'a' }] })));
+  });
+});
+
+describe('bad package requests', () => {
+  // Made when the block runs (a filtered run that skips it leaves nothing behind).
+  let priv: ReturnType<typeof privateCache>;
+  beforeAll(() => {
+    priv = privateCache('bad');
+  });
+  afterAll(() => priv?.cleanup());
+
+  async function failure(s: ReturnType<typeof spec>): Promise<unknown> {
+    const cache = new OsLayerCache({ dir: priv.path });
+    const e = await cache.acquire(s).then(() => undefined, (err: unknown) => err);
+    expect(await cache.keys()).toEqual([]);
+    expect(readdirSync(join(priv.path, 'tmp'))).toEqual([]);
+    return e;
+  }
+
+  it('a pinned version the mirror lacks and an unknown package are both named (one mmdebstrap run)', async () => {
+    const e = await failure(spec({ packages: [{ name: 'nginx', version: '0.0.1-1' }, { name: 'no-such-package-af' }] }));
+    expect(isImagingError(e, 'input')).toBe(true);
+    expect((e as Error).message).toMatch(/nginx version 0\.0\.1-1/);
+    expect((e as Error).message).toMatch(/no-such-package-af/);
+  });
+
+  it('an unreachable mirror is named, before any build', async () => {
+    const e = await failure(spec({ mirror: { archive: 'http://127.0.0.1:9/debian' } }));
+    expect(isImagingError(e)).toBe(true);
+    expect((e as Error).message).toMatch(/127\.0\.0\.1:9/);
+  });
+
+  it('hostile names never reach a command line', async () => {
+    for (const bad of ['nginx;rm -rf /', '--help', 'a b']) {
+      const e = await failure(spec({ packages: [{ name: bad }] }));
+      expect(isImagingError(e, 'input')).toBe(true);
+    }
+    const e = await failure(spec({ mirror: { archive: 'file:///etc' } }));
+    expect((e as Error).message).toMatch(/http/);
+  });
+});
+
+describe('an aborted build', () => {
+  // Made when the block runs (a filtered run that skips it leaves nothing behind).
+  let priv: ReturnType<typeof privateCache>;
+  beforeAll(() => {
+    priv = privateCache('abort');
+  });
+  afterAll(() => priv?.cleanup());
+
+  /** Processes of a process group, read from /proc (field 5 of stat), not from the code under test. */
+  function groupMembers(pgid: number): number[] {
+    const out: number[] = [];
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+        const fields = st.slice(st.lastIndexOf(')') + 2).split(' ');
+        if (Number(fields[2]) === pgid && fields[0] !== 'Z') out.push(Number(d));
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return out;
+  }
+
+  it('kills mmdebstrap and all under it once downloading, and removes the partial tree', async () => {
+    const cache = new OsLayerCache({ dir: priv.path });
+    const ac = new AbortController();
+    const progress: OsLayerProgress[] = [];
+    const runsBefore = counter.runs();
+    const e = await cache
+      .acquire(spec({ packages: [{ name: 'curl' }] }), {
+        signal: ac.signal,
+        onProgress: (p) => {
+          progress.push(p);
+          if (p.phase === 'downloading') ac.abort();
+        },
+      })
+      .then(() => undefined, (err: unknown) => err);
+    expect(e).toBeInstanceOf(AbortedError);
+    expect(counter.runs()).toBe(runsBefore + 1);
+    // mmdebstrap ran with its own process group (its pid, logged by the PATH wrapper): nothing of it is left.
+    const pid = Number(readFileSync(join(counterDir.path, 'mmdebstrap-runs.log'), 'utf8').trim().split('\n').at(-1));
+    expect(groupMembers(pid)).toEqual([]);
+    expect(await cache.keys()).toEqual([]);
+    expect(readdirSync(join(priv.path, 'tmp'))).toEqual([]);
+    const mounts = execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' }).split('\n');
+    expect(mounts.filter((m) => m.startsWith(priv.path))).toEqual([]);
+    expect(progress.map((p) => p.phase)).toContain('resolving');
+    expect(progress.at(-1)!.phase).toBe('downloading');
+    for (let i = 1; i < progress.length; i++) expect(progress[i]!.fraction).toBeGreaterThanOrEqual(progress[i - 1]!.fraction);
+  }, 600_000);
+});
