@@ -97,10 +97,18 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
   const password = o.login?.password;
   const mask = (s: string): string => (password ? s.split(password).join('********') : s);
-  const con = new SerialConsole(mask, o.onLine);
+  const stop = new AbortController();
+  // An exception in the caller's onLine ends the check with that exception (after QEMU is killed).
+  const onLine = o.onLine && ((line: string): void => {
+    try {
+      o.onLine!(line);
+    } catch (e) {
+      stop.abort(e);
+    }
+  });
+  const con = new SerialConsole(mask, onLine);
   const state: SessionState = { reachedLogin: false };
 
-  const stop = new AbortController();
   const qemu = startQemu({ image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.network ?? 'none' }, (b) => con.feed(b));
   const phase = (): string => (!state.reachedLogin ? 'login prompt' : state.loggedIn !== true ? 'login' : 'commands');
   const timer = setTimeout(() => stop.abort(new SessionStop(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the ${phase()}`)), timeoutMs);

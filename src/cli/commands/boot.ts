@@ -1,9 +1,10 @@
 // `appliance-forge boot IMAGE [--format F] [--timeout SECONDS] [--memory MIB] [--network none|user]
 // [--login USER] [--password-env VAR] [--run CMD]... [--console] [--json]`: boots the image under QEMU,
 // says whether it reached a login prompt, optionally logs in on the serial console and runs commands.
-// Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage.
+// Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
 import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../boot-check';
+import { isForgeError } from '../../errors';
 import { UsageError, type Command } from '../command';
 
 export const DEFAULT_PASSWORD_ENV = 'APPLIANCE_FORGE_BOOT_PASSWORD';
@@ -24,7 +25,8 @@ options:
   --console           copy the serial console to stderr (the password masked)
   --json              print the result as one JSON document
 
-exit status: 0 login reached (and the login and every command succeeded), 1 not, 2 usage error
+exit status: 0 login reached (and the login and every command succeeded), 1 not, 2 usage error,
+             130 interrupted (SIGINT, SIGTERM)
 `;
 
 function human(r: BootCheckResult, asked: { login?: string; commands: readonly string[] }, ok: boolean): string {
@@ -99,6 +101,10 @@ export const boot: Command = async (args) => {
   } catch (e) {
     // A bad image (missing, compressed, unknown format) is the caller's to fix, like a bad flag.
     if (isBootCheckError(e, 'input')) throw new UsageError(e.message);
+    if (isForgeError(e, 'E_ABORTED')) {
+      process.stderr.write('appliance-forge boot: interrupted, QEMU stopped\n');
+      return 130;
+    }
     throw e;
   } finally {
     process.off('SIGINT', onSignal);
