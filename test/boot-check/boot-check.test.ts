@@ -81,6 +81,14 @@ describe('bootCheck: what does not boot, and bad input (seconds)', () => {
     expect(qemuPidsFor(image)).toEqual([]);
   });
 
+  it('QEMU refusing the image (a raw file given as qcow2) is a BootCheckError with its message', async () => {
+    const image = blank('not-qcow2.raw', 'raw');
+    const e = await bootCheck({ image, format: 'qcow2', timeoutMs: 60_000 }).catch((x: unknown) => x);
+    expect(isBootCheckError(e, 'qemu')).toBe(true);
+    expect((e as Error).message).toMatch(/qemu-system-x86_64 exited \(code 1\):.*qcow2/);
+    expect(qemuPidsFor(image)).toEqual([]);
+  });
+
   it('reads the format with qemu-img: vmdk, vhd (qemu vpc), vdi, qcow2', async () => {
     for (const [format, qemu] of [['vmdk', 'vmdk'], ['vhd', 'vpc'], ['vdi', 'vdi'], ['qcow2', 'qcow2']] as const) {
       expect(await detectImageFormat(blank(`f.${format}`, qemu))).toBe(format);
@@ -128,7 +136,7 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     cliBundle();
   }, 900_000);
 
-  it('reaches login, logs in as root, runs commands with their exit codes and output; the image is unchanged', async () => {
+  it('reaches login, logs in as root, runs commands with their exit codes and output (network user: DHCP lease); the image is unchanged', async () => {
     const before = sha256(fx.qcow2);
     const lines: string[] = [];
     // The password split in two in the command, so only its output can carry it whole: it must come back masked.
@@ -136,7 +144,15 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     const r = await bootCheck({
       image: fx.qcow2,
       login: { user: fx.user, password: fx.password },
-      commands: ['systemctl is-active nginx', 'id -u', `echo "it's $((40 + 2))"; ls /nonexistent; exit 3`, `printf '%s%s\\n' '${head}' '${tail}'`],
+      commands: [
+        'systemctl is-active nginx',
+        'id -u',
+        `echo "it's $((40 + 2))"; ls /nonexistent; exit 3`,
+        `printf '%s%s\\n' '${head}' '${tail}'`,
+        // network 'user': QEMU's user-mode DHCP server hands out 10.0.2.15 (QEMU's documented default).
+        `nic=$(ls /sys/class/net | grep -v '^lo$'); dhclient -1 "$nic" >/dev/null 2>&1; ip -4 -o addr show dev "$nic" | grep -o 'inet [0-9./]*'`,
+      ],
+      network: 'user',
       onLine: (l) => lines.push(l),
     });
     expect(r.reason).toBeUndefined();
@@ -146,6 +162,7 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
       { command: 'id -u', exitCode: 0, output: '0' },
       { command: expect.stringContaining('exit 3'), exitCode: 3, output: "it's 42\nls: cannot access '/nonexistent': No such file or directory" },
       { command: expect.stringContaining('printf'), exitCode: 0, output: '********' },
+      { command: expect.stringContaining('dhclient'), exitCode: 0, output: 'inet 10.0.2.15/24' },
     ]);
     expect(lines.some((l) => /login: /.test(l))).toBe(true);
     for (const text of [r.consoleTail, ...lines]) expect(text).not.toContain(fx.password);
@@ -156,7 +173,7 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
 
   it('CLI: 0 when the login and every --run pass (human output), 1 on a wrong password (--json), the password never shown', async () => {
     const env = { MY_PW: fx.password };
-    const ok = await runCli(['boot', fx.qcow2, '--login', 'root', '--password-env', 'MY_PW', '--run', 'systemctl is-active nginx', '--run', 'id -u'],
+    const ok = await runCli(['boot', fx.qcow2, '--login', 'root', '--password-env', 'MY_PW', '--run', 'systemctl is-active nginx', '--run', 'id -u', '--run', 'ls /sys/class/net'],
       { env, killAfterMs: BOOT_TEST_MS - 20_000 });
     expect(ok.code, ok.stderr + ok.stdout).toBe(0);
     expect(ok.stdout).toContain(`image   ${fx.qcow2} (qcow2)`);
@@ -164,6 +181,7 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     expect(ok.stdout).toContain('login   logged in as root');
     expect(ok.stdout).toMatch(/run {5}exit 0 {2}systemctl is-active nginx\n {8}\| active\n/);
     expect(ok.stdout).toMatch(/run {5}exit 0 {2}id -u\n {8}\| 0\n/);
+    expect(ok.stdout).toMatch(/run {5}exit 0 {2}ls \/sys\/class\/net\n {8}\| lo\n(?! {8}\|)/); // no NIC by default
     expect(ok.stdout).toMatch(/result {2}ok in \d+\.\d s/);
 
     const bad = await runCli(['boot', fx.qcow2, '--login', 'root', '--json', '--console'],
