@@ -36,8 +36,9 @@ const PASSWORD_PROMPT = /Password: *$/;
 const LOGIN_INCORRECT = /Login incorrect/;
 /** A shell prompt at the very end of what was printed (root's `# ` or a user's `$ `). */
 const SHELL_PROMPT = /[#$>] *$/;
-/** No Password: prompt this long after the user name: type it again (getty may have been restarting). */
-const PASSWORD_PROMPT_WAIT_MS = 20_000;
+/** No Password: prompt this long after the user name: type it again (getty may have been restarting). Long,
+ * because typing it again while a slow login(1) is about to ask would be read as the password. */
+const PASSWORD_PROMPT_WAIT_MS = 60_000;
 const LOGIN_ATTEMPTS = 3;
 
 export interface Tty {
@@ -45,32 +46,14 @@ export interface Tty {
   write(text: string): void;
 }
 
-/** A signal that aborts with `parent`, or after `ms` with `undefined` as reason (a step timeout, not the check's). */
-function stepSignal(parent: AbortSignal, ms: number): { signal: AbortSignal; done: () => void } {
-  const c = new AbortController();
-  const onParent = (): void => c.abort(parent.reason);
-  if (parent.aborted) onParent();
-  else parent.addEventListener('abort', onParent, { once: true });
-  const timer = setTimeout(() => c.abort(STEP_TIMEOUT), ms);
-  return {
-    signal: c.signal,
-    done: () => {
-      clearTimeout(timer);
-      parent.removeEventListener('abort', onParent);
-    },
-  };
-}
-const STEP_TIMEOUT = Symbol('step timeout');
-
+/** Like waitFor, but gives up after `ms` (undefined) without ending the check; `parent` still ends it. */
 async function waitStep(tty: Tty, test: (t: string) => boolean, parent: AbortSignal, ms: number): Promise<string | undefined> {
-  const s = stepSignal(parent, ms);
+  const step = AbortSignal.timeout(ms);
   try {
-    return await tty.console.waitFor(test, s.signal);
+    return await tty.console.waitFor(test, AbortSignal.any([parent, step]));
   } catch (e) {
-    if (e === STEP_TIMEOUT) return undefined;
+    if (step.aborted && !parent.aborted) return undefined;
     throw e;
-  } finally {
-    s.done();
   }
 }
 
