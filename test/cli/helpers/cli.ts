@@ -37,7 +37,7 @@ export interface CliRun {
 
 export function runCli(
   args: string[],
-  o: { cwd?: string; env?: Record<string, string>; onStderr?: (text: string, child: ReturnType<typeof spawn>) => void } = {},
+  o: { cwd?: string; env?: Record<string, string>; onStderr?: (text: string, child: ReturnType<typeof spawn>) => void; killAfterMs?: number } = {},
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = { PATH: process.env.PATH ?? '', NODE_PATH: path.join(root, 'node_modules'), ...o.env };
@@ -49,7 +49,7 @@ export function runCli(
       stderr += c.toString();
       o.onStderr?.(stderr, child);
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 170_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), o.killAfterMs ?? 170_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);

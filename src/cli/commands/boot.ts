@@ -1,0 +1,113 @@
+// `appliance-forge boot IMAGE [--format F] [--timeout SECONDS] [--memory MIB] [--network none|user]
+// [--login USER] [--password-env VAR] [--run CMD]... [--console] [--json]`: boots the image under QEMU,
+// says whether it reached a login prompt, optionally logs in on the serial console and runs commands.
+// Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
+import { parseArgs } from 'node:util';
+import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../boot-check';
+import { isForgeError } from '../../errors';
+import { UsageError, type Command } from '../command';
+
+export const DEFAULT_PASSWORD_ENV = 'APPLIANCE_FORGE_BOOT_PASSWORD';
+
+const HELP = `usage: appliance-forge boot IMAGE [options]
+
+Boots IMAGE under QEMU (qemu-system-x86_64, TCG; the image is never modified) and reports whether it
+reached a login prompt on the serial console. With --login, logs in there and runs each --run command.
+
+options:
+  --format F          ${IMAGE_FORMATS.join('|')} (default: read by qemu-img info)
+  --timeout SECONDS   for the whole check (default ${DEFAULT_BOOT_TIMEOUT_MS / 1000})
+  --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
+  --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
+  --login USER        log in as USER; the password is read from the environment variable below
+  --password-env VAR  the variable holding the password (default ${DEFAULT_PASSWORD_ENV}); never a flag value
+  --run CMD           run CMD (sh -c) after the login and report its exit code; repeatable
+  --console           copy the serial console to stderr (the password masked)
+  --json              print the result as one JSON document
+
+exit status: 0 login reached (and the login and every command succeeded), 1 not, 2 usage error,
+             130 interrupted (SIGINT, SIGTERM)
+`;
+
+function human(r: BootCheckResult, asked: { login?: string; commands: readonly string[] }, ok: boolean): string {
+  const lines = [`image   ${r.image} (${r.format})`];
+  lines.push(r.reachedLogin ? 'boot    reached the login prompt' : 'boot    did not reach a login prompt');
+  if (asked.login !== undefined && r.reachedLogin) lines.push(r.loggedIn ? `login   logged in as ${asked.login}` : `login   failed for ${asked.login}`);
+  for (const c of r.results ?? []) lines.push(`run     exit ${c.exitCode}  ${c.command}${c.output ? `\n${c.output.replace(/^/gm, '        | ')}` : ''}`);
+  if (r.reason) lines.push(`reason  ${r.reason}`);
+  lines.push(`result  ${ok ? 'ok' : 'FAILED'} in ${(r.elapsedMs / 1000).toFixed(1)} s`);
+  return `${lines.join('\n')}\n`;
+}
+
+export const boot: Command = async (args) => {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      format: { type: 'string' },
+      timeout: { type: 'string' },
+      memory: { type: 'string' },
+      network: { type: 'string', default: 'none' },
+      login: { type: 'string' },
+      'password-env': { type: 'string', default: DEFAULT_PASSWORD_ENV },
+      run: { type: 'string', multiple: true, default: [] },
+      console: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const [image, ...extra] = positionals;
+  if (!image || extra.length > 0) throw new UsageError(`one IMAGE expected\n${HELP}`);
+  const format = values.format;
+  if (format !== undefined && !(IMAGE_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${IMAGE_FORMATS.join(', ')}`);
+  if (values.timeout !== undefined && !/^\d{1,6}$/.test(values.timeout)) throw new UsageError('--timeout must be a whole number of seconds');
+  if (values.timeout !== undefined && Number(values.timeout) === 0) throw new UsageError('--timeout must be at least 1 second');
+  if (values.memory !== undefined && !/^\d{3,5}$/.test(values.memory)) throw new UsageError('--memory must be a number of MiB (128..65536)');
+  if (values.network !== 'none' && values.network !== 'user') throw new UsageError('--network must be none or user');
+  const commands = values.run;
+  let login: { user: string; password: string } | undefined;
+  if (values.login !== undefined) {
+    const password = process.env[values['password-env']];
+    if (!password) throw new UsageError(`--login needs the password in the environment variable ${values['password-env']} (set it, or name another with --password-env)`);
+    login = { user: values.login, password };
+  } else if (commands.length > 0) {
+    throw new UsageError('--run needs --login');
+  }
+
+  const ac = new AbortController();
+  const onSignal = (): void => ac.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const r = await bootCheck({
+      image,
+      ...(format !== undefined ? { format: format as ImageFormat } : {}),
+      ...(values.timeout !== undefined ? { timeoutMs: Number(values.timeout) * 1000 } : {}),
+      ...(values.memory !== undefined ? { memoryMiB: Number(values.memory) } : {}),
+      network: values.network,
+      ...(login ? { login } : {}),
+      commands,
+      signal: ac.signal,
+      ...(values.console ? { onLine: (line: string) => process.stderr.write(`console | ${line}\n`) } : {}),
+    });
+    const ok = bootCheckPassed(r, { login, commands });
+    process.stdout.write(values.json ? `${JSON.stringify({ ok, ...r })}\n` : human(r, { login: login?.user, commands }, ok));
+    return ok ? 0 : 1;
+  } catch (e) {
+    // A bad image (missing, compressed, unknown format) is the caller's to fix, like a bad flag.
+    if (isBootCheckError(e, 'input')) throw new UsageError(e.message);
+    if (isForgeError(e, 'E_ABORTED')) {
+      process.stderr.write('appliance-forge boot: interrupted, QEMU stopped\n');
+      return 130;
+    }
+    throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+};

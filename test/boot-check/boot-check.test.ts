@@ -1,0 +1,242 @@
+// The boot check against real QEMU (TCG): a Debian 12 image that boots (fixture.ts), blank disks that
+// do not, and the command line built from the sources. Every QEMU run is looked up in /proc by the
+// path of its image, so "nothing left running" is checked independently of the code under test.
+// Cost: three full boots of the fixture (each about 1 min on an idle 2-core machine, up to 3 min under
+// load) plus a few seconds of QEMU on blank disks; building the fixture once is about 20 s (cached).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootCheck, isBootCheckError } from '../../src/boot-check';
+import { detectImageFormat } from '../../src/boot-check/image';
+import { isForgeError } from '../../src/errors';
+import { cliBundle, runCli } from '../cli/helpers/cli';
+import { bootFixture, type BootFixture } from './fixture';
+
+const BOOT_TEST_MS = 400_000;
+const work = mkdtempSync(path.join(tmpdir(), 'af-boot-check-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** Pids of the qemu-system-x86_64 processes whose command line names `image` (read from /proc). */
+function qemuPidsFor(image: string): number[] {
+  const pids: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (path.basename(argv[0] ?? '') === 'qemu-system-x86_64' && argv.some((a) => a.includes(image))) pids.push(Number(d));
+  }
+  return pids;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A blank disk of 8 MiB made by qemu-img (nothing on it boots). */
+function blank(name: string, format: string): string {
+  const file = path.join(work, name);
+  execFileSync('qemu-img', ['create', '-q', '-f', format, file, '8M']);
+  return file;
+}
+
+const sha256 = (file: string): string => execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]!;
+
+describe('bootCheck: what does not boot, and bad input (seconds)', () => {
+  it('a blank raw disk: reachedLogin false after the timeout, and its QEMU is gone', async () => {
+    const image = blank('blank.raw', 'raw');
+    const r = await bootCheck({ image, timeoutMs: 6_000 });
+    expect(r).toMatchObject({ reachedLogin: false, format: 'raw' });
+    expect(r.reason).toMatch(/timed out after 6 s waiting for the login prompt/);
+    expect(r.loggedIn).toBeUndefined();
+    expect(alive(r.qemuPid)).toBe(false);
+    expect(qemuPidsFor(image)).toEqual([]);
+  });
+
+  it('abort: the call rejects with AbortedError and QEMU is killed', async () => {
+    const image = blank('blank.vhd', 'vpc');
+    const ac = new AbortController();
+    const running = bootCheck({ image, timeoutMs: 120_000, signal: ac.signal });
+    let seen: number[] = [];
+    for (let i = 0; i < 200 && seen.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = qemuPidsFor(image);
+    }
+    expect(seen).toHaveLength(1);
+    ac.abort();
+    const e = await running.catch((x: unknown) => x);
+    expect(isForgeError(e, 'E_ABORTED')).toBe(true);
+    expect(alive(seen[0]!)).toBe(false);
+    expect(qemuPidsFor(image)).toEqual([]);
+  });
+
+  it('QEMU refusing the image (a raw file given as qcow2) is a BootCheckError with its message', async () => {
+    const image = blank('not-qcow2.raw', 'raw');
+    const e = await bootCheck({ image, format: 'qcow2', timeoutMs: 60_000 }).catch((x: unknown) => x);
+    expect(isBootCheckError(e, 'qemu')).toBe(true);
+    expect((e as Error).message).toMatch(/qemu-system-x86_64 exited \(code 1\):.*qcow2/);
+    expect(qemuPidsFor(image)).toEqual([]);
+  });
+
+  it('reads the format with qemu-img: vmdk, vhd (qemu vpc), vdi, qcow2', async () => {
+    for (const [format, qemu] of [['vmdk', 'vmdk'], ['vhd', 'vpc'], ['vdi', 'vdi'], ['qcow2', 'qcow2']] as const) {
+      expect(await detectImageFormat(blank(`f.${format}`, qemu))).toBe(format);
+    }
+  });
+
+  it('refuses a compressed image, a missing file and commands without a login, starting nothing', async () => {
+    const gz = path.join(work, 'disk.qcow2.gz');
+    writeFileSync(gz, gzipSync(readFileSync(blank('g.qcow2', 'qcow2'))));
+    const e1 = await bootCheck({ image: gz }).catch((x: unknown) => x);
+    expect(isBootCheckError(e1, 'input')).toBe(true);
+    expect((e1 as Error).message).toContain(`gunzip -k ${gz}`);
+    const e2 = await bootCheck({ image: path.join(work, 'nope.qcow2') }).catch((x: unknown) => x);
+    expect(isBootCheckError(e2, 'input')).toBe(true);
+    expect((e2 as Error).message).toMatch(/cannot read the image .*ENOENT/);
+    const e3 = await bootCheck({ image: gz, commands: ['id'] }).catch((x: unknown) => x);
+    expect((e3 as Error).message).toContain('commands need a login');
+    expect(qemuPidsFor(gz)).toEqual([]);
+  });
+
+  it('names the Debian packages when qemu-system-x86_64 or qemu-img is missing', async () => {
+    const image = blank('tools.raw', 'raw');
+    const saved = process.env.PATH;
+    const onlyQemu = mkdtempSync(path.join(work, 'bin-'));
+    symlinkSync(execFileSync('sh', ['-c', 'command -v qemu-system-x86_64'], { encoding: 'utf8' }).trim(), path.join(onlyQemu, 'qemu-system-x86_64'));
+    try {
+      process.env.PATH = path.join(work, 'empty');
+      const e1 = await bootCheck({ image }).catch((x: unknown) => x);
+      expect(isBootCheckError(e1, 'missing-tool')).toBe(true);
+      expect(e1).toMatchObject({ packages: ['qemu-system-x86'] });
+      process.env.PATH = onlyQemu;
+      const e2 = await bootCheck({ image }).catch((x: unknown) => x);
+      expect(e2).toMatchObject({ kind: 'missing-tool', packages: ['qemu-utils'] });
+      expect((e2 as Error).message).toContain('apt-get install qemu-utils');
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
+});
+
+describe('bootCheck of a Debian 12 image (the fixture)', () => {
+  let fx: BootFixture;
+  beforeAll(async () => {
+    fx = await bootFixture();
+    cliBundle();
+  }, 900_000);
+
+  it('reaches login, logs in as root, runs commands with their exit codes and output (network user: DHCP lease); the image is unchanged', async () => {
+    const before = sha256(fx.qcow2);
+    const lines: string[] = [];
+    // The password split in two in the command, so only its output can carry it whole: it must come back masked.
+    const [head, tail] = [fx.password.slice(0, 5), fx.password.slice(5)];
+    const r = await bootCheck({
+      image: fx.qcow2,
+      login: { user: fx.user, password: fx.password },
+      commands: [
+        'systemctl is-active nginx',
+        'id -u',
+        `echo "it's $((40 + 2))"; ls /nonexistent; exit 3`,
+        `printf '%s%s\\n' '${head}' '${tail}'`,
+        // network 'user': QEMU's user-mode DHCP server hands out 10.0.2.15 (QEMU's documented default).
+        `nic=$(ls /sys/class/net | grep -v '^lo$'); dhclient -1 "$nic" >/dev/null 2>&1; ip -4 -o addr show dev "$nic" | grep -o 'inet [0-9./]*'`,
+      ],
+      network: 'user',
+      onLine: (l) => lines.push(l),
+    });
+    expect(r.reason).toBeUndefined();
+    expect(r).toMatchObject({ format: 'qcow2', reachedLogin: true, loggedIn: true });
+    expect(r.results).toEqual([
+      { command: 'systemctl is-active nginx', exitCode: 0, output: 'active' },
+      { command: 'id -u', exitCode: 0, output: '0' },
+      { command: expect.stringContaining('exit 3'), exitCode: 3, output: "it's 42\nls: cannot access '/nonexistent': No such file or directory" },
+      { command: expect.stringContaining('printf'), exitCode: 0, output: '********' },
+      { command: expect.stringContaining('dhclient'), exitCode: 0, output: 'inet 10.0.2.15/24' },
+    ]);
+    expect(lines.some((l) => /login: /.test(l))).toBe(true);
+    for (const text of [r.consoleTail, ...lines]) expect(text).not.toContain(fx.password);
+    expect(alive(r.qemuPid)).toBe(false);
+    expect(qemuPidsFor(fx.qcow2)).toEqual([]);
+    expect(sha256(fx.qcow2)).toBe(before);
+  }, BOOT_TEST_MS);
+
+  it('CLI: 0 when the login and every --run pass (human output), 1 on a wrong password (--json), the password never shown', async () => {
+    const env = { MY_PW: fx.password };
+    const ok = await runCli(['boot', fx.qcow2, '--login', 'root', '--password-env', 'MY_PW', '--run', 'systemctl is-active nginx', '--run', 'id -u', '--run', 'ls /sys/class/net'],
+      { env, killAfterMs: BOOT_TEST_MS - 20_000 });
+    expect(ok.code, ok.stderr + ok.stdout).toBe(0);
+    expect(ok.stdout).toContain(`image   ${fx.qcow2} (qcow2)`);
+    expect(ok.stdout).toContain('boot    reached the login prompt');
+    expect(ok.stdout).toContain('login   logged in as root');
+    expect(ok.stdout).toMatch(/run {5}exit 0 {2}systemctl is-active nginx\n {8}\| active\n/);
+    expect(ok.stdout).toMatch(/run {5}exit 0 {2}id -u\n {8}\| 0\n/);
+    expect(ok.stdout).toMatch(/run {5}exit 0 {2}ls \/sys\/class\/net\n {8}\| lo\n(?! {8}\|)/); // no NIC by default
+    expect(ok.stdout).toMatch(/result {2}ok in \d+\.\d s/);
+
+    const bad = await runCli(['boot', fx.qcow2, '--login', 'root', '--json', '--console'],
+      { env: { APPLIANCE_FORGE_BOOT_PASSWORD: `${fx.password}-wrong` }, killAfterMs: BOOT_TEST_MS - 20_000 });
+    expect(bad.code, bad.stderr).toBe(1);
+    const doc = JSON.parse(bad.stdout) as { ok: boolean; reachedLogin: boolean; loggedIn: boolean; reason: string; qemuPid: number };
+    expect(doc).toMatchObject({ ok: false, reachedLogin: true, loggedIn: false });
+    expect(doc.reason).toContain('Login incorrect');
+    expect(bad.stderr).toMatch(/console \| .*login: /);
+    for (const out of [ok.stdout, ok.stderr, bad.stdout, bad.stderr]) expect(out).not.toContain(fx.password);
+    expect(qemuPidsFor(fx.qcow2)).toEqual([]);
+  }, 2 * BOOT_TEST_MS);
+});
+
+describe('appliance-forge boot: usage and failures without a guest', () => {
+  it('exit 2 on usage errors, 1 when no login prompt shows, 130 on SIGINT (QEMU killed), 1 with the packages when QEMU is missing', async () => {
+    const image = blank('cli.raw', 'raw');
+    const gz = path.join(work, 'cli.raw.gz');
+    writeFileSync(gz, gzipSync(Buffer.alloc(1024)));
+    const help = await runCli(['boot', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--password-env VAR');
+    for (const [args, message] of [
+      [['boot'], 'one IMAGE expected'],
+      [['boot', image, '--run', 'id'], '--run needs --login'],
+      [['boot', image, '--login', 'root'], 'APPLIANCE_FORGE_BOOT_PASSWORD'],
+      [['boot', image, '--format', 'iso'], '--format must be one of qcow2, raw, vmdk, vhd, vdi'],
+      [['boot', image, '--timeout', 'soon'], '--timeout must be'],
+      [['boot', image, '--password', 'x'], "Unknown option '--password'"],
+      [['boot', gz], 'gunzip -k'],
+    ] as const) {
+      const r = await runCli([...args]);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(message);
+    }
+    const none = await runCli(['boot', image, '--timeout', '5', '--json']);
+    expect(none.code, none.stderr).toBe(1);
+    expect(JSON.parse(none.stdout)).toMatchObject({ ok: false, format: 'raw', reachedLogin: false });
+    expect(qemuPidsFor(image)).toEqual([]);
+    // SIGINT once QEMU runs: exit 130 and QEMU killed.
+    const interrupted = runCli(['boot', image, '--timeout', '120']);
+    let seen: number[] = [];
+    for (let i = 0; i < 400 && seen.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = qemuPidsFor(image);
+    }
+    expect(seen).toHaveLength(1);
+    const cli = Number(readFileSync(`/proc/${seen[0]}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    process.kill(cli, 'SIGINT');
+    const int = await interrupted;
+    expect(int.code, int.stderr).toBe(130);
+    expect(alive(seen[0]!)).toBe(false);
+    expect(qemuPidsFor(image)).toEqual([]);
+    const noQemu = await runCli(['boot', image], { env: { PATH: path.join(work, 'empty') } });
+    expect(noQemu.code).toBe(1);
+    expect(noQemu.stderr).toContain('apt-get install qemu-system-x86');
+  });
+});
