@@ -8,11 +8,12 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isForgeError } from '../../src/errors';
 import { buildImage, type BuildProgress, type DiskFormat } from '../../src/server/imaging';
-import { filesIn, tempDir } from './tools';
+import { fakeOs, fakeTree, filesIn, tempDir } from './tools';
 
 const tmp = tempDir('abort');
 afterAll(() => tmp.cleanup());
 const payload = join(tmp.path, 'payload.bin');
+const TREE = fakeTree(tmp.path); // disk writing and its abort: no boot here (see tools.ts)
 
 beforeAll(async () => {
   // 96 MiB of random data: every stage takes long enough to be caught in the middle.
@@ -32,7 +33,7 @@ async function abortedBuild(disk: DiskFormat, compress: boolean, when: (p: Build
   const ac = new AbortController();
   const seen: BuildProgress[] = [];
   const error = await buildImage({
-    disk, diskSizeMiB: 256, compress, manifest: '{}', outFile, workDir: work,
+    ...fakeOs(TREE), disk, compress, manifest: '{}', outFile, workDir: work,
     files: [{ source: payload, destination: '/opt/payload.bin' }],
     signal: ac.signal,
     onProgress: (p) => {
@@ -45,11 +46,11 @@ async function abortedBuild(disk: DiskFormat, compress: boolean, when: (p: Build
 
 describe('abort', () => {
   it.each<[string, DiskFormat, boolean, (p: BuildProgress) => boolean]>([
-    ['while writing qcow2 clusters', 'qcow2', false, (p) => p.message === 'writing the qcow2 disk' && (p.bytesDone ?? 0) > 32 * 1024 * 1024],
+    ['while writing qcow2 clusters', 'qcow2', false, (p) => p.message === 'converting to qcow2' && (p.bytesDone ?? 0) > 32 * 1024 * 1024],
     ['while scanning for used clusters', 'qcow2', true, (p) => p.message === 'finding the used clusters'],
     ['while qemu-img converts (the child is killed)', 'vmdk', false, (p) => p.message.includes('qemu-img')],
-    ['when mke2fs starts', 'vdi', false, (p) => p.message === 'making the ext4 filesystem'],
-    ['while copying the files', 'raw', false, (p) => p.message === 'copying the appliance files'],
+    ['when mke2fs starts', 'vdi', false, (p) => p.message === 'writing the disk: making the ext4 filesystem'],
+    ['while copying the OS tree', 'raw', false, (p) => p.message === 'applying software and settings'],
     ['while computing checksums', 'raw', false, (p) => p.message === 'computing checksums' && (p.bytesDone ?? 0) > 0],
     ['while compressing', 'raw', true, (p) => p.message === 'compressing the disk' && (p.bytesDone ?? 0) > 8 * 1024 * 1024],
   ])('%s (%s): AbortedError, no file left, previous image kept', async (_, disk, compress, when) => {
@@ -64,7 +65,7 @@ describe('abort', () => {
   it('an already aborted signal stops before anything is made', async () => {
     const work = join(tmp.path, 'never');
     const error = await buildImage({
-      disk: 'qcow2', diskSizeMiB: 16, compress: false, files: [], manifest: '{}',
+      ...fakeOs(TREE), disk: 'qcow2', compress: false, files: [], manifest: '{}',
       outFile: join(tmp.path, 'never.qcow2'), workDir: work, signal: AbortSignal.abort(),
     }).catch((e: unknown) => e);
     expect(isForgeError(error, 'E_ABORTED')).toBe(true);

@@ -2,14 +2,17 @@
 // partition, and the ext4 filesystem with the manifest and each file at its place with its mode.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, MANIFEST_PATH, type BuildProgress, type DiskFormat } from '../../src/server/imaging';
-import { debugfsCat, debugfsStat, e2fsck, filesIn, fsType, partitions, qemuCheck, qemuInfo, tempDir, toRaw } from './tools';
+import { debugfsCat, debugfsStat, e2fsck, fakeOs, fakeTree, filesIn, fsType, partitions, qemuCheck, qemuInfo, tempDir, toRaw } from './tools';
 
 const tmp = tempDir('build');
 afterAll(() => tmp.cleanup());
+// The formats and the filesystem are tested here on a tiny tree; booting a real one is system.test.ts.
+const TREE = fakeTree(tmp.path);
+const GiB = 1024;
 
 const MiB = 1024 * 1024;
 const manifest = JSON.stringify({ name: 'web', version: '1.0', packages: ['nginx'] });
@@ -21,7 +24,7 @@ beforeAll(() => {
   writeFileSync(join(tmp.path, 'tool.bin'), tool);
   writeFileSync(join(tmp.path, 'app.conf'), conf);
   files = [
-    { source: join(tmp.path, 'tool.bin'), destination: '/opt/web/bin/tool', rights: '0755', ownerGroup: 'web:web' },
+    { source: join(tmp.path, 'tool.bin'), destination: '/opt/web/bin/tool', rights: '0755', ownerGroup: 'root:web' },
     { source: join(tmp.path, 'app.conf'), destination: 'etc/web/app conf "main".conf', rights: '0640' },
     { source: join(tmp.path, 'app.conf'), destination: '/usr/local/bin/helper', rights: '4750' },
     { source: join(tmp.path, 'app.conf'), destination: '/srv/default-mode' },
@@ -38,7 +41,7 @@ function expectAppliance(raw: string, sizeMiB: number): void {
   expect(debugfsCat(raw, '/opt/web/bin/tool').equals(tool)).toBe(true);
   expect(debugfsCat(raw, '/etc/web/app conf "main".conf').equals(conf)).toBe(true);
   expect(debugfsStat(raw, MANIFEST_PATH)).toMatchObject({ type: 'regular', mode: 0o644, uid: 0, gid: 0, size: manifest.length });
-  expect(debugfsStat(raw, '/opt/web/bin/tool')).toMatchObject({ type: 'regular', mode: 0o755, uid: 0, gid: 0, size: tool.length });
+  expect(debugfsStat(raw, '/opt/web/bin/tool')).toMatchObject({ type: 'regular', mode: 0o755, uid: 0, gid: 1500, size: tool.length }); // web in the tree's /etc/group
   expect(debugfsStat(raw, '/etc/web/app conf "main".conf')).toMatchObject({ type: 'regular', mode: 0o640, uid: 0, gid: 0 });
   expect(debugfsStat(raw, '/usr/local/bin/helper')).toMatchObject({ type: 'regular', mode: 0o4750, uid: 0, gid: 0 });
   expect(debugfsStat(raw, '/srv/default-mode')).toMatchObject({ type: 'regular', mode: 0o644 });
@@ -54,23 +57,22 @@ describe.each(['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'] as const)('buildImage %s', 
       const outFile = join(dir.path, `web.${disk}`);
       const work = join(dir.path, 'work');
       const reports: BuildProgress[] = [];
-      const result = await buildImage({ disk, diskSizeMiB: 64, compress: false, files, manifest, outFile, workDir: work, onProgress: (p) => reports.push(p) });
+      const result = await buildImage({ ...fakeOs(TREE, GiB), disk, compress: false, files, manifest, outFile, workDir: work, onProgress: (p) => reports.push(p) });
 
-      expect(result.virtualSizeBytes).toBe(64 * MiB);
-      const bytes = readFileSync(outFile);
-      expect(result.fileSize).toBe(bytes.length);
-      expect(result.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+      expect(result.virtualSizeBytes).toBe(GiB * MiB);
+      expect(result.fileSize).toBe(statSync(outFile).size);
+      expect(result.sha256).toBe(execFileSync('sha256sum', [outFile], { encoding: 'utf8' }).split(' ')[0]);
       expect(result.md5).toBe(execFileSync('md5sum', [outFile], { encoding: 'utf8' }).split(' ')[0]);
       const info = qemuInfo(outFile);
       expect(info.format).toBe(QEMU_NAME[disk]);
-      expect(info['virtual-size']).toBe(64 * MiB);
+      expect(info['virtual-size']).toBe(GiB * MiB);
       if (disk !== 'raw' && disk !== 'vhd') {
         // qemu-img check has no consistency check for raw or vpc
         const check = qemuCheck(outFile, QEMU_NAME[disk]);
         expect(check.status, check.out).toBe(0);
       }
       const raw = disk === 'raw' ? outFile : toRaw(outFile, QEMU_NAME[disk], join(dir.path, 'back.raw'));
-      expectAppliance(raw, 64);
+      expectAppliance(raw, GiB);
 
       // Progress: starts at 0, only grows, ends at 100; the work dir is left empty.
       expect(reports[0]!.percentage).toBe(0);
@@ -88,9 +90,9 @@ describe('qcow2 allocation', () => {
     const dir = tempDir('sparse');
     try {
       const outFile = join(dir.path, 'web.qcow2');
-      const r = await buildImage({ disk: 'qcow2', diskSizeMiB: 1024, compress: false, files, manifest, outFile, workDir: dir.path });
-      // The 3 MiB file plus ext4 metadata and journal (about 16 MiB for this size, mostly zeros).
-      expect(r.fileSize).toBeLessThan(24 * MiB);
+      const r = await buildImage({ ...fakeOs(TREE, GiB), disk: 'qcow2', compress: false, files, manifest, outFile, workDir: dir.path });
+      // The 3 MiB file, GRUB's modules (~3 MiB) and ext4 metadata and journal (about 16 MiB for this size, mostly zeros).
+      expect(r.fileSize).toBeLessThan(28 * MiB);
       expect(r.fileSize % 65536).toBe(0);
       const check = qemuCheck(outFile, 'qcow2');
       expect(check.status, check.out).toBe(0);
@@ -109,7 +111,7 @@ describe('compress', () => {
     const dir = tempDir(`gz-${disk}`);
     try {
       const outFile = join(dir.path, `web.${disk}.gz`);
-      const r = await buildImage({ disk, diskSizeMiB: 32, compress: true, files, manifest, outFile, workDir: dir.path });
+      const r = await buildImage({ ...fakeOs(TREE, GiB), disk, compress: true, files, manifest, outFile, workDir: dir.path });
       const gz = readFileSync(outFile);
       expect(gz.subarray(0, 2).equals(Buffer.from([0x1f, 0x8b]))).toBe(true);
       expect(r.fileSize).toBe(gz.length);
@@ -119,9 +121,9 @@ describe('compress', () => {
       execFileSync('sh', ['-c', 'gzip -dc "$1" > "$2"', 'sh', outFile, unpacked]);
       const info = qemuInfo(unpacked);
       expect(info.format).toBe(QEMU_NAME[disk]);
-      expect(info['virtual-size']).toBe(32 * MiB);
+      expect(info['virtual-size']).toBe(GiB * MiB);
       const raw = disk === 'raw' ? unpacked : toRaw(unpacked, QEMU_NAME[disk], join(dir.path, 'back.raw'));
-      expectAppliance(raw, 32);
+      expectAppliance(raw, GiB);
     } finally {
       dir.cleanup();
     }

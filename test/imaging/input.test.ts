@@ -5,22 +5,24 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, isImagingError, type ImageFile } from '../../src/server/imaging';
 import { destinationSegments } from '../../src/server/imaging/destination';
-import { filesIn, tempDir } from './tools';
+import { fakeOs, fakeTree, filesIn, tempDir } from './tools';
 
 const tmp = tempDir('input');
 afterAll(() => tmp.cleanup());
 const src = join(tmp.path, 'src.txt');
+const TREE = fakeTree(tmp.path); // disk writing only: no boot here (see tools.ts)
 beforeAll(() => writeFileSync(src, 'payload\n'));
 
 /** A build in a fresh out/work pair; returns the error and what was left in both directories. */
-async function attempt(files: ImageFile[], over: { diskSizeMiB?: number; manifest?: string } = {}) {
+async function attempt(files: ImageFile[], over: { diskSizeMiB?: number; swapMiB?: number; manifest?: string } = {}) {
   const base = join(tmp.path, `case-${Math.random().toString(36).slice(2)}`);
   const out = join(base, 'out');
   const work = join(base, 'deep', 'work');
   mkdirSync(out, { recursive: true });
   mkdirSync(work, { recursive: true });
   const outFile = join(out, 'img.qcow2');
-  const error = await buildImage({ disk: 'qcow2', diskSizeMiB: over.diskSizeMiB ?? 16, compress: false, files, manifest: over.manifest ?? '{}', outFile, workDir: work }).then(
+  const os = fakeOs(TREE, over.diskSizeMiB ?? 1024);
+  const error = await buildImage({ ...os, settings: { ...os.settings, swapMiB: over.swapMiB ?? 0 }, disk: 'qcow2', compress: false, files, manifest: over.manifest ?? '{}', outFile, workDir: work }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -75,33 +77,29 @@ describe('conflicting or invalid files', () => {
     expect(r.left).toEqual([]);
   });
 
-  it.each([0, 7, 1.5, Number.NaN, 4 * 1024 * 1024])('disk size %s MiB is refused', async (diskSizeMiB) => {
+  it.each([0, 1023, 1.5, Number.NaN, 4 * 1024 * 1024])('disk size %s MiB is refused', async (diskSizeMiB) => {
     const r = await attempt([], { diskSizeMiB });
     expect(isImagingError(r.error, 'input'), String(r.error)).toBe(true);
-    expect((r.error as Error).message).toMatch(/disk size must be a whole number of MiB from 8 to 2097152/);
+    expect((r.error as Error).message).toMatch(/disk size must be a whole number of MiB from 1024 to 2097152/);
     expect(r.left).toEqual([]);
   });
 
-  it('files larger than the disk: a clear disk-full error', async () => {
-    const big = join(tmp.path, 'big.bin');
-    writeFileSync(big, Buffer.alloc(20 * 1024 * 1024, 1));
-    const r = await attempt([{ source: big, destination: '/big' }], { diskSizeMiB: 8 });
+  it('a system and swap larger than the disk: a clear disk-full error with the sizes', async () => {
+    const r = await attempt([{ source: src, destination: '/small' }], { swapMiB: 2000 });
     expect(isImagingError(r.error, 'disk-full'), String(r.error)).toBe(true);
-    expect((r.error as Error).message).toMatch(/do not fit in a 8 MiB disk/);
+    expect((r.error as Error).message).toMatch(/the system takes \d+ MiB and its swap 2000 MiB: it does not fit in a 1024 MiB disk/);
     expect(r.left).toEqual([]);
   });
 
-  it('files that fit the partition but not ext4 with its metadata: disk-full from mke2fs', async () => {
-    const big = join(tmp.path, 'almost.bin');
-    writeFileSync(big, Buffer.alloc(14 * 1024 * 1024, 1));
-    const r = await attempt([{ source: big, destination: '/almost' }], { diskSizeMiB: 16 });
+  it('a swap that fits the partition but not ext4 with its metadata: disk-full from the free blocks left', async () => {
+    const r = await attempt([{ source: src, destination: '/small' }], { swapMiB: 1010 });
     expect(isImagingError(r.error, 'disk-full'), String(r.error)).toBe(true);
-    expect((r.error as Error).message).toMatch(/do not fit in a 16 MiB disk \(mke2fs: /);
+    expect((r.error as Error).message).toMatch(/does not fit in a 1024 MiB disk \(\d+ MiB left free\)/);
     expect(r.left).toEqual([]);
   });
 
   it('an output directory that does not exist is refused', async () => {
-    const error = await buildImage({ disk: 'raw', diskSizeMiB: 8, compress: false, files: [], manifest: '{}', outFile: join(tmp.path, 'no', 'dir', 'x.raw'), workDir: join(tmp.path, 'w') }).catch((e: unknown) => e);
+    const error = await buildImage({ ...fakeOs(TREE), disk: 'raw', compress: false, files: [], manifest: '{}', outFile: join(tmp.path, 'no', 'dir', 'x.raw'), workDir: join(tmp.path, 'w') }).catch((e: unknown) => e);
     expect(isImagingError(error, 'input')).toBe(true);
     expect((error as Error).message).toMatch(/directory of the output file does not exist/);
   });
@@ -111,7 +109,7 @@ describe('conflicting or invalid files', () => {
     mkdirSync(out);
     const outFile = join(out, 'img.raw');
     writeFileSync(outFile, 'previous image');
-    const error = await buildImage({ disk: 'raw', diskSizeMiB: 8, compress: false, files: [{ source: src, destination: '/../x' }], manifest: '{}', outFile, workDir: join(tmp.path, 'w2') }).catch((e: unknown) => e);
+    const error = await buildImage({ ...fakeOs(TREE), disk: 'raw', compress: false, files: [{ source: src, destination: '/../x' }], manifest: '{}', outFile, workDir: join(tmp.path, 'w2') }).catch((e: unknown) => e);
     expect(isImagingError(error, 'input')).toBe(true);
     expect(readFileSync(outFile, 'utf8')).toBe('previous image');
     expect(filesIn(out)).toEqual(['img.raw']);

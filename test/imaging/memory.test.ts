@@ -6,11 +6,12 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildImage, type DiskFormat } from '../../src/server/imaging';
-import { qemuCheck, qemuInfo, tempDir } from './tools';
+import { fakeOs, fakeTree, qemuCheck, qemuInfo, tempDir } from './tools';
 
 const tmp = tempDir('memory');
 afterAll(() => tmp.cleanup());
 const MiB = 1024 * 1024;
+const TREE = fakeTree(tmp.path); // memory of disk writing: no boot here (see tools.ts)
 const PAYLOAD_MIB = 160;
 /** Bound on the growth of the resident set: under half the payload, a sixteenth of the disk. */
 const MAX_GROWTH_MIB = 64;
@@ -32,7 +33,7 @@ describe('memory', () => {
     const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
     try {
       const r = await buildImage({
-        disk, diskSizeMiB: 2048, compress, manifest: '{}', outFile, workDir: tmp.path,
+        ...fakeOs(TREE, 2048), disk, compress, manifest: '{}', outFile, workDir: tmp.path,
         files: [{ source: payload, destination: '/data/payload.bin' }],
         onProgress: () => (peak = Math.max(peak, process.memoryUsage.rss())),
       });

@@ -1,9 +1,10 @@
 // Reading images back with the real tools: qemu-img (info, check, convert, compare), partx and
 // e2fsprogs (debugfs, e2fsck) on the partition at its 1 MiB offset.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SystemSettings } from '../../src/server/imaging';
 
 export function tempDir(label: string): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), `af-imaging-${label}-`));
@@ -64,4 +65,34 @@ export function fsType(raw: string): string {
 
 export function filesIn(dir: string): string[] {
   return readdirSync(dir, { recursive: true }).map(String).sort();
+}
+
+/**
+ * A tiny OS tree for the tests of disk writing (formats, abort, memory, input), where booting is not
+ * what is tested: the accounts files, one time zone, the host's GRUB modules (grub-pc-bin) and
+ * stand-ins for the kernel and initramfs. The bootable pipeline on a real Debian layer is in
+ * system.test.ts.
+ */
+export function fakeTree(dir: string): string {
+  const tree = join(dir, 'fake-os');
+  mkdirSync(join(tree, 'etc'), { recursive: true });
+  writeFileSync(join(tree, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
+  writeFileSync(join(tree, 'etc/group'), 'root:x:0:\nweb:x:1500:\n');
+  mkdirSync(join(tree, 'root'), { mode: 0o700 });
+  mkdirSync(join(tree, 'usr/share/zoneinfo/Etc'), { recursive: true });
+  copyFileSync('/usr/share/zoneinfo/Etc/UTC', join(tree, 'usr/share/zoneinfo/Etc/UTC'));
+  mkdirSync(join(tree, 'usr/lib/grub'), { recursive: true });
+  execFileSync('cp', ['-a', '/usr/lib/grub/i386-pc', join(tree, 'usr/lib/grub/')]);
+  writeFileSync(join(tree, 'vmlinuz'), 'not a kernel: this tree is not booted\n');
+  writeFileSync(join(tree, 'initrd.img'), 'not an initramfs\n');
+  return tree;
+}
+
+/** Options of a build on a fake tree (see fakeTree): no users, no swap, default settings. */
+export function fakeOs(tree: string, diskMiB = 1024): { layerDir: string; cloudInit: boolean; settings: SystemSettings } {
+  return {
+    layerDir: tree,
+    cloudInit: false,
+    settings: { hostname: 'test', diskMiB, swapMiB: 0, kernelParams: [], rootUser: { disablePasswordLogin: false, sshKeys: [] }, users: [], groups: [] },
+  };
 }

@@ -105,7 +105,7 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
     await writeBootableRaw({
       tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
       scratchDir: buildDir, signal: o.signal,
-      onProgress: (f) => progress.stage(20, 50, 'writing the disk', f),
+      onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
     });
     await rm(tree, { recursive: true, force: true });
     progress.stage(50, 50, `converting to ${o.disk}`);
