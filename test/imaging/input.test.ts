@@ -1,6 +1,7 @@
 // Bad input is refused with an ImagingError before anything is written where it should not be:
 // nothing lands outside the work directory, no output file appears, an existing image stays.
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, isImagingError, type ImageFile } from '../../src/server/imaging';
@@ -96,6 +97,23 @@ describe('conflicting or invalid files', () => {
     expect(isImagingError(r.error, 'disk-full'), String(r.error)).toBe(true);
     expect((r.error as Error).message).toMatch(/does not fit in a 1024 MiB disk \(\d+ MiB left free\)/);
     expect(r.left).toEqual([]);
+  });
+
+  it('a host without grub-mkimage: a prerequisite error naming the Debian packages, nothing left', async () => {
+    // PATH holds only the other tools the build runs: the real grub-mkimage is simply not found.
+    const bin = join(tmp.path, 'bin-no-grub');
+    mkdirSync(bin);
+    for (const t of ['cp', 'du', 'mke2fs', 'dumpe2fs']) symlinkSync(execFileSync('sh', ['-c', `command -v ${t}`], { encoding: 'utf8' }).trim(), join(bin, t));
+    const saved = process.env.PATH;
+    process.env.PATH = bin;
+    try {
+      const r = await attempt([{ source: src, destination: '/small' }]);
+      expect(isImagingError(r.error, 'prerequisite'), String(r.error)).toBe(true);
+      expect((r.error as Error).message).toMatch(/grub-mkimage is not installed.*grub-pc-bin/);
+      expect(r.left).toEqual([]);
+    } finally {
+      process.env.PATH = saved;
+    }
   });
 
   it('an output directory that does not exist is refused', async () => {

@@ -61,7 +61,7 @@ async function writeKeys(tree: string, name: string, user: { uid: number; gid: n
   const segments = [...user.home.split('/').filter((x) => x !== ''), '.ssh', 'authorized_keys'];
   const { dir, missing } = await resolveParent(tree, segments);
   if (missing.length > 1) throw new ImagingError('input', `the home directory of ${name} (${user.home}) does not exist in the image`);
-  const sshDir = join(tree, ...dir, '.ssh');
+  const sshDir = join(tree, ...dir, ...missing); // ~/.ssh, followed through the image's links
   if (missing.length === 1) await mkdir(sshDir);
   await lchown(sshDir, user.uid, user.gid);
   await chmod(sshDir, 0o700);
