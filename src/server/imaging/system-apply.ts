@@ -53,6 +53,7 @@ export async function applySystem(tree: string, o: ApplySystemOptions): Promise<
     await put(tree, `etc/systemd/system/${SWAP_UNIT}`, swapUnit(s.swapMiB));
     // Pulled in by the swap unit systemd generates from fstab (a .requires directory applies to generated units).
     await mkdir(join(tree, 'etc/systemd/system/swapfile.swap.requires'), { recursive: true });
+    await rm(join(tree, `etc/systemd/system/swapfile.swap.requires/${SWAP_UNIT}`), { force: true });
     await symlink(`../${SWAP_UNIT}`, join(tree, `etc/systemd/system/swapfile.swap.requires/${SWAP_UNIT}`));
   }
   await put(tree, 'etc/fstab', fstab);
