@@ -135,6 +135,7 @@ describe('buildImage: a bootable qcow2', () => {
       outFile: out, workDir: join(tmp.path, 'work'), progressRange: { from: 40, to: 100 }, onProgress: (p) => reports.push(p.percentage),
     });
     expect(r.virtualSizeBytes).toBe(2048 * 1024 * 1024);
+    console.log(`bootable qcow2 (Minimal + nginx + openssh-server, 2 GiB disk): ${(r.fileSize / 1048576).toFixed(1)} MiB`);
     expect(reports[0]).toBeGreaterThanOrEqual(40);
     expect(reports.at(-1)).toBe(100);
     expect(qemuCheck(out, 'qcow2').status).toBe(0);
