@@ -2,6 +2,7 @@
 // throws AbortedError), stderr kept (bounded) for the error message.
 import { spawn } from 'node:child_process';
 import { AbortedError } from '../../errors';
+import hostTools from '../../../data/host-tools.json';
 import { ImagingError } from './errors';
 
 /** Keep the last bytes of a tool's stderr: enough for its message, bounded whatever it prints. */
@@ -17,12 +18,9 @@ export interface RunOptions {
   readonly input?: string;
 }
 
-/** The Debian package that provides each host tool the builder runs (named when one is missing). */
-const PACKAGE_OF: Record<string, string> = {
-  mke2fs: 'e2fsprogs', dumpe2fs: 'e2fsprogs', debugfs: 'e2fsprogs', e2fsck: 'e2fsprogs', filefrag: 'e2fsprogs',
-  'qemu-img': 'qemu-utils', 'grub-mkimage': 'grub-pc-bin', sfdisk: 'fdisk',
-  useradd: 'passwd', groupadd: 'passwd', usermod: 'passwd', chpasswd: 'passwd', cp: 'coreutils', du: 'coreutils',
-};
+/** The Debian package of each host tool a build runs (data/host-tools.json, the one list; scripts/prereqs.sh installs it). */
+const PACKAGE_OF: Record<string, string> = hostTools.build;
+const BUILD_PACKAGES = [...new Set(Object.values(hostTools.build))].join(' ');
 
 export interface RunResult {
   readonly stderr: string;
@@ -66,7 +64,7 @@ export function runTool(command: string, args: readonly string[], opts: RunOptio
       signal?.removeEventListener('abort', onAbort);
       if (e.code === 'ENOENT') {
         const pkg = PACKAGE_OF[command] ?? command;
-        return reject(new ImagingError('prerequisite', `${command} is not installed on this host: install the Debian packages e2fsprogs, grub-pc-bin, qemu-utils, fdisk (apt-get install ${pkg})`, e));
+        return reject(new ImagingError('prerequisite', `${command} is not installed on this host: install the Debian package ${pkg} (an image build needs: apt-get install ${BUILD_PACKAGES})`, e));
       }
       reject(new ImagingError('tool', `cannot run ${command}: ${e.message}`, e));
     });
