@@ -116,8 +116,16 @@ describe('applySystem on a copy of the OS layer', () => {
     const outside = join(tmp.path, 'outside');
     mkdirSync(outside);
     symlinkSync(`../../../../../../../..${outside}`, join(evil, 'opt', 'escape'));
-    await applySystem(evil, { settings: { ...settings, users: [], groups: [], rootUser: { disablePasswordLogin: false, sshKeys: [] } }, files: [{ source: join(tmp.path, 'tool'), destination: '/opt/escape/x' }], manifest, cloudInit: true });
+    writeFileSync(join(outside, 'target'), 'outside');
+    symlinkSync(join(outside, 'target'), join(evil, 'opt', 'link')); // a destination that is itself a link out of the tree
+    await applySystem(evil, {
+      settings: { ...settings, users: [], groups: [], rootUser: { disablePasswordLogin: false, sshKeys: [] } },
+      files: [{ source: join(tmp.path, 'tool'), destination: '/opt/escape/x' }, { source: join(tmp.path, 'tool'), destination: '/opt/link' }],
+      manifest, cloudInit: true,
+    });
     expect(existsSync(join(outside, 'x'))).toBe(false);
+    expect(readFileSync(join(outside, 'target'), 'utf8')).toBe('outside'); // replaced in the tree, not written through
+    expect(lstatSync(join(evil, 'opt', 'link')).isFile()).toBe(true);
     expect(existsSync(join(evil, outside.slice(1), 'x'))).toBe(true); // `..` stopped at the image's root
     expect(existsSync(join(evil, 'etc/network/interfaces.d/eth0'))).toBe(false); // cloud-init's job
 
