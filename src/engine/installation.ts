@@ -65,11 +65,13 @@ const USER_KEYS = [
 ] as const;
 const GROUP_KEYS = ['name', 'groupId', 'systemGroup'] as const;
 const KEY_KEYS = ['name', 'publicKey'] as const;
+/** Every installation key changes the machine: one this service does not set is an error, never dropped. */
+export const NOT_SET = `the image build does not set it (known: see README "installation")`;
 
 function readKeys(r: YamlReader, m: MapView, what: string): SshKeyDecl[] | undefined {
   if (!m.has('sshKeys')) return undefined;
   return m.seq('sshKeys').flatMap((item) => {
-    const k = r.map(item, `${what}.sshKeys[]`, KEY_KEYS, m.keyAt('sshKeys'));
+    const k = r.map(item, `${what}.sshKeys[]`, KEY_KEYS, m.keyAt('sshKeys'), NOT_SET);
     const publicKey = k?.str('publicKey', true);
     const name = k?.str('name');
     return publicKey ? [{ ...(name !== undefined ? { name } : {}), publicKey: publicKey.trim() }] : [];
@@ -96,11 +98,11 @@ export function readInstallation(r: YamlReader, m: MapView | undefined): Install
   if (!m) return {};
   const what = 'stack.installation';
   const opt = <K extends string, V>(k: K, v: V | undefined) => (v !== undefined ? ({ [k]: v } as { [P in K]: V }) : {});
-  const root = m.has('rootUser') ? m.map('rootUser', ROOT_KEYS) : undefined;
+  const root = m.has('rootUser') ? m.map('rootUser', ROOT_KEYS, NOT_SET) : undefined;
   const users: OsUserDecl[] = [];
   const seenUsers = new Set<string>();
   for (const item of m.seq('users')) {
-    const u = r.map(item, `${what}.users[]`, USER_KEYS, m.keyAt('users'));
+    const u = r.map(item, `${what}.users[]`, USER_KEYS, m.keyAt('users'), NOT_SET);
     const name = u?.str('name', true);
     if (!u || !name) continue;
     if (seenUsers.has(name)) r.problems.add(u.valueAt('name'), `user "${name}" is declared twice`);
@@ -123,7 +125,7 @@ export function readInstallation(r: YamlReader, m: MapView | undefined): Install
   const groups: OsGroupDecl[] = [];
   const seenGroups = new Set<string>();
   for (const item of m.seq('groups')) {
-    const g = r.map(item, `${what}.groups[]`, GROUP_KEYS, m.keyAt('groups'));
+    const g = r.map(item, `${what}.groups[]`, GROUP_KEYS, m.keyAt('groups'), NOT_SET);
     const name = g?.str('name', true);
     if (!g || !name) continue;
     if (seenGroups.has(name)) r.problems.add(g.valueAt('name'), `group "${name}" is declared twice`);

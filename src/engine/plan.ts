@@ -196,7 +196,7 @@ export function computePlan(
     const [haveSoftware, havePasswords] = tagParts(app.tag);
     const [wantSoftware, wantPasswords] = tagParts(applianceTag(stack, files));
     if (haveSoftware !== wantSoftware) changes.push('software content');
-    if (havePasswords !== wantPasswords) changes.push('passwords');
+    if (havePasswords !== wantPasswords) changes.push('passwords (sensitive)');
   }
   const appliance: AppliancePlan = {
     action: !app ? 'create' : changes.length ? 'update' : 'unchanged',
