@@ -55,16 +55,22 @@ export interface InstallationDecl {
   readonly welcomeMessage?: string;
 }
 
+/** The same section without source positions: the Pulumi provider's `installation` input. */
+export type InstallationInput = Omit<InstallationDecl, 'users' | 'groups'> & {
+  readonly users?: readonly Omit<OsUserDecl, 'at'>[];
+  readonly groups?: readonly Omit<OsGroupDecl, 'at'>[];
+};
+
 export const INSTALL_KEYS = [
   'diskSize', 'swapSize', 'memorySize', 'timezone', 'keyboard', 'kernelParams', 'rootUser', 'users', 'groups', 'welcomeMessage',
 ] as const;
-const ROOT_KEYS = ['password', 'disablePasswordLogin', 'sshKeys'] as const;
-const USER_KEYS = [
+export const ROOT_KEYS = ['password', 'disablePasswordLogin', 'sshKeys'] as const;
+export const USER_KEYS = [
   'name', 'fullName', 'userId', 'primaryGroup', 'secondaryGroups', 'homeDir', 'shell', 'systemUser', 'password',
   'disablePasswordLogin', 'sshKeys',
 ] as const;
-const GROUP_KEYS = ['name', 'groupId', 'systemGroup'] as const;
-const KEY_KEYS = ['name', 'publicKey'] as const;
+export const GROUP_KEYS = ['name', 'groupId', 'systemGroup'] as const;
+export const KEY_KEYS = ['name', 'publicKey'] as const;
 /** Every installation key changes the machine: one this service does not set is an error, never dropped. */
 export const NOT_SET = `the image build does not set it (known: see README "installation")`;
 
@@ -151,7 +157,7 @@ export function readInstallation(r: YamlReader, m: MapView | undefined): Install
 
 const keysOf = (keys: readonly SshKeyDecl[] | undefined) => (keys ? { sshKeys: keys.map((k) => ({ ...k })) } : {});
 
-function userOf(u: OsUserDecl, withPasswords: boolean): OsUser {
+function userOf(u: Omit<OsUserDecl, 'at'>, withPasswords: boolean): OsUser {
   return {
     ...(u.disablePasswordLogin !== undefined ? { disablePasswordLogin: u.disablePasswordLogin } : {}),
     ...(u.fullName !== undefined ? { fullName: u.fullName } : {}),
@@ -167,7 +173,7 @@ function userOf(u: OsUserDecl, withPasswords: boolean): OsUser {
   };
 }
 
-function groupOf(g: OsGroupDecl): OsGroup {
+function groupOf(g: Omit<OsGroupDecl, 'at'>): OsGroup {
   return { ...(g.groupId !== undefined ? { groupId: String(g.groupId) } : {}), name: g.name, ...(g.systemGroup !== undefined ? { systemGroup: g.systemGroup } : {}) };
 }
 
@@ -176,7 +182,7 @@ function groupOf(g: OsGroupDecl): OsGroup {
  * With `withPasswords`, plain passwords are included (the request body; the service hashes them); a
  * declared account without a password is sent with an empty one, so that a removed password goes.
  */
-export function installProfileOf(i: InstallationDecl, withPasswords: boolean): InstallProfile | undefined {
+export function installProfileOf(i: InstallationInput, withPasswords: boolean): InstallProfile | undefined {
   const root = i.rootUser;
   const p: InstallProfile = {
     ...(i.diskSize !== undefined ? { diskSize: i.diskSize } : {}),
