@@ -1,5 +1,6 @@
 // The Appliance resource class (implementation: runtime/appliance.ts).
 import * as pulumi from '@pulumi/pulumi';
+import type { InstallationInput } from '../src/engine/installation';
 import { secretInputs, TYPE_MODULE, type CommonArgs } from './common';
 import { providerFor } from './dynamic';
 import { Software } from './software';
@@ -27,6 +28,11 @@ export interface ApplianceArgs extends CommonArgs {
   packages?: pulumi.Input<pulumi.Input<string | PackageArgs>[]>;
   /** Software components: Software resources or their URIs. */
   software?: pulumi.Input<pulumi.Input<string>[]> | Array<Software | pulumi.Input<string>>;
+  /**
+   * The install profile, with the declaration's `installation` names (README "installation"). Stored as a
+   * secret: it may hold passwords, which the service keeps only as hashes.
+   */
+  installation?: pulumi.Input<InstallationInput>;
   /** Organization URI `orgs/<id>`; default: the user's organization. */
   org?: pulumi.Input<string>;
 }
@@ -57,7 +63,7 @@ export class Appliance extends pulumi.dynamic.Resource {
         software: software ?? [],
         uri: undefined, revision: undefined, distributionUri: undefined, osProfileUri: undefined, packageUris: undefined,
       },
-      ['connection'],
+      ['connection', 'installation'],
       opts,
     );
     super(applianceProvider, name, props, o, TYPE_MODULE, 'Appliance');

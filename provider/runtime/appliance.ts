@@ -3,7 +3,8 @@
 // the template (replace); description, packages and software change in place.
 import type { Client } from '../../src/client';
 import { fiql } from '../../src/fiql/builder';
-import type { Appliance, MySoftware } from '../../src/model/resources';
+import { GROUP_KEYS, INSTALL_KEYS, installProfileOf, KEY_KEYS, ROOT_KEYS, USER_KEYS, type InstallationInput } from '../../src/engine/installation';
+import type { Appliance, InstallProfile, MySoftware } from '../../src/model/resources';
 import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, uriParts, type Handler } from './handler';
 import { isRecord, isUnknown, type Inputs, type Props } from './values';
 
@@ -29,6 +30,32 @@ function checkPackage(p: Inputs, raw: unknown): PackageSpec | undefined {
   const name = p.string('name', { required: true });
   return name === undefined ? undefined : { name, version: p.string('version'), arch: p.string('arch') };
 }
+
+/**
+ * `installation`, the declaration's section: every key the image build does not set is a failure (never
+ * dropped); values (ranges, timezone names, keys) are the service's to judge, and its 400 names the field.
+ */
+function checkInstallation(r: Inputs): InstallationInput | undefined {
+  const raw = r.raw('installation');
+  if (raw === undefined || isUnknown(raw)) return raw as undefined;
+  if (!isRecord(raw)) return void r.fail('installation', 'installation must be an object');
+  const keys = (v: unknown, known: readonly string[], at: string): void => {
+    if (!isRecord(v)) return void (v !== undefined && r.fail(at, `${at} must be an object`));
+    for (const k of Object.keys(v)) if (!known.includes(k)) r.fail(`${at}.${k}`, `${at}.${k} is not set by the image build`);
+  };
+  const each = (v: unknown, known: readonly string[], at: string) => (Array.isArray(v) ? v.forEach((x, i) => keys(x, known, `${at}[${i}]`)) : undefined);
+  keys(raw, INSTALL_KEYS, 'installation');
+  keys(raw.rootUser, ROOT_KEYS, 'installation.rootUser');
+  if (isRecord(raw.rootUser)) each(raw.rootUser.sshKeys, KEY_KEYS, 'installation.rootUser.sshKeys');
+  each(raw.users, USER_KEYS, 'installation.users');
+  if (Array.isArray(raw.users)) raw.users.forEach((u, i) => isRecord(u) && each(u.sshKeys, KEY_KEYS, `installation.users[${i}].sshKeys`));
+  each(raw.groups, GROUP_KEYS, 'installation.groups');
+  return raw as InstallationInput;
+}
+
+/** The install profile to write (plain passwords: the service hashes them), or undefined for none declared. */
+const profileOf = (props: Props): InstallProfile | undefined =>
+  isRecord(props.installation) ? installProfileOf(props.installation as InstallationInput, true) : undefined;
 
 const packagesOf = (props: Props): PackageSpec[] =>
   Array.isArray(props.packages) ? props.packages.filter(isRecord).map((p) => p as unknown as PackageSpec) : [];
@@ -108,7 +135,7 @@ function outputs(inputs: Props, app: Appliance, distributionUri: string, osProfi
 const ids = (uri: string) => uriParts(uri) as { uid: string; appliances: string };
 
 export const appliance: Handler = {
-  inputs: ['name', 'version', 'description', 'distribution', 'osProfile', 'packages', 'software', 'org', 'connection', 'adopt'],
+  inputs: ['name', 'version', 'description', 'distribution', 'osProfile', 'packages', 'software', 'installation', 'org', 'connection', 'adopt'],
   replaceOn: ['name', 'version', 'distribution', 'osProfile', 'org'],
   identity: ['name', 'version'],
 
@@ -125,6 +152,7 @@ export const appliance: Handler = {
             : void s.fail('uri', `software items must be Software URIs users/<uid>/mysoftware/<id>, not ${JSON.stringify(raw)}`),
       ) ?? [],
       org: r.string('org', { pattern: /^orgs\/[^/]+$/, hint: 'must be a URI orgs/<id>' }),
+      installation: checkInstallation(r),
     };
   },
 
@@ -163,8 +191,12 @@ export const appliance: Handler = {
     const sw = stringsOf(inputs.software);
     const fresh = await client.appliance_get({ uid, aid });
     const wantDescription = (inputs.description as string | undefined) ?? fresh.description;
-    if (sw.length > 0 || wantDescription !== fresh.description) {
-      await client.appliance_update({ uid, aid, body: { ...fresh, description: wantDescription, mySoftwareList: await softwareList(client, sw) } });
+    const installProfile = profileOf(inputs);
+    if (sw.length > 0 || wantDescription !== fresh.description || installProfile) {
+      await client.appliance_update({
+        uid, aid,
+        body: { ...fresh, description: wantDescription, mySoftwareList: await softwareList(client, sw), ...(installProfile ? { installProfile } : {}) },
+      });
     }
     const final = await client.appliance_get({ uid, aid });
     return { id: app.uri, outs: outputs(inputs, final, distributionUri, osProfileUri, packageUris) };
@@ -204,10 +236,16 @@ export const appliance: Handler = {
     await changePackages(client, osProfileUri, packageUris.filter((u) => !oldUris.includes(u)), oldUris.filter((u) => !packageUris.includes(u)));
     const sw = stringsOf(news.software);
     const haveSw = (app.mySoftwareList ?? []).map((s) => s.uri);
-    if (JSON.stringify(haveSw) !== JSON.stringify(sw) || (news.description ?? undefined) !== (app.description ?? undefined)) {
+    // The service never shows a password, so a changed installation is told by the inputs, not by the service.
+    const installChanged = JSON.stringify(olds.installation ?? null) !== JSON.stringify(news.installation ?? null);
+    const installProfile = profileOf(news);
+    if (JSON.stringify(haveSw) !== JSON.stringify(sw) || (news.description ?? undefined) !== (app.description ?? undefined) || installChanged) {
       await client.appliance_update({
         uid, aid,
-        body: { ...app, description: news.description as string | undefined, mySoftwareList: await softwareList(client, sw) },
+        body: {
+          ...app, description: news.description as string | undefined, mySoftwareList: await softwareList(client, sw),
+          ...(installChanged ? { installProfile: installProfile ?? {} } : {}),
+        },
       });
     }
     const final = await client.appliance_get({ uid, aid });

@@ -4,10 +4,11 @@
 // call; `waitForJob` cancels a running job on the service before it throws AbortedError.
 import type { Client } from '../client';
 import { AbortedError, isForgeError } from '../errors';
-import type { Appliance, Image, InstallProfile, PublishImage } from '../model/resources';
+import type { Appliance, Image, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
 import type { EventSink } from './events';
-import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, type SoftwarePlan, softwareTag } from './plan';
+import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, type SoftwarePlan, applianceTag } from './plan';
+import { installProfileOf } from './installation';
 import type { LocalFile, Resolved } from './state';
 
 export interface ApplyOptions {
@@ -77,10 +78,10 @@ export async function applyPlan(
   // ---- Appliance, OS profile, packages
   emit({ type: 'phase', phase: 'appliance', title: `Appliance ${stack.name} ${stack.version}` });
   const mySoftwareList = plan.software.map((s, i) => ({ name: s.bundle.name, version: s.bundle.version, uri: softwareUris[i]! }));
-  const installProfile = declaredInstallProfile(stack.installation);
+  const installProfile = installProfileOf(stack.installation, true);
   const fields = {
     description: stack.description ?? '',
-    tag: softwareTag(stack.bundles, files),
+    tag: applianceTag(stack, files),
     mySoftwareList,
     ...(installProfile ? { installProfile } : {}),
   };
@@ -127,14 +128,6 @@ async function settleAll<T>(tasks: ReadonlyArray<{ what: string; run: () => Prom
   return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
-function declaredInstallProfile(i: Declaration['stack']['installation']): InstallProfile | undefined {
-  const p: InstallProfile = {
-    ...(i.diskSize !== undefined ? { diskSize: i.diskSize } : {}),
-    ...(i.swapSize !== undefined ? { swapSize: i.swapSize } : {}),
-    ...(i.timezone !== undefined ? { timezone: i.timezone } : {}),
-  };
-  return Object.keys(p).length ? p : undefined;
-}
 
 // ---- Software ----------------------------------------------------------------------------------
 

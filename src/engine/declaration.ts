@@ -2,6 +2,7 @@
 // (hammr) format, `stack` / `builders` / `accounts` (shared/design/declaration.md). Each part keeps
 // the position it was written at, so that problems found later (when resolving against the
 // service) still point at the right line.
+import type { InstallationDecl } from './installation';
 import type { Position } from './problems';
 
 export interface PackageDecl {
@@ -90,11 +91,7 @@ export interface StackDecl {
   };
   readonly packages: readonly PackageDecl[];
   /** Appliance-level install settings (`stack.installation`). */
-  readonly installation: {
-    readonly diskSize?: number;
-    readonly swapSize?: number;
-    readonly timezone?: string;
-  };
+  readonly installation: InstallationDecl;
   readonly bundles: readonly BundleDecl[];
   readonly at: Position;
 }

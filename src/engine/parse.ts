@@ -8,6 +8,7 @@ import type {
   AccountDecl, AccountRef, BuilderDecl, BundleDecl, BundleFileDecl, Declaration, PackageDecl, PublicationDecl, StackDecl,
 } from './declaration';
 import type { Env } from './env-refs';
+import { INSTALL_KEYS, NOT_SET, readInstallation } from './installation';
 import { ProblemList, type Problem } from './problems';
 import { SecretSet } from './secrets';
 import { type MapView, YamlReader, type YNode } from './yaml-reader';
@@ -77,7 +78,8 @@ export function parseDeclaration(text: string, o: { file: string; dir: string; e
 const STACK_KEYS = ['name', 'version', 'description', 'os', 'installation', 'bundles'] as const;
 const OS_KEYS = ['name', 'version', 'arch', 'profile', 'pkgs', 'updateTo'] as const;
 const PKG_KEYS = ['name', 'version', 'release', 'arch'] as const;
-const INSTALL_KEYS = ['diskSize', 'swapSize', 'timezone', 'keyboard', 'memorySize'] as const;
+/** A builder's own installation: only the disk size differs per image. */
+const BUILDER_INSTALL_KEYS = ['diskSize'] as const;
 const BUNDLE_KEYS = ['name', 'version', 'description', 'files', 'license'] as const;
 const FILE_KEYS = ['name', 'source', 'destination', 'installLocation', 'rights', 'ownerGroup'] as const;
 const BUILDER_KEYS = [
@@ -97,12 +99,7 @@ function readStack(r: YamlReader, m: MapView | undefined, dir: string): StackDec
   const arch = os?.str('arch') ?? DEFAULT_ARCH;
   const profile = os?.str('profile') ?? DEFAULT_PROFILE;
   const packages = os ? readPackages(r, os) : [];
-  const inst = m.has('installation') ? m.map('installation', INSTALL_KEYS) : undefined;
-  const installation = {
-    diskSize: inst?.int('diskSize', 1),
-    swapSize: inst?.int('swapSize', 0),
-    timezone: inst?.str('timezone'),
-  };
+  const installation = readInstallation(r, m.has('installation') ? m.map('installation', INSTALL_KEYS, NOT_SET) : undefined);
   const bundles = readBundles(r, m, dir);
   if (!name || !version || !os || !osName || !osVersion) return undefined;
   return {
@@ -246,7 +243,7 @@ function readBuilders(r: YamlReader, root: MapView, accounts: Map<string, Accoun
     const m = r.map(item, `builders[${index}]`, BUILDER_KEYS, root.keyAt('builders'));
     if (!m) return;
     const type = m.str('type', true);
-    const inst = m.has('installation') ? m.map('installation', INSTALL_KEYS) : undefined;
+    const inst = m.has('installation') ? m.map('installation', BUILDER_INSTALL_KEYS, 'a builder sets only diskSize; the rest goes in stack.installation') : undefined;
     const hw = m.has('hardwareSettings') ? m.map('hardwareSettings', ['memory', 'cpu', 'hwType']) : undefined;
     const diskSize = inst?.int('diskSize', 1);
     const memorySize = hw?.int('memory', 1);

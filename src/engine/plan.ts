@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { jobState } from '../client/jobs';
 import type { Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
-import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl } from './declaration';
+import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl, StackDecl } from './declaration';
+import { installChanges, passwordFingerprint } from './installation';
 import { ProblemList } from './problems';
 import type { LocalFile, Observed, Resolved, ResolvedAccount } from './state';
 
@@ -127,6 +128,19 @@ export function softwareTag(bundles: readonly BundleDecl[], files: ReadonlyMap<s
   return `forge-software:${h.digest('hex').slice(0, 32)}`;
 }
 
+const PASSWORDS = ' forge-passwords:';
+
+/** The tag an apply writes: the software hash, then the declared passwords' fingerprint when there are any. */
+export function applianceTag(stack: StackDecl, files: ReadonlyMap<string, LocalFile>): string {
+  const fp = passwordFingerprint(stack.installation, `${stack.name}\u0000${stack.version}`);
+  return `${softwareTag(stack.bundles, files)}${fp ? `${PASSWORDS}${fp}` : ''}`;
+}
+
+function tagParts(tag: string | undefined): [string, string] {
+  const i = (tag ?? '').indexOf(PASSWORDS);
+  return i < 0 ? [tag ?? '', ''] : [tag!.slice(0, i), tag!.slice(i + PASSWORDS.length)];
+}
+
 export function imageKey(b: BuilderDecl): string {
   const p = b.installProfile;
   return `${b.type}|disk=${p.diskSize ?? '-'}|mem=${p.memorySize ?? '-'}|compress=${b.compress}`;
@@ -174,11 +188,15 @@ export function computePlan(
   const changes: string[] = [];
   if (app) {
     if (!sameText(app.description, stack.description)) changes.push('description');
-    if (!profileMatches(stack.installation, app.installProfile)) changes.push('install profile');
+    const settings = installChanges(stack.installation, app.installProfile);
+    if (settings.length) changes.push(`install profile (${settings.join(', ')})`);
     const want = stack.bundles.map((b) => `${b.name}@${b.version}`).sort().join(',');
     const have = (app.mySoftwareList ?? []).map((s) => `${s.name}@${s.version}`).sort().join(',');
     if (want !== have) changes.push('software list');
-    if (app.tag !== softwareTag(stack.bundles, files)) changes.push('software content');
+    const [haveSoftware, havePasswords] = tagParts(app.tag);
+    const [wantSoftware, wantPasswords] = tagParts(applianceTag(stack, files));
+    if (haveSoftware !== wantSoftware) changes.push('software content');
+    if (havePasswords !== wantPasswords) changes.push('passwords (sensitive)');
   }
   const appliance: AppliancePlan = {
     action: !app ? 'create' : changes.length ? 'update' : 'unchanged',

@@ -26,8 +26,11 @@ export class YamlReader {
     return node?.range ? this.posOf(node.range[0]) : (fallback ?? { line: 1, column: 1 });
   }
 
-  /** A map's entries by key; unknown keys are warned about (the platform tool knows more fields than this service). */
-  map(node: YNode, what: string, known: readonly string[], fallback?: Position): MapView | undefined {
+  /**
+   * A map's entries by key; unknown keys are warned about (the platform tool knows more fields than this
+   * service), or are errors with `strict` (the reason), where ignoring one would build a different machine.
+   */
+  map(node: YNode, what: string, known: readonly string[], fallback?: Position, strict?: string): MapView | undefined {
     if (!isMap(node)) {
       this.problems.add(this.at(node, fallback), `${what || 'the declaration'} must be a mapping`);
       return undefined;
@@ -40,7 +43,9 @@ export class YamlReader {
         continue;
       }
       if (!known.includes(key)) {
-        this.problems.add(this.at(pair.key as YNode), `unknown field "${key}" in ${what || 'the declaration'} (ignored)`, 'warning');
+        const where = `field "${key}" in ${what || 'the declaration'}`;
+        if (strict) this.problems.add(this.at(pair.key as YNode), `unsupported ${where}: ${strict}`);
+        else this.problems.add(this.at(pair.key as YNode), `unknown ${where} (ignored)`, 'warning');
       }
       entries.set(key, pair);
     }
@@ -167,8 +172,8 @@ export class MapView {
     return v;
   }
 
-  map(key: string, known: readonly string[]): MapView | undefined {
-    return this.r.map(this.node(key), this.label(key), known, this.keyAt(key));
+  map(key: string, known: readonly string[], strict?: string): MapView | undefined {
+    return this.r.map(this.node(key), this.label(key), known, this.keyAt(key), strict);
   }
 
   seq(key: string): YNode[] {

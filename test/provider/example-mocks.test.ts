@@ -122,5 +122,7 @@ describe('examples/pulumi/index.ts under mocks', () => {
       expect(JSON.stringify(rest)).not.toContain(OS_PASSWORD);
     }
     for (const r of registered) expect(r.additionalSecretOutputs, r.name).toContain('connection');
+    // An appliance's installation may hold passwords: its output is a secret too.
+    expect(byName('web').additionalSecretOutputs).toContain('installation');
   });
 });

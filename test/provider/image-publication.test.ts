@@ -64,7 +64,7 @@ describe('MachineImage', () => {
     const d = async (over: Props) => stack.host.diff(id, urn, state, (await stack.host.check(urn, state, imageInputs(over))).inputs);
     expect(await d({})).toEqual({ changes: 'none', replaces: [], deleteBeforeReplace: false });
     expect((await d({ format: 'VMware' })).replaces).toEqual(['format']);
-    expect((await d({ diskSize: 1024 })).replaces).toEqual(['diskSize']);
+    expect((await d({ diskSize: 2048 })).replaces).toEqual(['diskSize']);
     expect((await d({ compress: true })).replaces).toEqual(['compress']);
     expect((await d({ applianceRevision: revision + 1 })).replaces).toEqual(['applianceRevision']);
     expect((await d({ applianceRevision: UNKNOWN })).replaces).toEqual(['applianceRevision']);

@@ -1,0 +1,241 @@
+// `stack.installation` (the platform tool's field names) read into the appliance's install profile.
+// The parser checks shapes with file/line/column; values (ranges, names, keys) are the service's to
+// judge, and its 400 names the field. Passwords never reach a plan or a message: the service only
+// shows `encrypted: true`, so the engine compares them through a scrypt fingerprint kept in the tag.
+import { scryptSync } from 'node:crypto';
+import { isSeq } from 'yaml';
+import { redactRecord } from '../model/redact';
+import { installProfile, type InstallProfile, type OsGroup, type OsUser } from '../model/resources';
+import type { Position } from './problems';
+import type { MapView, YamlReader } from './yaml-reader';
+
+export interface SshKeyDecl {
+  readonly name?: string;
+  readonly publicKey: string;
+}
+
+export interface OsUserDecl {
+  readonly name: string;
+  readonly fullName?: string;
+  readonly userId?: number;
+  readonly primaryGroup?: string;
+  readonly secondaryGroups?: readonly string[];
+  readonly homeDir?: string;
+  readonly shell?: string;
+  readonly systemUser?: boolean;
+  readonly password?: string;
+  readonly disablePasswordLogin?: boolean;
+  readonly sshKeys?: readonly SshKeyDecl[];
+  readonly at: Position;
+}
+
+export interface OsGroupDecl {
+  readonly name: string;
+  readonly groupId?: number;
+  readonly systemGroup?: boolean;
+  readonly at: Position;
+}
+
+/** Appliance-level install settings (`stack.installation`), sizes in MiB. */
+export interface InstallationDecl {
+  readonly diskSize?: number;
+  readonly swapSize?: number;
+  readonly memorySize?: number;
+  readonly timezone?: string;
+  readonly keyboard?: string;
+  /** Kernel command-line words, space separated. */
+  readonly kernelParams?: string;
+  readonly rootUser?: {
+    readonly password?: string;
+    readonly disablePasswordLogin?: boolean;
+    readonly sshKeys?: readonly SshKeyDecl[];
+  };
+  readonly users?: readonly OsUserDecl[];
+  readonly groups?: readonly OsGroupDecl[];
+  readonly welcomeMessage?: string;
+}
+
+/** The same section without source positions: the Pulumi provider's `installation` input. */
+export type InstallationInput = Omit<InstallationDecl, 'users' | 'groups'> & {
+  readonly users?: readonly Omit<OsUserDecl, 'at'>[];
+  readonly groups?: readonly Omit<OsGroupDecl, 'at'>[];
+};
+
+export const INSTALL_KEYS = [
+  'diskSize', 'swapSize', 'memorySize', 'timezone', 'keyboard', 'kernelParams', 'rootUser', 'users', 'groups', 'welcomeMessage',
+] as const;
+export const ROOT_KEYS = ['password', 'disablePasswordLogin', 'sshKeys'] as const;
+export const USER_KEYS = [
+  'name', 'fullName', 'userId', 'primaryGroup', 'secondaryGroups', 'homeDir', 'shell', 'systemUser', 'password',
+  'disablePasswordLogin', 'sshKeys',
+] as const;
+export const GROUP_KEYS = ['name', 'groupId', 'systemGroup'] as const;
+export const KEY_KEYS = ['name', 'publicKey'] as const;
+/** Every installation key changes the machine: one this service does not set is an error, never dropped. */
+export const NOT_SET = `the image build does not set it (known: see README "installation")`;
+
+function readKeys(r: YamlReader, m: MapView, what: string): SshKeyDecl[] | undefined {
+  if (!m.has('sshKeys')) return undefined;
+  return m.seq('sshKeys').flatMap((item) => {
+    const k = r.map(item, `${what}.sshKeys[]`, KEY_KEYS, m.keyAt('sshKeys'), NOT_SET);
+    const publicKey = k?.str('publicKey', true);
+    const name = k?.str('name');
+    return publicKey ? [{ ...(name !== undefined ? { name } : {}), publicKey: publicKey.trim() }] : [];
+  });
+}
+
+/** A password is a secret: masked in every output, whether written in the file or read from `${env:…}`. */
+function readPassword(r: YamlReader, m: MapView): string | undefined {
+  const p = m.str('password');
+  r.secrets.add(p);
+  return p;
+}
+
+/** Comma-separated text (the service's form) or a YAML list. */
+function readGroupList(r: YamlReader, m: MapView, what: string): string[] | undefined {
+  if (!m.has('secondaryGroups')) return undefined;
+  const parts = isSeq(m.node('secondaryGroups'))
+    ? m.seq('secondaryGroups').map((n) => r.scalarText(n, `${what}.secondaryGroups[]`, m.keyAt('secondaryGroups')) ?? '')
+    : (m.str('secondaryGroups') ?? '').split(',');
+  return parts.map((g) => g.trim()).filter((g) => g !== '');
+}
+
+export function readInstallation(r: YamlReader, m: MapView | undefined): InstallationDecl {
+  if (!m) return {};
+  const what = 'stack.installation';
+  const opt = <K extends string, V>(k: K, v: V | undefined) => (v !== undefined ? ({ [k]: v } as { [P in K]: V }) : {});
+  const root = m.has('rootUser') ? m.map('rootUser', ROOT_KEYS, NOT_SET) : undefined;
+  const users: OsUserDecl[] = [];
+  const seenUsers = new Set<string>();
+  for (const item of m.seq('users')) {
+    const u = r.map(item, `${what}.users[]`, USER_KEYS, m.keyAt('users'), NOT_SET);
+    const name = u?.str('name', true);
+    if (!u || !name) continue;
+    if (seenUsers.has(name)) r.problems.add(u.valueAt('name'), `user "${name}" is declared twice`);
+    seenUsers.add(name);
+    users.push({
+      name,
+      ...opt('fullName', u.str('fullName')),
+      ...opt('userId', u.int('userId', 0)),
+      ...opt('primaryGroup', u.str('primaryGroup')),
+      ...opt('secondaryGroups', readGroupList(r, u, `${what}.users[]`)),
+      ...opt('homeDir', u.str('homeDir')),
+      ...opt('shell', u.str('shell')),
+      ...opt('systemUser', u.bool('systemUser')),
+      ...opt('password', readPassword(r, u)),
+      ...opt('disablePasswordLogin', u.bool('disablePasswordLogin')),
+      ...opt('sshKeys', readKeys(r, u, `${what}.users[]`)),
+      at: u.at,
+    });
+  }
+  const groups: OsGroupDecl[] = [];
+  const seenGroups = new Set<string>();
+  for (const item of m.seq('groups')) {
+    const g = r.map(item, `${what}.groups[]`, GROUP_KEYS, m.keyAt('groups'), NOT_SET);
+    const name = g?.str('name', true);
+    if (!g || !name) continue;
+    if (seenGroups.has(name)) r.problems.add(g.valueAt('name'), `group "${name}" is declared twice`);
+    seenGroups.add(name);
+    groups.push({ name, ...opt('groupId', g.int('groupId', 0)), ...opt('systemGroup', g.bool('systemGroup')), at: g.at });
+  }
+  const kernel = m.str('kernelParams');
+  return {
+    ...opt('diskSize', m.int('diskSize', 1)),
+    ...opt('swapSize', m.int('swapSize', 0)),
+    ...opt('memorySize', m.int('memorySize', 1)),
+    ...opt('timezone', m.str('timezone')),
+    ...opt('keyboard', m.str('keyboard')),
+    ...opt('kernelParams', kernel?.split(/\s+/).filter((w) => w !== '').join(' ')),
+    ...(root
+      ? { rootUser: { ...opt('password', readPassword(r, root)), ...opt('disablePasswordLogin', root.bool('disablePasswordLogin')), ...opt('sshKeys', readKeys(r, root, `${what}.rootUser`)) } }
+      : {}),
+    ...(m.has('users') ? { users } : {}),
+    ...(m.has('groups') ? { groups } : {}),
+    ...opt('welcomeMessage', m.str('welcomeMessage')),
+  };
+}
+
+const keysOf = (keys: readonly SshKeyDecl[] | undefined) => (keys ? { sshKeys: keys.map((k) => ({ ...k })) } : {});
+
+function userOf(u: Omit<OsUserDecl, 'at'>, withPasswords: boolean): OsUser {
+  return {
+    ...(u.disablePasswordLogin !== undefined ? { disablePasswordLogin: u.disablePasswordLogin } : {}),
+    ...(u.fullName !== undefined ? { fullName: u.fullName } : {}),
+    ...(u.homeDir !== undefined ? { homeDir: u.homeDir } : {}),
+    name: u.name,
+    ...(withPasswords && u.password !== undefined ? { password: u.password } : {}),
+    ...(u.primaryGroup !== undefined ? { primaryGroup: u.primaryGroup } : {}),
+    ...(u.secondaryGroups?.length ? { secondaryGroups: u.secondaryGroups.join(',') } : {}),
+    ...(u.shell !== undefined ? { shell: u.shell } : {}),
+    ...keysOf(u.sshKeys),
+    ...(u.systemUser !== undefined ? { systemUser: u.systemUser } : {}),
+    ...(u.userId !== undefined ? { userId: String(u.userId) } : {}),
+  };
+}
+
+function groupOf(g: Omit<OsGroupDecl, 'at'>): OsGroup {
+  return { ...(g.groupId !== undefined ? { groupId: String(g.groupId) } : {}), name: g.name, ...(g.systemGroup !== undefined ? { systemGroup: g.systemGroup } : {}) };
+}
+
+/**
+ * The install profile a declaration asks for, in the service's normalised form (what a GET shows).
+ * With `withPasswords`, plain passwords are included (the request body; the service hashes them); a
+ * declared account without a password is sent with an empty one, so that a removed password goes.
+ */
+export function installProfileOf(i: InstallationInput, withPasswords: boolean): InstallProfile | undefined {
+  const root = i.rootUser;
+  const p: InstallProfile = {
+    ...(i.diskSize !== undefined ? { diskSize: i.diskSize } : {}),
+    ...(i.groups ? { groups: i.groups.map(groupOf) } : {}),
+    ...(i.kernelParams !== undefined ? { kernelParameters: i.kernelParams } : {}),
+    ...(i.keyboard !== undefined ? { keyboard: i.keyboard as InstallProfile['keyboard'] } : {}),
+    ...(i.memorySize !== undefined ? { memorySize: i.memorySize } : {}),
+    ...(root
+      ? {
+          rootUser: {
+            ...(root.disablePasswordLogin !== undefined ? { disablePasswordLogin: root.disablePasswordLogin } : {}),
+            ...(withPasswords ? { password: root.password ?? '' } : {}),
+            ...keysOf(root.sshKeys),
+          },
+        }
+      : {}),
+    ...(i.swapSize !== undefined ? { swapSize: i.swapSize } : {}),
+    ...(i.timezone !== undefined ? { timezone: i.timezone } : {}),
+    ...(i.users ? { users: i.users.map((u) => ({ ...userOf(u, withPasswords), ...(withPasswords && u.password === undefined ? { password: '' } : {}) })) } : {}),
+    ...(i.welcomeMessage !== undefined ? { welcomeMsg: i.welcomeMessage } : {}),
+  };
+  return Object.keys(p).length ? p : undefined;
+}
+
+/** A record without `encrypted` at any depth (password presence is compared by the fingerprint). */
+function withoutEncrypted(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutEncrypted);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'encrypted').map(([k, x]) => [k, withoutEncrypted(x)]));
+  }
+  return v;
+}
+
+/**
+ * The declared settings that differ from the service's profile, by field name. A field not declared
+ * matches whatever the service holds (e.g. sizes a builder sets); a declared list must match whole.
+ */
+export function installChanges(i: InstallationDecl, got: InstallProfile | undefined): string[] {
+  const want = (installProfileOf(i, false) ?? {}) as Record<string, unknown>;
+  const have = withoutEncrypted(redactRecord(installProfile, (got ?? {}) as Record<string, unknown>)) as Record<string, unknown>;
+  return Object.keys(want).filter((k) => JSON.stringify(want[k]) !== JSON.stringify(have[k]));
+}
+
+/**
+ * A fingerprint of the declared passwords (which account has which), scrypt-hashed with the template's
+ * name and version as salt: it lets a second apply see a changed password without the service ever
+ * showing one. Costlier to attack than the image's own /etc/shadow hash, which its owner can read anyway.
+ */
+export function passwordFingerprint(i: InstallationDecl, salt: string): string | undefined {
+  const pw = [
+    ...(i.rootUser?.password !== undefined ? [['root', i.rootUser.password]] : []),
+    ...(i.users ?? []).flatMap((u) => (u.password !== undefined ? [[u.name, u.password]] : [])),
+  ];
+  if (pw.length === 0) return undefined;
+  return scryptSync(JSON.stringify(pw), `appliance-forge:${salt}`, 16, { N: 1 << 14, r: 8, p: 1 }).toString('hex');
+}
