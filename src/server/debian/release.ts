@@ -17,7 +17,7 @@ export interface ReleaseFile {
   readonly version: string;
   /** ISO-8601 from the `Date` field. */
   readonly date: string;
-  /** SHA-256 and size of each listed file, by path relative to the suite (`main/binary-amd64/Packages.xz`). */
+  /** SHA-256 and size of each listed file, by path relative to the suite (`main/binary-amd64/Packages.xz`); a fetch needs its entry. */
   readonly sha256: ReadonlyMap<string, { readonly sha256: string; readonly size: number }>;
 }
 
@@ -57,7 +57,6 @@ export function parseRelease(text: string): ReleaseFile {
     const m = /^\s+([0-9a-f]{64})\s+(\d+)\s+(\S+)\s*$/.exec(line);
     if (m) sha256.set(m[3]!, { sha256: m[1]!, size: Number(m[2]) });
   }
-  if (sha256.size === 0) throw new DebianIndexError('malformed', 'Release file has no SHA256 list');
   const codename = field('Codename') ?? '';
   return {
     origin: field('Origin') ?? '',

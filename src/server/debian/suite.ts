@@ -56,12 +56,15 @@ export async function fetchSuite(src: SuiteSource, o: FetchSuiteOptions): Promis
   return { release, source: `${base}/${variant.path}`, open: () => decompress(file, variant.path) };
 }
 
-/** A suite from apt's lists folder (InRelease checked again with gpgv; apt-helper decompresses any format). */
-export async function aptListsSuite(listsDir: string, files: readonly string[], suite: string, keyring = DEBIAN_KEYRING): Promise<SuiteIndex | undefined> {
+/**
+ * A suite from apt's lists folder. apt checked InRelease and every index before it put them there (a file
+ * that fails is never moved in), so they are read as they are; apt-helper decompresses any format.
+ */
+export async function aptListsSuite(listsDir: string, files: readonly string[], suite: string): Promise<SuiteIndex | undefined> {
   const packages = files.find((f) => f.includes(`_dists_${suite}_main_binary-amd64_Packages`));
-  const inRelease = files.find((f) => f.endsWith(`_dists_${suite}_InRelease`));
+  const inRelease = files.find((f) => f.endsWith(`_dists_${suite}_InRelease`)) ?? files.find((f) => f.endsWith(`_dists_${suite}_Release`));
   if (!packages || !inRelease) return undefined;
-  const release = parseRelease(await verifyInRelease(await readFile(join(listsDir, inRelease)), keyring));
+  const release = parseRelease(await readFile(join(listsDir, inRelease), 'utf8'));
   return { release, source: packages, open: () => toolOutput('/usr/lib/apt/apt-helper', ['cat-file', join(listsDir, packages)], 'apt') };
 }
 
