@@ -52,7 +52,8 @@ export function loadCatalog(file?: string): Catalog {
   return c;
 }
 
-function createCatalog(file: string): Catalog {
+/** The catalog of `file`, read now and not cached (a refreshed file is read again under the same path). */
+export function createCatalog(file: string): Catalog {
   const data = readCatalogData(file);
   const { meta, packages } = data;
   const latest = packages.filter((e) => e.latest);
