@@ -34,11 +34,13 @@ export function openLiveCatalog(o: LiveCatalogOptions): LiveCatalog {
   const log = o.log ?? (() => undefined);
   const dir = join(resolve(o.dataDir), CATALOG_DIR);
   const cached = join(dir, CACHED_CATALOG);
-  let cur = load(cached, o.shippedFile ?? defaultDataFile(), log);
+  // A file named by APPLIANCE_FORGE_CATALOG is the catalog as it is: no cache, no refresh.
+  const fixed = process.env.APPLIANCE_FORGE_CATALOG !== undefined && o.shippedFile === undefined;
+  let cur = fixed ? { file: defaultDataFile(), catalog: createCatalog(defaultDataFile()) } : load(cached, o.shippedFile ?? defaultDataFile(), log);
   const abort = new AbortController();
 
   const refreshed: Promise<RefreshOutcome> = (async () => {
-    if (o.refresh === false) return { ok: false, skipped: true } as const;
+    if (o.refresh === false || fixed) return { ok: false, skipped: true } as const;
     const { mirror, securityMirror, keyring } = o.refresh;
     // Let `serve` finish starting first: the refresh never delays readiness.
     await new Promise((r) => setImmediate(r));

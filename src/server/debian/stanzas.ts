@@ -70,7 +70,7 @@ function toPackage(f: Record<string, string>, lineNo: number): IndexPackage {
 /**
  * A copy that does not point into its line: V8 keeps a long substring as a view of its parent, and
  * readline's lines are views of 64 KiB chunks, so one kept field would keep the whole decompressed
- * index alive (measured: over 160 MiB of heap for bookworm without this, see README "Catalog refresh").
+ * index alive (measured on bookworm: 112 MiB of heap kept without this, 22 MiB with it).
  */
 function own(s: string): string {
   return s.length < 13 ? s : Buffer.from(s, 'utf8').toString('utf8');
