@@ -54,7 +54,8 @@ export async function fetchVerified(url: string, file: string, expected: { sha25
       done(null, chunk);
     },
   });
-  const part = `${file}.part`;
+  // Per process: two servers sharing a data dir may fetch the same file at once.
+  const part = `${file}.${process.pid}.part`;
   try {
     await pipeline(res.body, count, createWriteStream(part));
     const got = hash.digest('hex');

@@ -51,8 +51,10 @@ export async function fetchSuite(src: SuiteSource, o: FetchSuiteOptions): Promis
   await mkdir(dir, { recursive: true });
   const file = join(dir, variant.path.replaceAll('/', '_'));
   if (!(await matches(file, variant.sha256))) await fetchVerified(`${base}/${variant.path}`, file, variant, o.signal);
-  await writeFile(`${join(dir, 'InRelease')}.tmp`, signed);
-  await rename(`${join(dir, 'InRelease')}.tmp`, join(dir, 'InRelease'));
+  // Kept for inspection (what the cached index was checked against); written like the index, atomically.
+  const tmp = `${join(dir, 'InRelease')}.${process.pid}.tmp`;
+  await writeFile(tmp, signed);
+  await rename(tmp, join(dir, 'InRelease'));
   return { release, source: `${base}/${variant.path}`, open: () => decompress(file, variant.path) };
 }
 
