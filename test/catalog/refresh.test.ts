@@ -4,6 +4,7 @@
 // tampered InRelease, a Packages file that is not the one InRelease lists): it serves the real signed
 // files, altered.
 import { createServer, type Server } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,8 @@ describe('catalog refresh from the real mirror', () => {
   it('answers from the shipped catalog at once, swaps in the refreshed one, keeps every id, and starts from the cache next time', async () => {
     const dataDir = join(tmp, 'real');
     const logs: string[] = [];
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
     const live = openLiveCatalog({ dataDir, refresh: {}, indexCacheDir: INDEX_CACHE, log: (m) => logs.push(m) });
     // Ready before any network: the shipped file answers.
     const shipped = readCatalogData(defaultDataFile());
@@ -31,7 +34,12 @@ describe('catalog refresh from the real mirror', () => {
     expect(live.searchPackages(1, { query: 'name==bash' }).total).toBe(1);
 
     const outcome = await live.refreshed;
+    delay.disable();
     expect(outcome.ok, logs.join('\n')).toBe(true);
+    console.log(`event-loop delay during the refresh: max ${(delay.max / 1e6).toFixed(0)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms`);
+    // The server keeps answering while it refreshes: download and decompression are streamed, gzip runs in
+    // the thread pool; what stays on the loop is parsing and reading the catalogs (measured: max 0.4–0.8 s on 2 loaded cores).
+    expect(delay.max / 1e6).toBeLessThan(2000);
     const cached = join(dataDir, CATALOG_DIR, CACHED_CATALOG);
     expect(live.meta.digest).toBe(readCatalogData(cached).meta.digest);
     const before = idsOf(defaultDataFile());

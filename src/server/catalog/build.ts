@@ -4,12 +4,13 @@
 // and previous catalog always give the same bytes.
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { packageKey, parseVersion, type IndexPackage, type MergedIndex } from '../debian';
 import { DATA_COLUMNS, FORMAT, type CatalogData, type RetiredId } from './data-file';
 
-/** The gzip'd file content. */
-export function buildCatalogFile(index: MergedIndex, previous: CatalogData | undefined): { gz: Buffer; count: number; added: number; retired: number } {
+/** The file content, before gzip (the caller compresses: off the event loop in a running server). */
+export function buildCatalogText(index: MergedIndex, previous: CatalogData | undefined): { text: Buffer; count: number; added: number; retired: number } {
   const ids = new Map<string, number>();
   if (previous) {
     // Format 1 may hold several rows of a name: its latest row's id is the one users have seen as current.
@@ -54,9 +55,12 @@ export function buildCatalogFile(index: MergedIndex, previous: CatalogData | und
   const lines = meta.map(([k, v]) => `#${k}\t${v}`);
   for (const r of retired) lines.push(`#retired\t${r.id}\t${r.name}\t${r.arch}`);
   lines.push(`id\t${DATA_COLUMNS.join('\t')}`, ...rows);
-  // Node's zlib writes no time stamp: the same input gives the same bytes.
-  const gz = gzipSync(Buffer.from(`${lines.join('\n')}\n`, 'utf8'), { level: 9 });
-  return { gz, count: rows.length, added, retired: retired.length };
+  return { text: Buffer.from(`${lines.join('\n')}\n`, 'utf8'), count: rows.length, added, retired: retired.length };
+}
+
+/** gzip level 9 in libuv's thread pool; Node's zlib writes no time stamp: the same text gives the same bytes. */
+export function gzipCatalog(text: Buffer): Promise<Buffer> {
+  return promisify(gzip)(text, { level: 9 });
 }
 
 /** Writes `gz` to `file` through a temporary file and a rename: a reader sees the old file or the new one. */

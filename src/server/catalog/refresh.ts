@@ -5,7 +5,7 @@ import {
   aptListsSuite, bookwormSuites, DebianIndexError, DEFAULT_MIRROR, DEFAULT_SECURITY_MIRROR, fetchSuite, mergeSuites,
   type MergedIndex, type SuiteIndex,
 } from '../debian';
-import { buildCatalogFile, writeCatalogFile } from './build';
+import { buildCatalogText, gzipCatalog, writeCatalogFile } from './build';
 import { readCatalogData } from './data-file';
 
 export type IndexSource =
@@ -48,7 +48,8 @@ export async function rebuildCatalog(src: IndexSource, previous: string | undefi
   // Read the previous catalog first: `out` may be the same file.
   const prev = previous ? readCatalogData(previous) : undefined;
   const index = await readIndex(src);
-  const r = buildCatalogFile(index, prev);
-  writeCatalogFile(out, r.gz);
-  return { file: out, count: r.count, added: r.added, retired: r.retired, bytes: r.gz.length, date: index.releases.map((x) => x.date).sort().at(-1)! };
+  const r = buildCatalogText(index, prev);
+  const gz = await gzipCatalog(r.text);
+  writeCatalogFile(out, gz);
+  return { file: out, count: r.count, added: r.added, retired: r.retired, bytes: gz.length, date: index.releases.map((x) => x.date).sort().at(-1)! };
 }

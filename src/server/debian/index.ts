@@ -40,12 +40,18 @@ export async function mergeSuites(suites: readonly SuiteIndex[]): Promise<Merged
   const packages = new Map<string, IndexPackage>();
   for (const s of suites) {
     const text = s.open();
-    await readStanzas(text, (p) => {
-      const key = packageKey(p.name, p.arch);
-      const have = packages.get(key);
-      if (!have || compareVersions(p.version, have.version) > 0) packages.set(key, p);
-    });
-    await closed(text);
+    try {
+      await readStanzas(text, (p) => {
+        const key = packageKey(p.name, p.arch);
+        const have = packages.get(key);
+        if (!have || compareVersions(p.version, have.version) > 0) packages.set(key, p);
+      });
+      await closed(text);
+    } catch (e) {
+      // Stops the decompressing tool too (its pipe closes), so nothing is left running.
+      text.destroy();
+      throw e;
+    }
   }
   return { releases: suites.map((s) => s.release), sources: suites.map((s) => s.source), packages };
 }
