@@ -16,6 +16,7 @@ describe('Debian index from the real mirror', () => {
     const [main, updates, security] = suites.map((s) => s.release);
     expect([main!.codename, updates!.codename, security!.codename]).toEqual(['bookworm', 'bookworm-updates', 'bookworm-security']);
     expect(main!.version).toMatch(/^12\.\d+$/);
+    expect(bookwormSuites('http://m/debian', false).map((s) => s.suite)).toEqual(['bookworm', 'bookworm-updates']);
 
     // The cached file is the one InRelease lists (sha256sum is the independent hash).
     const dir = join(CACHE, 'deb.debian.org_debian_bookworm');
@@ -24,7 +25,7 @@ describe('Debian index from the real mirror', () => {
     expect(execFileSync('sha256sum', [join(dir, file)], { encoding: 'utf8' }).split(' ')[0]).toBe(listed.sha256);
     // A second fetch reuses it: same inode, not a new download.
     const ino = execFileSync('stat', ['-c', '%i', join(dir, file)], { encoding: 'utf8' });
-    await fetchSuite(bookwormSuites()[0], { cacheDir: CACHE });
+    await fetchSuite(bookwormSuites()[0]!, { cacheDir: CACHE });
     expect(execFileSync('stat', ['-c', '%i', join(dir, file)], { encoding: 'utf8' })).toBe(ino);
 
     const merged = await mergeSuites(suites);

@@ -124,6 +124,13 @@ describe('catalog refresh failures (127.0.0.1 double of a mirror)', () => {
     expect(((await fetchUpdates(cacheDir).catch((e: unknown) => e)) as DebianIndexError).kind).toBe('checksum');
   });
 
+  it('refuses a genuine InRelease of another suite (replayed or misconfigured mirror)', async () => {
+    ({ inRelease, packages } = genuine());
+    const err = await fetchSuite({ mirror: base, suite: 'bookworm' }, { cacheDir: join(tmp, 'c4') }).catch((e: unknown) => e);
+    expect((err as DebianIndexError).kind).toBe('malformed');
+    expect((err as Error).message).toMatch(/signed for codename "bookworm-updates", not bookworm$/);
+  });
+
   it('names the keyring package when the keyring is missing', async () => {
     ({ inRelease, packages } = genuine());
     const err = await fetchSuite({ mirror: base, suite: 'bookworm-updates' }, { cacheDir: join(tmp, 'c3'), keyring: join(tmp, 'no-keyring.gpg') }).catch((e: unknown) => e);

@@ -13,7 +13,8 @@ export const CACHED_CATALOG = 'debian-12-amd64.tsv.gz';
 export interface LiveCatalogOptions {
   readonly dataDir: string;
   /** false: no refresh (offline use); otherwise the mirror of the image builds. */
-  readonly refresh: false | { readonly mirror?: string; readonly securityMirror?: string; readonly keyring?: string };
+  readonly refresh: false | { readonly mirror?: string; /** false: the mirror has no security suite (as `serve --security-mirror none`). */
+  readonly securityMirror?: string | false; readonly keyring?: string };
   /** Where InRelease and Packages are kept between refreshes; default `<data dir>/catalog/index`. */
   readonly indexCacheDir?: string;
   /** Default: `defaultDataFile()`. */
@@ -46,7 +47,7 @@ export function openLiveCatalog(o: LiveCatalogOptions): LiveCatalog {
     await new Promise((r) => setImmediate(r));
     try {
       const summary = await rebuildCatalog(
-        { cacheDir: o.indexCacheDir ?? join(dir, 'index'), signal: abort.signal, ...(mirror ? { mirror } : {}), ...(securityMirror ? { securityMirror } : {}), ...(keyring ? { keyring } : {}) },
+        { cacheDir: o.indexCacheDir ?? join(dir, 'index'), signal: abort.signal, ...(mirror ? { mirror } : {}), ...(securityMirror !== undefined ? { securityMirror } : {}), ...(keyring ? { keyring } : {}) },
         cur.file,
         cached,
       );

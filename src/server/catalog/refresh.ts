@@ -10,7 +10,7 @@ import { readCatalogData } from './data-file';
 
 export type IndexSource =
   | { readonly lists: string }
-  | { readonly mirror?: string; readonly securityMirror?: string; readonly cacheDir: string; readonly keyring?: string; readonly signal?: AbortSignal };
+  | { readonly mirror?: string; readonly securityMirror?: string | false; readonly cacheDir: string; readonly keyring?: string; readonly signal?: AbortSignal };
 
 const SUITES = ['bookworm', 'bookworm-updates', 'bookworm-security'];
 

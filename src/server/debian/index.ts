@@ -2,7 +2,7 @@
 // keeping for each (name, arch) the highest version in dpkg's order.
 import { DebianIndexError } from './errors';
 import { readStanzas, type IndexPackage } from './stanzas';
-import { closed, type SuiteIndex } from './suite';
+import { closed, type SuiteIndex, type SuiteSource } from './suite';
 import { compareVersions } from './version';
 import type { ReleaseFile } from './release';
 
@@ -15,13 +15,13 @@ export { compareVersions, formatVersion, parseVersion, type DebianVersion } from
 export const DEFAULT_MIRROR = 'http://deb.debian.org/debian';
 export const DEFAULT_SECURITY_MIRROR = 'http://deb.debian.org/debian-security';
 
-/** The suites of Debian 12 that a stable system installs from. */
-export function bookwormSuites(mirror = DEFAULT_MIRROR, securityMirror = DEFAULT_SECURITY_MIRROR) {
+/** The suites of Debian 12 that a stable system installs from; `securityMirror` false: no security suite. */
+export function bookwormSuites(mirror = DEFAULT_MIRROR, securityMirror: string | false = DEFAULT_SECURITY_MIRROR): SuiteSource[] {
   return [
     { mirror, suite: 'bookworm' },
     { mirror, suite: 'bookworm-updates' },
-    { mirror: securityMirror, suite: 'bookworm-security' },
-  ] as const;
+    ...(securityMirror === false ? [] : [{ mirror: securityMirror, suite: 'bookworm-security' }]),
+  ];
 }
 
 export interface MergedIndex {

@@ -45,6 +45,10 @@ export async function fetchSuite(src: SuiteSource, o: FetchSuiteOptions): Promis
   const base = `${mirror}/dists/${src.suite}`;
   const signed = await fetchSmall(`${base}/InRelease`, MAX_INRELEASE_BYTES, o.signal);
   const release = parseRelease(await verifyInRelease(signed, o.keyring ?? DEBIAN_KEYRING));
+  // A genuine InRelease of another suite (a misconfigured mirror, a replay) is refused, as apt does.
+  if (release.codename !== src.suite) {
+    throw new DebianIndexError('malformed', `${base}/InRelease is signed for codename ${JSON.stringify(release.codename)}, not ${src.suite}`);
+  }
   const variant = pickVariant(release, listPath);
   if (!variant) throw new DebianIndexError('malformed', `${base}/InRelease lists no ${listPath}[.xz|.gz]${hasXz() ? '' : ' this host can read (install xz-utils for .xz)'}`);
   const dir = join(o.cacheDir, cacheName(mirror, src.suite));
