@@ -121,21 +121,18 @@ describe('packages', () => {
     expect(r.items[0]!.size).toBeGreaterThan(1_000_000_000); // 0ad-data and friends: over 1 GB
   });
 
-  it('keeps only the latest version with latestOnly, agreeing with dpkg --compare-versions', () => {
-    const all = catalog.searchPackages(1, { query: "name=='linux-doc'" }).items;
-    expect(all.length).toBeGreaterThan(1);
-    const latest = catalog.searchPackages(1, { query: "name=='linux-doc'", latestOnly: true }).items;
-    expect(latest).toHaveLength(1);
-    const full = (p: (typeof all)[number]) => `${p.epoch ? `${p.epoch}:` : ''}${p.version}${p.release ? `-${p.release}` : ''}`;
-    for (const p of all) {
-      if (p.dbId === latest[0]!.dbId) continue;
-      // dpkg exits 0 when the relation holds.
-      execFileSync('dpkg', ['--compare-versions', full(latest[0]!), 'gt', full(p)]);
-    }
+  it('holds one current version per name and arch (latestOnly changes nothing), the highest of the suites', () => {
     const total = catalog.searchPackages(1, { count: 0 }).total;
-    const totalLatest = catalog.searchPackages(1, { count: 0, latestOnly: true }).total;
-    expect(totalLatest).toBeLessThan(total);
-    expect(totalLatest).toBeGreaterThan(total - 100);
+    expect(catalog.searchPackages(1, { count: 0, latestOnly: true }).total).toBe(total);
+    const [doc] = catalog.searchPackages(1, { query: "name=='linux-doc'" }).items;
+    expect(catalog.searchPackages(1, { query: "name=='linux-doc'" }).total).toBe(1);
+    // The catalog's version is what resolveVersion gives, and dpkg (exit 0 when the relation holds)
+    // finds it at least as high as the point release's: security updates the kernel.
+    const full = catalog.resolveVersion('linux-doc', 'all')!;
+    expect(full).toBe(`${doc!.epoch ? `${doc!.epoch}:` : ''}${doc!.version}${doc!.release ? `-${doc!.release}` : ''}`);
+    execFileSync('dpkg', ['--compare-versions', full, 'ge', '6.1.0']);
+    expect(catalog.resolveVersion('linux-doc', 'amd64')).toBeUndefined();
+    expect(catalog.resolveVersion('no-such-package', 'amd64')).toBeUndefined();
   });
 
   it('refuses a bad query, selector or orderBy with a FiqlError, on any distribution', () => {
@@ -162,7 +159,7 @@ describe('loading', () => {
     expect(loadCatalog()).toBe(catalog);
     const again = readCatalogData(defaultDataFile());
     const bash = byName('bash')[0]!;
-    expect(again.packages[bash.dbId! - 1]!.name).toBe('bash');
+    expect(again.packages.find((e) => e.id === bash.dbId)!.name).toBe('bash');
     expect(again.meta.digest).toBe(catalog.meta.digest);
     // A copy of the file under another path is another load: same ids, different object.
     const copy = join(tmp, 'copy.tsv.gz');

@@ -1,7 +1,10 @@
-// `appliance-forge serve [--host 127.0.0.1] [--port 8080|0] [--data DIR] [--max-upload-bytes N] [--max-disk-mib N]`: prints the base URL on one
-// line, stops gracefully on SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
+// `appliance-forge serve [--host 127.0.0.1] [--port 8080|0] [--data DIR] [--max-upload-bytes N] [--max-disk-mib N]
+// [--mirror URL] [--security-mirror URL] [--no-catalog-refresh]`: prints the base URL on one line, refreshes the
+// package catalog from the mirror in the background (README "Catalog refresh"), stops gracefully on
+// SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
 import { parseArgs } from 'node:util';
 import { startServer } from '../../server';
+import { openLiveCatalog } from '../../server/catalog/live';
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../../server/imaging';
 import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
 
@@ -15,6 +18,9 @@ export const serve: Command = async (args) => {
       'max-upload-bytes': { type: 'string' },
       'max-disk-mib': { type: 'string' },
       log: { type: 'boolean', default: false },
+      mirror: { type: 'string' },
+      'security-mirror': { type: 'string' },
+      'no-catalog-refresh': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -30,19 +36,31 @@ export const serve: Command = async (args) => {
     ...(maxUpload !== undefined ? { uploadBytes: Number(maxUpload) } : {}),
     ...(maxDisk !== undefined ? { maxDiskMiB: Number(maxDisk) } : {}),
   };
+  for (const opt of ['mirror', 'security-mirror'] as const) {
+    const v = values[opt];
+    if (v !== undefined && !/^https?:\/\/[^\s/]+(\/\S*)?$/.test(v)) throw new UsageError(`--${opt} must be an http:// or https:// URL, got ${v}`);
+  }
+  const refresh = values['no-catalog-refresh']
+    ? false
+    : { ...(values.mirror ? { mirror: values.mirror } : {}), ...(values['security-mirror'] ? { securityMirror: values['security-mirror'] } : {}) };
+  const catalog = openLiveCatalog({ dataDir: values.data, refresh, log: (m) => process.stderr.write(`${m}\n`) });
   const server = await startServer({
     host: values.host,
     port,
     dataDir: values.data,
     logger: values.log,
+    catalog,
     ...(Object.keys(limits).length ? { limits } : {}),
+  }).catch(async (e: unknown) => {
+    await catalog.close();
+    throw e;
   });
   process.stdout.write(`${server.url}\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
-      server.close().then(resolve, resolve);
+      Promise.all([catalog.close(), server.close()]).then(() => resolve(), () => resolve());
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);

@@ -1,5 +1,8 @@
-// Reads the catalog data file written by scripts/build-catalog.mjs (its header explains the format):
-// gzip'd TSV, `#key\tvalue` metadata, a column header, one package per row in id order.
+// The catalog data file (written by src/server/catalog/build.ts, through scripts/build-catalog.mjs or a
+// refresh): gzip'd TSV, `#key\tvalue` metadata, a column header, one package per row sorted by name and arch.
+// Format 2 carries each row's id (stable per name and arch across refreshes), `#nextId` and one
+// `#retired\tid\tname\tarch` line per package the index no longer has (its id stays reserved). Format 1
+// (ids = row numbers, several versions of a name) is still read, as the previous catalog of a refresh.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -7,7 +10,7 @@ import { gunzipSync } from 'node:zlib';
 
 export const DEFAULT_DATA_FILE = 'data/debian-12-amd64.tsv.gz';
 
-/** One package row, with its id (1-based row number) and whether it is the latest version of its name and arch. */
+/** One package row, with its id and whether it is the latest version of its name and arch (always, in format 2). */
 export interface PackageEntry {
   readonly id: number;
   readonly name: string;
@@ -41,13 +44,26 @@ export interface CatalogMeta {
   readonly digest: string;
 }
 
+/** The id of a package the index no longer has: kept so that the name gets it back if it returns. */
+export interface RetiredId {
+  readonly id: number;
+  readonly name: string;
+  readonly arch: string;
+}
+
 export interface CatalogData {
   readonly file: string;
   readonly meta: CatalogMeta;
   readonly packages: readonly PackageEntry[];
+  /** Lowest id never given out: a new name gets it. */
+  readonly nextId: number;
+  readonly retired: readonly RetiredId[];
 }
 
-const COLUMNS = 'name\tepoch\tversion\trelease\tarch\tsize\tinstalledSize\tpriority\tsection\tfullName';
+export const FORMAT = 'appliance-forge-catalog 2';
+export const DATA_COLUMNS = ['name', 'epoch', 'version', 'release', 'arch', 'size', 'installedSize', 'priority', 'section', 'fullName'] as const;
+const HEADER_1 = DATA_COLUMNS.join('\t');
+const HEADER_2 = `id\t${HEADER_1}`;
 
 /** Where the data file is: `APPLIANCE_FORGE_CATALOG`, else `data/…` in the package root (source or dist). */
 export function defaultDataFile(): string {
@@ -69,14 +85,23 @@ export function readCatalogData(file: string): CatalogData {
   const text = gunzipSync(gz).toString('utf8');
   const lines = text.split('\n');
   const meta: Record<string, string> = {};
+  const retired: RetiredId[] = [];
   let i = 0;
   for (; i < lines.length && lines[i]!.startsWith('#'); i++) {
     const line = lines[i]!;
     const tab = line.indexOf('\t');
-    if (tab > 0) meta[line.slice(1, tab)] = line.slice(tab + 1);
+    if (tab <= 0) continue;
+    const key = line.slice(1, tab);
+    if (key !== 'retired') meta[key] = line.slice(tab + 1);
+    else {
+      const [id, name, arch] = line.slice(tab + 1).split('\t');
+      if (!/^\d+$/.test(id ?? '') || !name || !arch) throw new Error(`${file}: line ${i + 1} is not a #retired id`);
+      retired.push({ id: Number(id), name, arch });
+    }
   }
-  if (meta.format !== 'appliance-forge-catalog 1') throw new Error(`${file}: not a catalog data file (format ${JSON.stringify(meta.format)})`);
-  if (lines[i] !== COLUMNS) throw new Error(`${file}: unexpected column header`);
+  const v2 = meta.format === FORMAT;
+  if (!v2 && meta.format !== 'appliance-forge-catalog 1') throw new Error(`${file}: not a catalog data file (format ${JSON.stringify(meta.format)})`);
+  if (lines[i] !== (v2 ? HEADER_2 : HEADER_1)) throw new Error(`${file}: unexpected column header`);
   const date = meta.date ?? '';
   if (Number.isNaN(Date.parse(date))) throw new Error(`${file}: no valid #date`);
 
@@ -85,16 +110,19 @@ export function readCatalogData(file: string): CatalogData {
     const line = lines[i]!;
     if (line === '') continue;
     const c = line.split('\t');
-    if (c.length !== 10) throw new Error(`${file}: line ${i + 1} has ${c.length} columns, expected 10`);
+    const width = v2 ? 11 : 10;
+    if (c.length !== width) throw new Error(`${file}: line ${i + 1} has ${c.length} columns, expected ${width}`);
+    const idText = v2 ? c.shift()! : String(rows.length + 1);
     const [name, epoch, version, release, arch, size, installed, priority, section, fullName] = c as [string, ...string[]];
     const prev = rows[rows.length - 1];
-    // Ids are row numbers and `latest` is read from the order: refuse a file that is not sorted.
-    if (prev && (prev.name > name || (prev.name === name && prev.arch > arch!))) {
+    // `latest` is read from the order (format 1), lookups by name rely on it: refuse a file that is not sorted.
+    if (prev && (prev.name > name || (prev.name === name && (prev.arch > arch! || (v2 && prev.arch === arch))))) {
       throw new Error(`${file}: line ${i + 1} is out of order (${name} after ${prev.name})`);
     }
+    if (!/^[1-9]\d{0,8}$/.test(idText)) throw new Error(`${file}: line ${i + 1} has no valid id`);
     const upstream = release ? `${version}-${release}` : version!;
     rows.push({
-      id: rows.length + 1,
+      id: Number(idText),
       name,
       epoch: Number(epoch),
       version: version!,
@@ -118,7 +146,17 @@ export function readCatalogData(file: string): CatalogData {
     if (next.name === r.name && next.arch === r.arch) r.latest = false;
   }
   const packages: readonly PackageEntry[] = rows;
+  const ids = new Set<number>();
+  for (const { id } of [...rows, ...retired]) {
+    if (ids.has(id)) throw new Error(`${file}: id ${id} is given twice`);
+    ids.add(id);
+  }
+  let maxId = 0;
+  for (const id of ids) if (id > maxId) maxId = id;
+  const nextId = Math.max(maxId + 1, Number(meta.nextId) || 0);
   return {
+    nextId,
+    retired,
     file,
     meta: {
       origin: meta.origin ?? 'Debian',

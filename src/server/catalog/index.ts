@@ -2,6 +2,7 @@
 // once from the data file that scripts/build-catalog.mjs writes, and cached.
 import { resolve } from 'node:path';
 import { listQuery, type ListOptions } from '../../fiql';
+import { formatVersion, packageKey } from '../debian';
 import type { DistribProfile, Distribution, Pkg } from '../../model/resources';
 import { defaultDataFile, readCatalogData, type CatalogMeta, type PackageEntry } from './data-file';
 import { buildDistributions, buildProfile, DEBIAN_ID, PROFILES, selectProfilePackages } from './distributions';
@@ -31,6 +32,11 @@ export interface Catalog {
    */
   searchPackages(distId: number, opts?: PackageSearch): { total: number; items: Pkg[] };
   getPackage(distId: number, pkgId: number): Pkg | undefined;
+  /**
+   * The current version (`[epoch:]upstream[-revision]`, as the index writes it) of a Debian package, or
+   * undefined when the catalog has no such name and arch: what a pinned version is checked against.
+   */
+  resolveVersion(name: string, arch: string): string | undefined;
 }
 
 const cache = new Map<string, Catalog>();
@@ -46,14 +52,19 @@ export function loadCatalog(file?: string): Catalog {
   return c;
 }
 
-function createCatalog(file: string): Catalog {
+/** The catalog of `file`, read now and not cached (a refreshed file is read again under the same path). */
+export function createCatalog(file: string): Catalog {
   const data = readCatalogData(file);
   const { meta, packages } = data;
   const latest = packages.filter((e) => e.latest);
+  const byId = new Map(packages.map((e) => [e.id, e]));
+  const current = new Map(latest.map((e) => [packageKey(e.name, e.arch), e]));
   const selectors = packageSelectors(meta);
   const distributions = deepFreeze(buildDistributions(meta));
-  // Rows are sorted by name (then arch, then version): searches ordered by name or dbId need no sort.
-  const hints = { naturalOrder: ['dbId', 'name'] };
+  // Rows are sorted by name (then arch): a search ordered by name needs no sort, one by dbId only while
+  // ids still follow the rows (new names of a refresh get ids above the others).
+  const idsInOrder = packages.every((e, k) => k === 0 || packages[k - 1]!.id < e.id);
+  const hints = { naturalOrder: idsInOrder ? ['dbId', 'name'] : ['name'] };
   const profilePkgs = new Map<number, PackageEntry[]>(PROFILES.map((p) => [p.id, selectProfilePackages(p, packages)]));
   const profileRecords = PROFILES.map((p) => ({ def: p, record: buildProfile(p, meta, profilePkgs.get(p.id)!) }));
   const hasRepo = (distId: number) => distId === DEBIAN_ID;
@@ -87,8 +98,12 @@ function createCatalog(file: string): Catalog {
     },
     getPackage: (distId, pkgId) => {
       if (!hasRepo(distId) || !Number.isSafeInteger(pkgId)) return undefined;
-      const e = packages[pkgId - 1];
+      const e = byId.get(pkgId);
       return e && toPkg(distId, e, meta);
+    },
+    resolveVersion: (name, arch) => {
+      const e = current.get(packageKey(name, arch));
+      return e && formatVersion({ epoch: e.epoch, upstream: e.version, revision: e.release });
     },
   };
 }
