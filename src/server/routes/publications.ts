@@ -60,14 +60,22 @@ function publish(ctx: Ctx, req: Req, itid: number) {
   const { value: v } = req.body('publishImage');
   const format = targetFormatByName(ctx, image.doc.formatName);
   if (!format.credAccountType) throw badRequest(`images in format ${format.name} cannot be published (no cloud for this format)`);
-  if (!image.doc.status.complete || !image.doc.file) throw badRequest('the image is not generated yet');
 
   // An embedded account may name a stored one (uri or dbId): its fields and password are the base.
   const ref = v.credAccount;
   const storedId = ref?.dbId ?? (ref?.uri ? Number(/\/accounts\/(\d+)$/.exec(ref.uri)?.[1] ?? NaN) : undefined);
   const stored = storedId !== undefined ? ctx.store.get('account', storedId) : undefined;
   if (storedId !== undefined && (!stored || stored.owner !== appliance.owner)) throw badRequest('credAccount names no account of this user');
+  // A stored, write-only password goes only to the endpoints stored with it (issue 12, defect 1).
+  if (stored && !ref?.password) {
+    for (const f of ['keystoneUrl', 'glanceUrl'] as const) {
+      if (ref?.[f] !== undefined && ref[f] !== stored.doc[f]) {
+        throw badRequest(`credAccount.${f} differs from the stored account's: its password is only sent to its own endpoints (send the password to use another)`);
+      }
+    }
+  }
   const account: AccountDoc = accountFromBody(ref ?? {}, stored?.doc);
+  if (!image.doc.status.complete || !image.doc.file) throw badRequest('the image is not generated yet');
   requireText(account.keystoneUrl, 'credAccount.keystoneUrl');
   requireText(account.login, 'credAccount.login');
   const password = ref?.password ?? (stored?.secret ? ctx.box.open(stored.secret) : undefined);
