@@ -1,10 +1,11 @@
 // The defects an outside attack on `serve` found (issue 12), each replayed over real HTTP on
 // 127.0.0.1 against a real server: every case fails on the code before its fix.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatableAppliance } from './support/fixtures';
-import { startHarness, whyNotClientError, XML_HEADERS, type Harness } from './support/harness';
+import { signTarget } from '../../src/auth/signer';
+import { startHarness, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';
 
 /** A loopback HTTP endpoint that records every request it receives (a stand-in for a hostile "Keystone"). */
 async function listeningTrap(): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
@@ -20,6 +21,47 @@ async function listeningTrap(): Promise<{ url: string; seen: string[]; close(): 
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const { port } = srv.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, seen, close: () => new Promise((r) => srv.close(() => r())) };
+}
+
+/** Two GETs of `target` pipelined on one keep-alive socket, parsed by Content-Length (as a client would). */
+function twoOnOneSocket(origin: string, target: string): Promise<Res[]> {
+  const u = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const sock = connect(Number(u.port), u.hostname);
+    const req = `GET ${target} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`;
+    let buf = Buffer.alloc(0);
+    const out: Res[] = [];
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve(out.concat([{ status: 0, headers: {}, text: 'no answer' }]).slice(0, 2));
+    }, 10_000);
+    sock.on('connect', () => sock.write(req + req));
+    sock.on('error', reject);
+    sock.on('data', (c: Buffer) => {
+      buf = Buffer.concat([buf, c]);
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const l of lines.slice(1)) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+        const len = Number(headers['content-length'] ?? 0);
+        if (buf.length < end + 4 + len) return;
+        out.push({ status: Number(lines[0]!.split(' ')[1]), headers, text: buf.subarray(end + 4, end + 4 + len).toString('utf8') });
+        buf = buf.subarray(end + 4 + len);
+        if (out.length === 2) {
+          clearTimeout(timer);
+          sock.destroy();
+          resolve(out);
+          return;
+        }
+      }
+    });
+    sock.on('close', () => {
+      clearTimeout(timer);
+      resolve(out.concat([{ status: 0, headers: {}, text: 'closed' }, { status: 0, headers: {}, text: 'closed' }]).slice(0, 2));
+    });
+  });
 }
 
 const dbIdOf = (xml: string): string => /<dbId>(\d+)<\/dbId>/.exec(xml)![1]!;
@@ -61,6 +103,28 @@ describe('issue 12 defects', () => {
       expect(trap.seen).toEqual([]);
     } finally {
       await trap.close();
+    }
+  });
+
+  it('defect 2: a file name above U+00FF downloads with an RFC 6266 Content-Disposition, and the connection stays in step', async () => {
+    const sw = await h.send('POST', 'users/alice/mysoftware', { headers: XML_HEADERS, body: '<mySoftware><name>names</name><version>1</version></mySoftware>' });
+    const msid = dbIdOf(sw.text);
+    const payload = Buffer.from('twelve bytes');
+    for (const name of ['prix-€.bin', '文件.tar', 'x\u202Egpj.exe', 'smile-😀.txt']) {
+      const art = await h.send('POST', `users/alice/mysoftware/${msid}/artifacts`, { headers: XML_HEADERS, body: `<softwareFile><name>${name}</name></softwareFile>` });
+      const said = dbIdOf(art.text);
+      const up = await h.send('POST', `users/alice/mysoftware/${msid}/artifacts/${said}/bin/${encodeURIComponent(name)}`, { body: payload, headers: { 'content-type': 'application/octet-stream' } });
+      expect(up.status, up.text).toBe(200);
+      // Two requests on one keep-alive socket: the first answer's length must match its body.
+      const target = signTarget(`users/alice/mysoftware/${msid}/artifacts/${said}/bin`, h.alice);
+      const [first, second] = await twoOnOneSocket(h.origin, `/api/${target}`);
+      expect(first.status, first.text).toBe(200);
+      expect(first.text).toBe(payload.toString());
+      const cd = first.headers['content-disposition'] ?? '';
+      expect(cd).toMatch(/^attachment; filename="[\x20-\x7e]*"; filename\*=UTF-8''/);
+      expect(decodeURIComponent(cd.split("UTF-8''")[1]!)).toBe(name);
+      expect(second.status).toBe(200);
+      expect(second.text).toBe(payload.toString());
     }
   });
 });

@@ -48,8 +48,12 @@ function errorBody(format: Format, statusCode: number, message: string, method: 
   });
 }
 
+const FILE_HEADERS = ['content-length', 'content-disposition', 'etag', 'last-modified'] as const;
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date): FastifyReply {
   const format = formatOfAccept(request.headers.accept);
+  // An error raised after a file answer was prepared: its length and name must not describe the error body.
+  for (const h of FILE_HEADERS) reply.removeHeader(h);
   for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
   // The request body was not read to its end (an upload cut short by 507/413…): this connection cannot
   // carry another request, so say so and close it rather than leave a keep-alive client hanging.

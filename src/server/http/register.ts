@@ -1,5 +1,6 @@
 // Routes are registered by operation id from the one operations table (style example 2): every
 // row gets its handler, every path answers 405 + Allow for the methods it does not take (§5).
+import contentDisposition from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { decodeBody, encode, formatOfAccept, MEDIA_TYPE } from '../../codec';
@@ -130,12 +131,14 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
       r.file.destroy();
       return reply.code(304).send();
     }
-    const safeName = r.fileName.replace(/["\\\r\n]/g, '_');
+    // Whatever ends the answer (sent, failed, client gone), the file is closed.
+    reply.raw.once('close', () => r.file.destroy());
     return reply
       .code(200)
       .header('Content-Type', r.contentType)
       .header('Content-Length', String(r.size))
-      .header('Content-Disposition', `attachment; filename="${safeName}"`)
+      // RFC 6266: an ASCII `filename=` fallback and `filename*=UTF-8''…`; a raw name above U+00FF is refused by Node.
+      .header('Content-Disposition', contentDisposition(r.fileName))
       .send(r.file as Readable);
   }
   const d = r as DocResult;
