@@ -5,7 +5,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatableAppliance } from './support/fixtures';
 import { signTarget } from '../../src/auth/signer';
-import { startHarness, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';
+import { PASSWORDS, startHarness, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';
 
 /** A loopback HTTP endpoint that records every request it receives (a stand-in for a hostile "Keystone"). */
 async function listeningTrap(): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
@@ -126,5 +126,23 @@ describe('issue 12 defects', () => {
       expect(second.status).toBe(200);
       expect(second.text).toBe(payload.toString());
     }
+  });
+
+  it('defect 3: If-Match holds on PUT users/<uid> with a password: of 10 concurrent writers with one ETag, one wins', async () => {
+    const admin = { login: 'admin', password: PASSWORDS.admin };
+    const cur = await h.send('GET', 'users/bob', { user: null, basic: admin });
+    const etag = cur.headers.etag!;
+    expect(etag).toBeTruthy();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        h.send('PUT', 'users/bob', { user: null, basic: admin, headers: { ...XML_HEADERS, 'if-match': etag }, body: `<user><firstName>w${i}</firstName><password>bob-new-${i}</password></user>` }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([200, ...Array(9).fill(412)]);
+    for (const a of answers.filter((x) => x.status === 412)) expect(whyNotClientError(a, 412)).toBeUndefined();
+    // The winner's password is the one that works.
+    const winner = answers.findIndex((a) => a.status === 200);
+    expect((await h.send('GET', 'users/bob', { user: null, basic: { login: 'bob', password: `bob-new-${winner}` } })).status).toBe(200);
   });
 });

@@ -47,7 +47,11 @@ export const userRoutes = (ctx: Ctx) =>
       if (value.loginName !== undefined && value.loginName !== uid) throw badRequest('loginName cannot be changed');
       if (value.admin !== undefined && value.admin !== cur.admin && !req.caller.admin) throw forbidden('only an administrator may change admin');
       const passwordHash = value.password ? await hashPassword(value.password) : undefined;
-      const d = { ...cur.doc };
+      // Check and write in one synchronous step after the scrypt wait, from the record as it is now:
+      // a concurrent writer with the same ETag must lose (issue 12, defect 3).
+      const now = ctx.store.getUser(uid)!;
+      ifMatch(req, userView(now));
+      const d = { ...now.doc };
       for (const f of ['email', 'firstName', 'surname', 'name'] as const) if (value[f] !== undefined) d[f] = value[f];
       const u = ctx.store.updateUser(uid, { doc: d, ...(value.admin !== undefined ? { admin: value.admin } : {}), ...(passwordHash ? { passwordHash } : {}) });
       return doc('user', redact('user', userView(u)));
