@@ -145,4 +145,33 @@ describe('issue 12 defects', () => {
     const winner = answers.findIndex((a) => a.status === 200);
     expect((await h.send('GET', 'users/bob', { user: null, basic: { login: 'bob', password: `bob-new-${winner}` } })).status).toBe(200);
   });
+
+  it('defect 4: deleting a component and adding it to a template cannot both succeed', async () => {
+    const outcomes: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      const sw = await h.send('POST', 'users/alice/mysoftware', { headers: XML_HEADERS, body: `<mySoftware><name>race${round}</name><version>1</version></mySoftware>` });
+      const msid = dbIdOf(sw.text);
+      // Files to remove give the delete something to wait on, as a real component would.
+      for (let i = 0; i < 30; i++) {
+        const art = await h.send('POST', `users/alice/mysoftware/${msid}/artifacts`, { headers: XML_HEADERS, body: `<softwareFile><name>f${i}.bin</name></softwareFile>` });
+        await h.send('POST', `users/alice/mysoftware/${msid}/artifacts/${dbIdOf(art.text)}/bin/f${i}.bin`, { body: 'x', headers: { 'content-type': 'application/octet-stream' } });
+      }
+      const app = await h.send('POST', 'users/alice/appliances', { headers: XML_HEADERS, body: `<appliance><name>race${round}</name><version>1</version><distributionUri>distributions/1</distributionUri></appliance>` });
+      const aid = dbIdOf(app.text);
+      const [del, put] = await Promise.all([
+        h.send('DELETE', `users/alice/mysoftware/${msid}`),
+        h.send('PUT', `users/alice/appliances/${aid}`, { headers: XML_HEADERS, body: `<appliance><mySoftwareList><mySoftware><uri>users/alice/mysoftware/${msid}</uri></mySoftware></mySoftwareList></appliance>` }),
+      ]);
+      outcomes.push(`${del.status}/${put.status}`);
+      const swNow = await h.send('GET', `users/alice/mysoftware/${msid}`);
+      const appNow = await h.send('GET', `users/alice/appliances/${aid}`);
+      const referenced = appNow.text.includes(`users/alice/mysoftware/${msid}<`);
+      // Never both: a template that names a deleted component.
+      expect(del.status === 204 && put.status === 200, `round ${round}: ${outcomes.at(-1)}`).toBe(false);
+      expect(referenced && swNow.status === 404, `round ${round}: template names a deleted component`).toBe(false);
+      if (del.status !== 204) expect(whyNotClientError(del, 409)).toBeUndefined();
+      if (put.status !== 200) expect(whyNotClientError(put, 400)).toBeUndefined();
+    }
+    console.log(`[hardening] delete vs reference race outcomes (delete/put): ${outcomes.join(' ')}`);
+  });
 });

@@ -203,10 +203,17 @@ export const softwareRoutes = (ctx: Ctx) =>
     mySoftware_delete: async (req) => {
       const row = loadSoftware(ctx, req);
       ifMatch(req, softwareView(ctx, row));
-      const users = ctx.store.list('appliance', row.owner).filter((a) => a.doc.softwareIds.includes(row.id));
-      if (users.length > 0) throw conflict(`the component is used by ${users.map((a) => uris.appliance(a.owner, a.id)).join(', ')}`);
-      await removeArtifacts(ctx, ctx.store.list('artifact', row.owner, row.id));
-      ctx.store.remove('software', row.id);
+      // The "used by a template" check and the delete are one transaction, the files go after it:
+      // a template update cannot add the component in between (issue 12, defect 4).
+      const artifacts = ctx.store.tx(() => {
+        const users = ctx.store.list('appliance', row.owner).filter((a) => a.doc.softwareIds.includes(row.id));
+        if (users.length > 0) throw conflict(`the component is used by ${users.map((a) => uris.appliance(a.owner, a.id)).join(', ')}`);
+        const rows = ctx.store.list('artifact', row.owner, row.id);
+        for (const r of rows) ctx.store.remove('artifact', r.id);
+        ctx.store.remove('software', row.id);
+        return rows;
+      });
+      for (const r of artifacts) await ctx.files.remove(r.doc.file?.path);
       return NO_CONTENT;
     },
 
