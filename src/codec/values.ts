@@ -9,6 +9,9 @@ const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2}
 // A lone surrogate (`&#xD800;`, JSON "\ud800") is not a character either.
 const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** Whether `s` holds a character an XML 1.0 document cannot carry: such a value is never stored. */
+export const hasNonXmlChar = (s: string): boolean => FORBIDDEN.test(s);
+
 /** Decode the text of a scalar element (XML) into its typed value. */
 export function scalarFromText(f: ScalarField, text: string, path: string): unknown {
   switch (f.type) {
@@ -64,7 +67,7 @@ function integer(text: string, path: string): number {
 }
 
 function checkString(f: ScalarField, s: string, path: string): string {
-  if (FORBIDDEN.test(s)) throw new DecodeError('control characters are not allowed', path);
+  if (hasNonXmlChar(s)) throw new DecodeError('control characters are not allowed', path);
   if (f.type === 'dateTime' && !DATE.test(s)) throw new DecodeError(`expected an ISO-8601 date, got ${quote(s)}`, path);
   if (f.values) {
     const lower = s.toLowerCase();

@@ -1,5 +1,6 @@
 // The defects an outside attack on `serve` found (issue 12), each replayed over real HTTP on
 // 127.0.0.1 against a real server: every case fails on the code before its fix.
+import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,5 +174,22 @@ describe('issue 12 defects', () => {
       if (put.status !== 200) expect(whyNotClientError(put, 400)).toBeUndefined();
     }
     console.log(`[hardening] delete vs reference race outcomes (delete/put): ${outcomes.join(' ')}`);
+  });
+
+  it('defect 6: a character XML cannot carry is refused in an upload file name; the artifact views stay well-formed', async () => {
+    const sw = await h.send('POST', 'users/alice/mysoftware', { headers: XML_HEADERS, body: '<mySoftware><name>nonchars</name><version>1</version></mySoftware>' });
+    const msid = dbIdOf(sw.text);
+    const art = await h.send('POST', `users/alice/mysoftware/${msid}/artifacts`, { headers: XML_HEADERS, body: '<softwareFile><name>plain.bin</name></softwareFile>' });
+    const said = dbIdOf(art.text);
+    for (const bad of ['a%EF%BF%BE.bin', 'a%EF%BF%BF.bin', '%EF%BF%BE']) {
+      const up = await h.send('POST', `users/alice/mysoftware/${msid}/artifacts/${said}/bin/${bad}`, { body: 'x', headers: { 'content-type': 'application/octet-stream' } });
+      expect(whyNotClientError(up, 400), bad).toBeUndefined();
+    }
+    for (const rel of [`users/alice/mysoftware/${msid}/artifacts/${said}`, `users/alice/mysoftware/${msid}/artifacts`]) {
+      const r = await h.send('GET', rel);
+      expect(r.status).toBe(200);
+      // xmllint, an independent XML parser, must accept every view.
+      expect(() => execFileSync('xmllint', ['--noout', '-'], { input: r.text, stdio: 'pipe' }), rel).not.toThrow();
+    }
   });
 });

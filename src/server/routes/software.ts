@@ -1,6 +1,7 @@
 // The software library (spec rule 4): components (409 on the same name and version), their
 // artifacts, and the artifacts' files, uploaded as a stream and served back.
 import type { Readable } from 'node:stream';
+import { hasNonXmlChar } from '../../codec/values';
 import type { MySoftware, SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
@@ -68,7 +69,8 @@ export function checkFileName(name: string): string {
     throw badRequest('fileName is not a valid percent-encoded name');
   }
   for (const f of forms) {
-    if (f === '' || f === '.' || f === '..' || f.includes('/') || f.includes('\\') || CONTROL.test(f)) {
+    // U+FFFE/U+FFFF (and any other character XML cannot carry) would make every XML view of the artifact ill-formed.
+    if (f === '' || f === '.' || f === '..' || f.includes('/') || f.includes('\\') || CONTROL.test(f) || hasNonXmlChar(f)) {
       throw badRequest(`fileName ${JSON.stringify(name)} is not a plain file name`);
     }
   }
