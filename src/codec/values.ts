@@ -32,14 +32,14 @@ export function scalarFromJson(f: ScalarField, v: unknown, path: string): unknow
   switch (f.type) {
     case 'boolean':
       if (typeof v === 'boolean') return v;
-      throw new DecodeError(`expected a boolean, got ${describe(v)}`, path);
+      throw new DecodeError(`expected a boolean, got ${describe(v, f)}`, path);
     case 'int':
     case 'long':
       if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
-      throw new DecodeError(`expected an integer, got ${describe(v)}`, path);
+      throw new DecodeError(`expected an integer, got ${describe(v, f)}`, path);
     default:
       if (typeof v === 'string') return checkString(f, v, path);
-      throw new DecodeError(`expected a string, got ${describe(v)}`, path);
+      throw new DecodeError(`expected a string, got ${describe(v, f)}`, path);
   }
 }
 
@@ -47,14 +47,14 @@ export function scalarFromJson(f: ScalarField, v: unknown, path: string): unknow
 export function scalarToText(f: ScalarField, v: unknown, path: string): string {
   switch (f.type) {
     case 'boolean':
-      if (typeof v !== 'boolean') throw new TypeError(`${path}: expected a boolean, got ${describe(v)}`);
+      if (typeof v !== 'boolean') throw new TypeError(`${path}: expected a boolean, got ${describe(v, f)}`);
       return v ? 'true' : 'false';
     case 'int':
     case 'long':
-      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new TypeError(`${path}: expected an integer, got ${describe(v)}`);
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new TypeError(`${path}: expected an integer, got ${describe(v, f)}`);
       return String(v);
     default:
-      if (typeof v !== 'string') throw new TypeError(`${path}: expected a string, got ${describe(v)}`);
+      if (typeof v !== 'string') throw new TypeError(`${path}: expected a string, got ${describe(v, f)}`);
       return v;
   }
 }
@@ -82,10 +82,12 @@ function quote(s: string): string {
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
 }
 
-function describe(v: unknown): string {
+/** A value as an error message may show it: a secret field's value never (issue 12, defect 7). */
+function describe(v: unknown, f?: ScalarField): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'string') return `the string ${quote(v)}`;
   if (typeof v === 'object') return 'an object';
+  if (f?.secret) return `a ${typeof v} (not shown: secret field)`;
+  if (typeof v === 'string') return `the string ${quote(v)}`;
   return `${typeof v} ${String(v)}`;
 }

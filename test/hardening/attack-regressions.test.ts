@@ -192,4 +192,18 @@ describe('issue 12 defects', () => {
       expect(() => execFileSync('xmllint', ['--noout', '-'], { input: r.text, stdio: 'pipe' }), rel).not.toThrow();
     }
   });
+
+  it('defect 7: a secret field sent with the wrong JSON type is never echoed in the 400', async () => {
+    const cases: Array<[string, string, string, string]> = [
+      ['PUT', 'users/alice', '{"user":{"password":73915482067}}', '73915482067'],
+      ['PUT', 'users/alice', '{"user":{"password":true}}', 'true'],
+      ['POST', 'users/alice/accounts', '{"credAccount":{"name":"n","keystoneUrl":"http://127.0.0.1:9/v3","password":88123456789}}', '88123456789'],
+      ['POST', 'users/alice/apikeys', '{"apiKeyPair":{"name":"k","secretKey":55512345678}}', '55512345678'],
+    ];
+    for (const [method, rel, body, secret] of cases) {
+      const r = await h.send(method, rel, { headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
+      expect(whyNotClientError(r, 400), body).toBeUndefined();
+      expect(r.text, body).not.toContain(secret);
+    }
+  });
 });
