@@ -201,7 +201,7 @@ describe('issue 12 defects', () => {
       ['POST', 'users/alice/apikeys', '{"apiKeyPair":{"name":"k","secretKey":55512345678}}', '55512345678'],
     ];
     for (const [method, rel, body, secret] of cases) {
-      const r = await h.send(method, rel, { headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
+      const r = await h.send(method, rel, { user: null, basic: { login: 'alice', password: PASSWORDS.alice }, headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
       expect(whyNotClientError(r, 400), body).toBeUndefined();
       expect(r.text, body).not.toContain(secret);
     }

@@ -9,6 +9,8 @@ import type { SecretBox } from './secret-box';
 export interface Caller {
   login: string;
   admin: boolean;
+  /** How the caller proved who they are: a signed URL can be replayed, a password cannot be read from it. */
+  via?: 'signature' | 'basic';
 }
 
 export const REALM = 'appliance-forge';
@@ -36,7 +38,7 @@ export class Authenticator {
       if (!key || !key.secret || !user || !verifySignature(this.box.open(key.secret), signed)) {
         throw unauthorized('invalid API key signature');
       }
-      return { login: user.login, admin: user.admin };
+      return { login: user.login, admin: user.admin, via: 'signature' };
     }
     if (/[?&]signature=/.test(rawUrl)) throw unauthorized('malformed API key signature (apiKey, then signature last)');
     const basic = parseBasicAuthorization(authorization);
@@ -49,7 +51,7 @@ export class Authenticator {
         if (this.basicOk.size >= BASIC_CACHE_MAX) this.basicOk.clear();
         this.basicOk.set(memo, true);
       }
-      return { login: user.login, admin: user.admin };
+      return { login: user.login, admin: user.admin, via: 'basic' };
     }
     throw unauthorized('authentication required (API key signature or Basic)');
   }

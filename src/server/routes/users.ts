@@ -4,7 +4,7 @@ import type { ApiKeyPair, User } from '../../model/resources';
 import { hashPassword } from '../auth/passwords';
 import { newApiKey } from '../auth/keys';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Routes } from '../http/handler';
+import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
 import { badRequest, forbidden } from '../service-error';
 import type { UserRow } from '../store/docs';
 import type { Row } from '../store/store';
@@ -35,6 +35,14 @@ function keyView(r: Row<'apikey'>): ApiKeyPair {
   return stamp(r, { ...r.doc, uri: uris.apikey(r.owner, r.id) });
 }
 
+/**
+ * A signed URL authorises any method and can be replayed (the platform's scheme signs the URL only):
+ * what hands over an account — a new password, a new key pair — needs Basic, i.e. the current password.
+ */
+function needsPassword(req: Req, what: string): void {
+  if (req.caller.via !== 'basic') throw forbidden(`${what} needs Basic authentication (login and current password), not an API key signature`);
+}
+
 export const userRoutes = (ctx: Ctx) =>
   ({
     user_get: (req) => doc('user', userView(ctx.store.getUser(req.params.uid!)!)),
@@ -44,6 +52,7 @@ export const userRoutes = (ctx: Ctx) =>
       const cur = ctx.store.getUser(uid)!;
       ifMatch(req, userView(cur));
       const { value } = req.body('user');
+      if (value.password !== undefined) needsPassword(req, 'changing a password');
       if (value.loginName !== undefined && value.loginName !== uid) throw badRequest('loginName cannot be changed');
       if (value.admin !== undefined && value.admin !== cur.admin && !req.caller.admin) throw forbidden('only an administrator may change admin');
       const passwordHash = value.password ? await hashPassword(value.password) : undefined;
@@ -63,6 +72,7 @@ export const userRoutes = (ctx: Ctx) =>
     },
 
     apiKey_create: (req) => {
+      needsPassword(req, 'creating an API key pair');
       const { value } = req.body('apiKeyPair');
       const k = newApiKey(ctx.store, ctx.box, req.params.uid!, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}) });
       const view = keyView(k.row);
