@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'E_JOB_CANCELLED'
   | 'E_WAIT_TIMEOUT'
   | 'E_ABORTED'
+  | 'E_CHECKSUM'
   | 'E_FIQL'
   | 'E_OPENSTACK'
   | 'E_DECLARATION';
@@ -120,5 +121,14 @@ export class AbortedError extends ForgeError {
   constructor(message = 'aborted') {
     super(message);
     this.name = 'AbortError';
+  }
+}
+
+/** Downloaded bytes whose sha256 is not the one the service announced: nothing was kept. */
+export class ChecksumError extends ForgeError {
+  readonly code = 'E_CHECKSUM' as const;
+  constructor(readonly target: string, readonly expected: string, readonly actual: string) {
+    super(`download of ${target}: sha256 ${actual} differs from the expected ${expected}; nothing was kept`);
+    this.name = 'ChecksumError';
   }
 }

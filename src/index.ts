@@ -14,6 +14,7 @@ export {
   JobCancelledError,
   WaitTimeoutError,
   AbortedError,
+  ChecksumError,
   type ErrorCode,
 } from './errors';
 export { documents, rootAliases } from './model/resources';

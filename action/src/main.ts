@@ -5,7 +5,7 @@
 import * as core from '@actions/core';
 import {
   applyDeclaration, DeclarationError, type EngineEvent, formatPlan, type ImageResult, loadDeclaration, type Plan,
-  planDeclaration, planSummary, SecretSet,
+  planDeclaration, planSummary, saveImages, type SavedImage, SecretSet,
 } from '../../src/engine';
 import { connect, type Connection } from '../../src/engine/connect';
 import { describeFailure } from '../../src/engine/failure';
@@ -20,6 +20,8 @@ interface Inputs {
   mode: 'apply' | 'plan';
   publish: boolean;
   timeoutMinutes: number;
+  /** Where apply downloads the built images (sha256 checked); empty: no download. */
+  outputDir: string;
 }
 
 function readInputs(secrets: SecretSet): Inputs {
@@ -43,6 +45,7 @@ function readInputs(secrets: SecretSet): Inputs {
     mode,
     publish: (core.getInput('publish') || 'true').toLowerCase() !== 'false',
     timeoutMinutes: minutes,
+    outputDir: core.getInput('output-dir'),
   };
 }
 
@@ -82,10 +85,13 @@ interface ResultEntry {
   displayName: string | null;
   reused: boolean;
   publicationReused: boolean | null;
+  /** Path of the downloaded image file (with `output-dir`). */
+  file: string | null;
 }
 
-function entry(i: ImageResult): ResultEntry {
+function entry(i: ImageResult, files: readonly SavedImage[]): ResultEntry {
   return {
+    file: files.find((f) => f.imageUri === i.imageUri)?.path ?? null,
     format: i.format, imageUri: i.imageUri, sha256: i.sha256 ?? null, size: i.size ?? null,
     cloudId: i.publication?.cloudId ?? null, displayName: i.publication?.displayName ?? null,
     reused: i.reused, publicationReused: i.publication ? i.publication.reused : null,
@@ -146,12 +152,14 @@ export async function run(): Promise<void> {
       return;
     }
     const r = await applyDeclaration(loaded.declaration, o);
+    const files = inputs.outputDir ? await saveImages(conn.client, r.images, inputs.outputDir, o) : [];
     events.close();
-    const entries = r.images.map(entry);
+    const entries = r.images.map((i) => entry(i, files));
     core.setOutput('appliance-uri', r.applianceUri);
     core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));
     core.setOutput('cloud-ids', entries.flatMap((e) => (e.cloudId ? [e.cloudId] : [])).join(','));
     core.setOutput('result', JSON.stringify(entries));
+    core.setOutput('image-files', files.map((f) => f.path).join('\n'));
     for (const e of entries) core.info(`${e.format}: ${e.reused ? 'reused' : 'generated'} ${e.imageUri}${e.cloudId ? ` → ${e.cloudId}` : ''}`);
     await writeSummary(`Images of ${name} ${version}`, r.plan, entries);
   } catch (e) {

@@ -63,7 +63,7 @@ export const machineImage: Handler = {
       format: r.string('format', { required: true, hint: 'is a target format name such as "QCOW2" or "OpenStack QCOW2"' }),
       compress: r.boolean('compress', false),
       memorySize: r.integer('memorySize', { min: 128, max: 1 << 20, default: 1024, unit: 'MiB' }),
-      diskSize: r.integer('diskSize', { min: 64, max: 1 << 24, default: 2048, unit: 'MiB' }),
+      diskSize: r.integer('diskSize', { min: 1024, max: 1 << 24, default: 2048, unit: 'MiB' }),
       timeout: r.integer('timeout', { min: 1, max: 7 * 24 * 3600, default: DEFAULT_TIMEOUT_S, unit: 'seconds' }),
     };
   },

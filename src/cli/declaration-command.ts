@@ -3,8 +3,8 @@
 // Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
 import { parseArgs } from 'node:util';
 import {
-  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planDeclaration, planSummary,
-  type ApplyResult, type Plan, type Problem, SecretSet,
+  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planDeclaration, planSummary, saveImages,
+  type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { connect, type Connection } from '../engine/connect';
 import { describeFailure } from '../engine/failure';
@@ -42,7 +42,7 @@ const processIo = (): CliIo => ({
 
 const USAGE = (mode: string) =>
   `usage: appliance-forge ${mode} FILE [--url URL --user LOGIN (--api-key KEY --secret-key KEY | --password PW)] ` +
-  `[--json] [--no-publish] [--data-dir DIR]`;
+  `[--json] [--no-publish] [--data-dir DIR]${mode === 'apply' ? ' [--output DIR]' : ''}`;
 
 export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readonly string[], io: CliIo = processIo()): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -51,7 +51,7 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     options: {
       url: { type: 'string' }, user: { type: 'string' }, 'api-key': { type: 'string' }, 'secret-key': { type: 'string' },
       password: { type: 'string' }, json: { type: 'boolean' }, 'no-publish': { type: 'boolean' }, 'data-dir': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      output: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -59,6 +59,7 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError(`${mode} takes one declaration file\n${USAGE(mode)}`);
+  if (mode === 'plan' && values.output !== undefined) throw new UsageError(`--output goes with apply: a plan builds nothing\n${USAGE(mode)}`);
   const file = positionals[0]!;
   const env = io.env;
   const json = values.json === true;
@@ -97,9 +98,10 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
       return 0;
     }
     const r = await applyDeclaration(loaded.declaration, o);
+    const files = values.output === undefined ? undefined : await saveImages(conn.client, r.images, values.output, o);
     renderer.finish();
-    if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan), result: r, warnings }));
-    else for (const l of formatResult(r)) out(l);
+    if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan), result: r, ...(files ? { files } : {}), warnings }));
+    else for (const l of [...formatResult(r), ...formatFiles(files)]) out(l);
     return 0;
   } catch (e) {
     renderer.finish();
@@ -115,6 +117,10 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
 
 function planJson(plan: Plan) {
   return { summary: planSummary(plan), plan: formatPlan(plan) };
+}
+
+function formatFiles(files: readonly SavedImage[] | undefined): string[] {
+  return (files ?? []).map((f) => `  ${f.format.padEnd(18)} ${f.kept ? 'kept     ' : 'saved    '} ${f.path} (sha256 checked)`);
 }
 
 function formatResult(r: ApplyResult & { plan: Plan }): string[] {

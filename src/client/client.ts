@@ -36,6 +36,8 @@ export interface DownloadOptions {
   to: string | Writable;
   onProgress?: (p: Progress) => void;
   signal?: AbortSignal;
+  /** Expected sha256 (hex) of the bytes: a mismatch throws ChecksumError and, for a path, keeps nothing. */
+  sha256?: string;
 }
 
 export type DownloadOpId = {
@@ -135,7 +137,7 @@ export function createClient(options: ClientOptions): Client {
     const target = relativeTarget(source);
     const signal = d.signal;
     const r = await handler({ method: 'GET', target, idempotent: true, expect: 'stream', ...(signal ? { signal } : {}) });
-    return saveBody(r.body!, r.headers, d.to, { method: 'GET', target, ...(signal ? { signal } : {}) }, d.onProgress);
+    return saveBody(r.body!, r.headers, d.to, { method: 'GET', target, ...(signal ? { signal } : {}) }, d.onProgress, d.sha256);
   }
 
   /** A URI from a document, relative (`users/…`) or absolute under the base URL; nothing else. */

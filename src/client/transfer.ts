@@ -7,7 +7,8 @@ import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { isForgeError } from '../errors';
+import { Digester } from '../digest';
+import { ChecksumError, isForgeError } from '../errors';
 import { transportFailure } from './transport';
 import type { ReopenableBody } from './wire';
 
@@ -82,6 +83,7 @@ export async function saveBody(
   to: string | Writable,
   meta: { method: 'GET'; target: string; signal?: AbortSignal },
   onProgress?: (p: Progress) => void,
+  sha256?: string,
 ): Promise<DownloadResult> {
   const length = Number(headers['content-length']);
   const total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
@@ -90,14 +92,23 @@ export async function saveBody(
     size = p.bytesLoaded;
     onProgress?.(p);
   });
+  // The sha256 is computed on the way through, so a checked download still reads the bytes once.
+  const digester = sha256 === undefined ? undefined : new Digester(['sha256']);
+  const stages = digester ? [c, digester.tap()] as const : [c] as const;
+  const verify = (): void => {
+    const actual = digester?.digests().sha256;
+    if (actual !== undefined && actual !== sha256!.toLowerCase()) throw new ChecksumError(meta.target, sha256!, actual);
+  };
   const opts = meta.signal ? { signal: meta.signal } : {};
   if (typeof to !== 'string') {
-    await pipeline(body, c, to, opts).catch((e) => rethrow(e, meta));
+    await pipeline([body, ...stages, to], opts).catch((e) => rethrow(e, meta));
+    verify();
     return { size };
   }
   const tmp = join(dirname(to), `.${basename(to)}.${randomBytes(6).toString('hex')}.part`);
   try {
-    await pipeline(body, c, createWriteStream(tmp, { flags: 'wx' }), opts);
+    await pipeline([body, ...stages, createWriteStream(tmp, { flags: 'wx' })], opts);
+    verify();
     await rename(tmp, to);
   } catch (e) {
     body.destroy();

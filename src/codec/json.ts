@@ -87,6 +87,7 @@ function readRecord(m: AnyModel, v: Rec, path: string, forcedKind?: string): Rec
   }
   for (const [name, f, fv] of presentFields(m, kind, v)) {
     const p = `${path}.${name}`;
+    if (f.unsupported) throw new DecodeError(`not supported by this service: ${f.unsupported}`, p);
     switch (f.t) {
       case 'scalar':
         out[name] = scalarFromJson(f, fv, p);

@@ -164,6 +164,7 @@ function readRecord(m: AnyModel, node: Node, path: string, ns: Record<string, st
     const els = children.get(name);
     if (!els || els.length === 0) continue;
     const p = `${path}.${name}`;
+    if (f.unsupported) throw new DecodeError(`not supported by this service: ${f.unsupported}`, p);
     if (els.length > 1 && f.t !== 'list') throw new DecodeError('element repeated', p);
     const el = els[0]!;
     switch (f.t) {

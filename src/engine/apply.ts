@@ -27,6 +27,8 @@ export interface ImageResult {
   readonly sha256?: string;
   readonly size?: number;
   readonly downloadUri?: string;
+  /** The file name the service gives the image (e.g. `web-1.0.qcow2`). */
+  readonly fileName?: string;
   /** The image existed for this revision, format and install profile. */
   readonly reused: boolean;
   readonly publication?: {
@@ -271,7 +273,7 @@ async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly Pub
     const pubIndex = pubs.findIndex((p) => p.builder === builder);
     return {
       builder, format: ip.format, imageUri: image.uri!, sha256: image.sha256sum, size: image.fileSize ?? image.size,
-      downloadUri: image.downloadUri, reused: ip.action === 'reuse',
+      downloadUri: image.downloadUri, fileName: image.fileName, reused: ip.action === 'reuse',
       ...(pubIndex >= 0 ? { publication: published[pubIndex]! } : {}),
     };
   });

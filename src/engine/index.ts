@@ -13,6 +13,7 @@ import { resolveDeclaration } from './resolve';
 import { SecretSet } from './secrets';
 
 export { ApplyError, type ApplyResult, type ImageResult } from './apply';
+export { saveImages, type SavedImage, type SaveImagesOptions } from './output';
 export type { Declaration, BuilderDecl, BundleDecl, PackageDecl } from './declaration';
 export type { EngineEvent, EventSink, Phase } from './events';
 export { parseDeclaration, parseDeclarationFile } from './parse';

@@ -1,7 +1,8 @@
 // Every resource of the interface in scope, in the field order of `uforge.xsd` (release 3.8.13).
 // Only the fields this project reads or writes are listed; they keep the schema's relative order,
 // so every document written from them validates (test/model/schema-drift.test.ts checks both).
-import { bool, date, int, list, long, model, obj, oneOf, str, uri, uris, type Infer } from './schema';
+import { KEYBOARDS } from './keyboards';
+import { bool, date, int, list, long, model, obj, oneOf, refused, str, uri, uris, type Infer } from './schema';
 
 /** UForgeObject: the base of almost every type (wire contract §2). */
 const base = { created: date(), dbId: long(), digest: str(), lastModified: date() } as const;
@@ -143,10 +144,90 @@ export const credAccount = model({
   },
 });
 
+// Install profile (issue 9): what a generated Debian image is set up with. Schema fields the image
+// build cannot honour are `refused`: a document carrying one is a 400 naming it, never a silent drop.
+const NOT_ASKED = 'an image is built unattended; nothing is asked at first boot';
+
+export const sshKey = model({
+  root: 'sshKey',
+  xsdType: 'SSHKey',
+  fields: { ...base, name: str(), publicKey: str() },
+});
+
+export const osUser = model({
+  root: 'osUser',
+  xsdType: 'OSUser',
+  fields: {
+    ...base,
+    disablePasswordLogin: bool(),
+    /** `password` already is a crypt(3) hash. The server stores only hashes and answers `encrypted: true`. */
+    encrypted: bool(),
+    fullName: str(),
+    homeDir: str(),
+    name: str(),
+    password: str({ secret: true }),
+    passwordAuto: refused('no generated passwords: give password or sshKeys'),
+    primaryGroup: str(),
+    primaryGroupAuto: refused(NOT_ASKED),
+    /** Comma-separated group names (uforge.xsd). */
+    secondaryGroups: str(),
+    shell: str(),
+    sshKeys: list('sshKey', () => sshKey),
+    sudo: refused('give the user the secondary group sudo instead'),
+    systemUser: bool(),
+    userId: str(),
+    userIdAuto: refused('leave userId out for an automatic id'),
+  },
+});
+
+export const osGroup = model({
+  root: 'osGroup',
+  xsdType: 'OSGroup',
+  fields: {
+    ...base,
+    groupId: str(),
+    groupIdAuto: refused('leave groupId out for an automatic id'),
+    name: str(),
+    sudo: refused('give members the secondary group sudo instead'),
+    systemGroup: bool(),
+    password: refused('group passwords are not set'),
+    encrypted: refused('group passwords are not set'),
+  },
+});
+
 export const installProfile = model({
   root: 'installProfile',
   xsdType: 'InstallProfile',
-  fields: { ...base, diskSize: long(), memorySize: long(), swapSize: long(), timezone: str(), uri: uri() },
+  fields: {
+    ...base,
+    activationKey: refused('Windows images are not built'),
+    diskSize: long(),
+    firewallAuto: refused('no firewall is configured'),
+    firewallEnabled: refused('no firewall is configured'),
+    groups: list('group', () => osGroup),
+    hwType: refused('the virtual hardware is the hypervisor\'s choice'),
+    internetSettingsAuto: refused(NOT_ASKED),
+    kernelParameters: str(),
+    keyboard: oneOf(KEYBOARDS),
+    keyboardAuto: refused(NOT_ASKED),
+    memorySize: long(),
+    nics: refused('network interfaces are configured by DHCP (cloud-init on cloud formats)'),
+    partitionAuto: refused('the disk has one root partition; set diskSize and swapSize'),
+    partitionTable: refused('the disk has one root partition; set diskSize and swapSize'),
+    rootUser: obj(() => osUser),
+    runSysprep: refused('Windows images are not built'),
+    skipLicenses: refused(NOT_ASKED),
+    swapSize: long(),
+    timezone: str(),
+    timezoneAuto: refused(NOT_ASKED),
+    timezoneCity: refused('give timezone as an IANA name'),
+    updateTools: refused('no hypervisor tools are installed'),
+    uri: uri(),
+    users: list('user', () => osUser),
+    vagrantUser: refused('Vagrant boxes are not built'),
+    welcomeMsg: str(),
+    seLinuxMode: refused('Debian images have no SELinux'),
+  },
 });
 
 export const targetFormat = model({
@@ -437,6 +518,9 @@ export type MySoftware = Infer<typeof mySoftware>;
 export type SoftwareArtifact = Infer<typeof softwareArtifact>;
 export type Image = Infer<typeof image>;
 export type InstallProfile = Infer<typeof installProfile>;
+export type OsUser = Infer<typeof osUser>;
+export type OsGroup = Infer<typeof osGroup>;
+export type SshKeyRecord = Infer<typeof sshKey>;
 export type TargetFormat = Infer<typeof targetFormat>;
 export type PublishImage = Infer<typeof publishImage>;
 export type OpStatus = Infer<typeof opStatus>;

@@ -7,6 +7,11 @@ export type ScalarType = 'string' | 'boolean' | 'int' | 'long' | 'dateTime' | 'u
 interface FieldBase {
   /** Write-only: accepted on input, never emitted by the server, never logged (wire contract §9). */
   readonly secret?: boolean;
+  /**
+   * A schema field this service cannot honour: the reason. Decoding a document that carries it is
+   * a 400 naming the field (never a silent drop); it is never written.
+   */
+  readonly unsupported?: string;
 }
 
 export interface ScalarField<T = unknown> extends FieldBase {
@@ -65,6 +70,8 @@ export const oneOf = <const V extends readonly string[]>(values: V): ScalarField
   type: 'string',
   values,
 });
+/** A field of the schema the service refuses (see `FieldBase.unsupported`); never settable in TypeScript. */
+export const refused = (reason: string): ScalarField<never> => ({ t: 'scalar', type: 'string', unsupported: reason });
 export const bool = (): ScalarField<boolean> => ({ t: 'scalar', type: 'boolean' });
 export const int = (): ScalarField<number> => ({ t: 'scalar', type: 'int' });
 export const long = (): ScalarField<number> => ({ t: 'scalar', type: 'long' });

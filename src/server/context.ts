@@ -4,12 +4,15 @@ import type { FileStore } from './files/file-store';
 import type { JobRunner } from './jobs/runner';
 import type { CatalogPort, Clock, ImagingPort, OpenStackPort } from './ports';
 import type { Store } from './store/store';
+import { DEFAULT_MAX_DISK_MIB } from './install/profile';
 
 export interface Limits {
   /** XML/JSON request documents (→ 413 above it). */
   bodyBytes: number;
   /** One uploaded artifact (→ 413 above it). */
   uploadBytes: number;
+  /** Largest installProfile.diskSize a user may ask for, in MiB (→ 400 above it; `serve --max-disk-mib`). */
+  maxDiskMiB: number;
 }
 
 export interface ServerDeps {
@@ -32,4 +35,4 @@ export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger'>> {
   version: string;
 }
 
-export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024 };
+export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB };

@@ -84,9 +84,9 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'publish', 'timeout-minutes']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'publish', 'timeout-minutes', 'output-dir']);
     expect(meta.inputs.publish!.default).toBe('true');
-    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'result']);
+    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'result']);
   });
 
   it('applies local.yml: outputs, groups, summary; a second run reuses the image', async () => {
@@ -102,9 +102,13 @@ describe('the bundled GitHub Action', () => {
     expect(r.outputs['image-uris']).toBe(result[0]!.imageUri);
     expect(r.summary).toContain('<h3>Images of example-web 1.0</h3>');
     expect(r.summary).toContain('<td>QCOW2</td>');
-    const again = await runAction({ file: 'local.yml', ...creds }, { cwd });
+    const again = await runAction({ file: 'local.yml', ...creds, 'output-dir': 'images' }, { cwd });
     expect(again.code, again.stdout).toBe(0);
-    expect(JSON.parse(again.outputs.result!)).toEqual([expect.objectContaining({ reused: true, imageUri: result[0]!.imageUri })]);
+    const file = path.join(cwd, 'images', 'example-web-1.0.qcow2');
+    expect(JSON.parse(again.outputs.result!)).toEqual([expect.objectContaining({ reused: true, imageUri: result[0]!.imageUri, file })]);
+    // output-dir: the image file for actions/upload-artifact, its sha256 checked by a tool that is not ours.
+    expect(again.outputs['image-files']).toBe(file);
+    expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result[0]!.sha256);
     for (const x of [r, again]) expect(unmasked(x.stdout) + JSON.stringify(x.outputs) + x.summary).not.toContain(svc.secretKey);
   });
 

@@ -1,5 +1,6 @@
 // The real command line (a child process) against the real reference server over HTTP on 127.0.0.1,
 // and against the embedded server when no URL is given.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,9 +28,21 @@ describe('appliance-forge plan / apply', () => {
     expect(first.stderr).toContain('== Software bundles');
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/QCOW2\s+generated\s+[\d.]+ MiB sha256 [0-9a-f]{64}/);
-    const second = await runCli(['apply', 'local.yml'], { cwd: dir, env: creds });
+    const second = await runCli(['apply', 'local.yml', '--output', 'out'], { cwd: dir, env: creds });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(/QCOW2\s+reused/);
+    // --output: the image in the user's hands, checked by tools that are not ours.
+    const announced = /sha256 ([0-9a-f]{64})/.exec(first.stdout)![1]!;
+    const saved = /QCOW2\s+saved\s+(\S+) \(sha256 checked\)/.exec(second.stdout)?.[1];
+    expect(saved, second.stdout).toBe(path.join(dir, 'out', 'example-web-1.0.qcow2'));
+    expect(execFileSync('sha256sum', [saved!], { encoding: 'utf8' }).split(' ')[0]).toBe(announced);
+    expect(JSON.parse(execFileSync('qemu-img', ['info', '--output=json', saved!], { encoding: 'utf8' })).format).toBe('qcow2');
+    const third = await runCli(['apply', 'local.yml', '--output', 'out', '--json'], { cwd: dir, env: creds });
+    expect(third.code, third.stderr).toBe(0);
+    expect((JSON.parse(third.stdout) as { files: Array<{ kept: boolean; path: string }> }).files).toEqual([expect.objectContaining({ kept: true, path: saved })]);
+    const noOut = await runCli(['plan', 'local.yml', '--output', 'out'], { cwd: dir, env: creds });
+    expect(noOut.code).toBe(2);
+    expect(noOut.stderr).toContain('--output goes with apply');
     const plan = await runCli(['plan', 'local.yml', '--json'], { cwd: dir, env: creds });
     expect(plan.code).toBe(0);
     const doc = JSON.parse(plan.stdout) as { ok: boolean; summary: { changes: boolean; reuseImages: number } };

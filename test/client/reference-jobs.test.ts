@@ -24,10 +24,10 @@ afterAll(async () => {
 });
 
 async function generate(name: string) {
-  const a = await c.appliance_create({ body: { name, version: '1', distributionUri: 'distributions/1', installProfile: { diskSize: 64, memorySize: 512 } } });
+  const a = await c.appliance_create({ body: { name, version: '1', distributionUri: 'distributions/1', installProfile: { diskSize: 1024, memorySize: 512 } } });
   const minimal = (await c.osTemplate_getAll({ id: 1 })).distribProfiles!.find((p) => p.name === 'Minimal')!;
   await c.applianceOSProfile_create({ aid: a.dbId!, body: { kind: 'LinuxProfile', name: 'Minimal', standardProfileUri: minimal.uri! } });
-  return c.machineImage_generate({ aid: a.dbId!, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 64 } } });
+  return c.machineImage_generate({ aid: a.dbId!, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 1024 } } });
 }
 
 describe('waitForJob against the reference server', () => {

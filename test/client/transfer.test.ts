@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type Progress } from '../../src/client/index';
-import { TransportError } from '../../src/errors';
+import { ChecksumError, TransportError } from '../../src/errors';
 import { encode } from '../../src/codec/index';
 import { reply, startScripted, type Double, closeAfterEach } from './http-double';
 
@@ -162,6 +162,21 @@ describe('download', () => {
     const r = await client.download({ op: 'mySoftwareArtifact_download', msid: 1, said: 2 }, { to: out });
     expect(r.size).toBe(payload.length);
     expect(h.digest('hex')).toBe(sha);
+  });
+
+  it('checks the sha256 asked for: the right one keeps the file, a wrong one keeps nothing and says both sums', async () => {
+    server = await source('ok');
+    client = createClient({ url: server.url, auth: { login: 'alice', password: 'pw' } });
+    const good = join(dir, 'checked.raw');
+    expect((await client.download('users/alice/images/1/downloads', { to: good, sha256: sha.toUpperCase() })).size).toBe(payload.length);
+    expect(readFileSync(good).equals(payload)).toBe(true);
+    const bad = join(dir, 'tampered.raw');
+    const wrong = sha.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    const err = await client.download('users/alice/images/1/downloads', { to: bad, sha256: wrong }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ChecksumError);
+    expect((err as ChecksumError).message).toContain(sha);
+    expect((err as ChecksumError).message).toContain(wrong);
+    expect(readdirSync(dir).filter((f) => f.includes('tampered'))).toEqual([]);
   });
 
   it('a cut connection leaves neither the destination nor a temp file', async () => {

@@ -28,6 +28,7 @@ export function samplesOf(m: AnyModel, n = 0, depth = 0): Rec[] {
   return kinds.map((kind) => {
     const out: Rec = kind ? { kind } : {};
     for (const [name, f] of fieldsOf(m, kind)) {
+      if (f.unsupported) continue; // refused on input, never written: tested in test/server/install-profile.test.ts
       if (f.t === 'scalar') out[name] = scalar(f, name, n);
       else if (f.t === 'uriList') out[name] = [`distributions/${n}`, `distributions/${n + 1}`];
       else if (depth < 4 && f.t === 'object') out[name] = samplesOf(f.model(), n + 1, depth + 1)[0];

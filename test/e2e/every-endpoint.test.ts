@@ -127,7 +127,7 @@ async function silentListener(): Promise<{ port: number; close: () => Promise<vo
 }
 
 async function withProfile(c: Client, name: string, profile: 'Minimal' | 'Standard' = 'Minimal'): Promise<number> {
-  const a = await c.appliance_create({ body: { name, version: '1', distributionUri: 'distributions/1', installProfile: { diskSize: 64, memorySize: 512 } } });
+  const a = await c.appliance_create({ body: { name, version: '1', distributionUri: 'distributions/1', installProfile: { diskSize: 1024, memorySize: 512 } } });
   const base = (await c.osTemplate_getAll({ id: 1 })).distribProfiles!.find((p) => p.name === profile)!;
   await c.applianceOSProfile_create({ aid: a.dbId!, body: { kind: 'LinuxProfile', name: base.name!, standardProfileUri: base.uri! } });
   return a.dbId!;
@@ -240,7 +240,7 @@ describe('every endpoint through the client library, against the reference serve
 
   it('software in the spec’s four stages: component → softwareFile artifact → upload of a real file → template update with mySoftwareList', async () => {
     const app = await alice.send('appliance_create', {
-      body: { name: 'e2e-web', version: '1', description: 'end to end', distributionUri: 'distributions/1', installProfile: { diskSize: 64, memorySize: 512 } },
+      body: { name: 'e2e-web', version: '1', description: 'end to end', distributionUri: 'distributions/1', installProfile: { diskSize: 1024, memorySize: 512 } },
     });
     expect(app.status).toBe(201);
     aid = app.value.dbId!;
@@ -358,7 +358,7 @@ describe('every endpoint through the client library, against the reference serve
   });
 
   it('a small QCOW2 is generated to completion and downloaded as a stream whose sha256 is the record’s sha256sum', async () => {
-    const gen = await alice.send('machineImage_generate', { aid, body: { targetFormat: { name: 'QCOW2' }, compress: false, installProfile: { diskSize: 64 } } });
+    const gen = await alice.send('machineImage_generate', { aid, body: { targetFormat: { name: 'QCOW2' }, compress: false, installProfile: { diskSize: 1024 } } });
     expect(gen.status).toBe(201);
     expect(gen.headers.location).toBe(`${base}/${gen.value.uri}`);
     const seen: OpStatus[] = [];
@@ -369,7 +369,7 @@ describe('every endpoint through the client library, against the reference serve
 
     const itid = gen.value.dbId!;
     qcow2 = await alice.machineImage_get({ aid, itid });
-    expect(qcow2).toMatchObject({ imageCreated: true, targetFormat: { name: 'QCOW2' }, installProfile: { diskSize: 64 } });
+    expect(qcow2).toMatchObject({ imageCreated: true, targetFormat: { name: 'QCOW2' }, installProfile: { diskSize: 1024 } });
     expect(qcow2.sha256sum).toMatch(/^[0-9a-f]{64}$/);
     expect(qcow2.downloadUri).toBe(`${qcow2.uri}/downloads/${encodeURIComponent(qcow2.fileName!)}`);
 
@@ -431,7 +431,7 @@ describe('every endpoint through the client library, against the reference serve
   });
 
   it(`publication${glance ? ' to the real Glance' : ' (Glance skipped: an unreachable Keystone)'}: cloudId, statuses, cancel, and the Glance image deleted with the publication`, async () => {
-    const gen = await alice.machineImage_generate({ aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 64 } } });
+    const gen = await alice.machineImage_generate({ aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
     await alice.waitForJob(gen, JOB_WAIT);
     const itid = gen.dbId!;
     // A format without a cloud cannot be published (400).

@@ -40,6 +40,27 @@ describe('hostile input', () => {
     });
     expect(r.status).toBe(201);
     aid = /<dbId>(\d+)<\/dbId>/.exec(r.text)![1]!;
+    // With an OS profile, so that an image request is refused for its own fault, not for a missing profile.
+    const p = await h.send('POST', `users/alice/appliances/${aid}/osprofile`, {
+      headers: XML_HEADERS,
+      body: '<linuxProfile><name>Minimal</name><standardProfileUri>distributions/1/profiles/1</standardProfileUri></linuxProfile>',
+    });
+    expect(p.status).toBe(201);
+  });
+
+  it('an install profile diskSize out of bounds is a 400 naming diskSize, and no image is created (issue 12 defect 5)', async () => {
+    for (const size of ['1', '7', String(2 ** 31), String(10 ** 12), '0', '-5', '1023', '65537']) {
+      const body = `<ns0:image xmlns:ns0="http://www.usharesoft.com/uforge"><targetFormat><name>QCOW2</name></targetFormat><installProfile><diskSize>${size}</diskSize></installProfile></ns0:image>`;
+      const r = await h.send('POST', `users/alice/appliances/${aid}/images`, { headers: XML_HEADERS, body });
+      expect(r.status, size).toBe(400);
+      expect(r.text, size).toMatch(/installProfile\.diskSize/);
+      const app = `<ns0:appliance xmlns:ns0="http://www.usharesoft.com/uforge"><installProfile><diskSize>${size}</diskSize></installProfile></ns0:appliance>`;
+      const u = await h.send('PUT', `users/alice/appliances/${aid}`, { headers: XML_HEADERS, body: app });
+      expect(u.status, size).toBe(400);
+      expect(u.text, size).toMatch(/installProfile\.diskSize/);
+    }
+    const list = await h.send('GET', `users/alice/appliances/${aid}/images`, { headers: { accept: 'application/json' } });
+    expect(JSON.parse(list.text).images.total).toBe(0);
   });
   afterAll(async () => {
     console.log(counter.report('hostile input'));

@@ -92,7 +92,7 @@ describe('SIGKILL during uploads and generations', () => {
       const stop = { dead: false };
       // Start a generation (409 when one of that format is still running: the restart should have closed it).
       const format = FORMATS[round % FORMATS.length]!;
-      const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: format }, installProfile: { diskSize: 64 }, compress: round % 2 === 0 } });
+      const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: format }, installProfile: { diskSize: 1024 }, compress: round % 2 === 0 } });
       acked.images.push(img.uri!);
       const uploads = uploadLoop(c, round, stop);
       // An image takes a few hundred ms here: kill anywhere in 10..900 ms, and say what was running.
@@ -145,7 +145,7 @@ describe('SIGKILL during uploads and generations', () => {
     expect(acked.images.filter((u) => !(images.images ?? []).some((i) => i.uri === u))).toEqual([]);
     console.log(`[hardening] kill/restart: ${served} files served and hashed, images ${JSON.stringify(states)}`);
     // A new generation after all that runs to completion.
-    const again = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'QCOW2' }, installProfile: { diskSize: 64 } } });
+    const again = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'QCOW2' }, installProfile: { diskSize: 1024 } } });
     const final = await c.waitForJob(again, { timeoutMs: 150_000 });
     expect(final.complete).toBe(true);
     await c.close();
@@ -165,7 +165,7 @@ describe('SIGKILL during publications (real Keystone/Glance)', () => {
     let c = clientFor(srv.url, alice);
     const aid = await generatableAppliance(c, 'published');
     await withPayload(c, aid, knownFile(join(dataDir, 'payload.bin'), 48 * 1024 * 1024));
-    const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 64 } } });
+    const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
     expect((await c.waitForJob(img, { timeoutMs: 150_000 })).complete).toBe(true);
     const itid = String(img.dbId);
     const names: string[] = [];

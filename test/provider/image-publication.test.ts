@@ -30,7 +30,7 @@ afterAll(async () => {
 
 const imageInputs = (over: Props = {}): Props => ({
   __provider: stack.providerText.MachineImage, appliance: applianceUri, applianceRevision: revision,
-  format: 'QCOW2', diskSize: 64, memorySize: 512, timeout: 600, ...over,
+  format: 'QCOW2', diskSize: 1024, memorySize: 512, timeout: 600, ...over,
 });
 
 describe('MachineImage', () => {
@@ -64,7 +64,7 @@ describe('MachineImage', () => {
     const d = async (over: Props) => stack.host.diff(id, urn, state, (await stack.host.check(urn, state, imageInputs(over))).inputs);
     expect(await d({})).toEqual({ changes: 'none', replaces: [], deleteBeforeReplace: false });
     expect((await d({ format: 'VMware' })).replaces).toEqual(['format']);
-    expect((await d({ diskSize: 128 })).replaces).toEqual(['diskSize']);
+    expect((await d({ diskSize: 1024 })).replaces).toEqual(['diskSize']);
     expect((await d({ compress: true })).replaces).toEqual(['compress']);
     expect((await d({ applianceRevision: revision + 1 })).replaces).toEqual(['applianceRevision']);
     expect((await d({ applianceRevision: UNKNOWN })).replaces).toEqual(['applianceRevision']);
@@ -76,7 +76,7 @@ describe('MachineImage', () => {
 
   it('a second generation of the same format while one runs is refused with adopt advice; adopt waits for it', async () => {
     const aid = applianceUri.split('/').pop()!;
-    const running = await client.machineImage_generate({ aid, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 64, memorySize: 512 } } });
+    const running = await client.machineImage_generate({ aid, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 1024, memorySize: 512 } } });
     const checked = await stack.host.check(urnOf('MachineImage', 'raw'), {}, imageInputs({ format: 'Raw Virtual Disk' }));
     await expect(stack.host.create(urnOf('MachineImage', 'raw'), checked.inputs)).rejects.toThrow(/already exists.*adopt/);
     const adopted = await stack.host.create(urnOf('MachineImage', 'raw'), { ...checked.inputs, adopt: true });

@@ -61,6 +61,16 @@ describe('authentication', () => {
     await c.close();
   });
 
+  it('never hands out a key that a command line would read as an option', async () => {
+    const c = t.client(t.alice);
+    // 2 × 40 keys: without the guard, one of them starts with "-" or "_" with probability 1 - (62/64)^80 ≈ 92 %.
+    for (let i = 0; i < 40; i++) {
+      const k = (await c.send('apiKey_create', { uid: 'alice', body: { name: `k${i}` } })).value as { publicKey: string; secretKey: string };
+      expect(k.publicKey).toMatch(/^[A-Za-z0-9]/);
+      expect(k.secretKey).toMatch(/^[A-Za-z0-9]/);
+    }
+  });
+
   it('never answers a password: user update, cloud account (secretsMissing)', async () => {
     const u = await t.raw('PUT', 'users/alice', { user: null, basic: { login: 'alice', password: 'alice-pass' }, headers: { 'content-type': 'application/xml' }, body: '<user><email>a@example.org</email><password>new-pass-123</password></user>' });
     expect(u.status).toBe(200);

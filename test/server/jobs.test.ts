@@ -9,7 +9,7 @@ import type { Client } from '../../src/client';
 import { startTestServer, tempDir, validatesAgainstXsd, type TestServer } from './helpers';
 
 async function applianceWithProfile(c: Client, name: string): Promise<number> {
-  const app = await c.appliance_create({ uid: 'alice', body: { name, version: '1', distributionUri: 'distributions/1', installProfile: { diskSize: 64, memorySize: 512 } } });
+  const app = await c.appliance_create({ uid: 'alice', body: { name, version: '1', distributionUri: 'distributions/1', installProfile: { diskSize: 1024, memorySize: 512 } } });
   const minimal = (await c.osTemplate_getAll({ id: 1 })).distribProfiles!.find((p) => p.name === 'Minimal')!;
   await c.applianceOSProfile_create({ uid: 'alice', aid: app.dbId!, body: { kind: 'LinuxProfile', name: 'Minimal', standardProfileUri: minimal.uri! } });
   return app.dbId!;
@@ -33,12 +33,12 @@ describe('generation jobs', () => {
     await c.upload({ msid: sw.dbId!, said: art.dbId!, fileName: 'run.sh' }, { file: f });
     await c.appliance_update({ uid: 'alice', aid, body: { mySoftwareList: [{ uri: sw.uri! }] } });
 
-    const created = await c.send('machineImage_generate', { uid: 'alice', aid, body: { targetFormat: { name: 'QCOW2' }, compress: false, installProfile: { diskSize: 64 } } });
+    const created = await c.send('machineImage_generate', { uid: 'alice', aid, body: { targetFormat: { name: 'QCOW2' }, compress: false, installProfile: { diskSize: 1024 } } });
     expect(created.status).toBe(201);
     const image = created.value as { uri: string; status: { complete?: boolean }; dbId: number };
     expect(image.uri).toMatch(/images\/\d+$/);
     expect(image.status).toBeTruthy();
-    const dup = await t.raw('POST', `users/alice/appliances/${aid}/images`, { headers: { 'content-type': 'application/xml' }, body: '<image><targetFormat><name>QCOW2</name></targetFormat><installProfile><diskSize>64</diskSize></installProfile></image>' });
+    const dup = await t.raw('POST', `users/alice/appliances/${aid}/images`, { headers: { 'content-type': 'application/xml' }, body: '<image><targetFormat><name>QCOW2</name></targetFormat><installProfile><diskSize>1024</diskSize></installProfile></image>' });
     expect([201, 409]).toContain(dup.status); // 409 unless the first one already finished
     const final = await c.waitForJob(image as never, { timeoutMs: 120_000, pollMs: 100 });
     expect(final.complete).toBe(true);
@@ -66,7 +66,7 @@ describe('generation jobs', () => {
 
   it('cancels a running generation; 400 for publication of a format without a cloud', async () => {
     const aid = await applianceWithProfile(c, 'cancel');
-    const image = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 512 } } });
+    const image = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 1024 } } });
     const st = await c.machineImageGeneration_cancel({ uid: 'alice', aid, itid: image.dbId! });
     expect(st.cancelled || st.complete).toBe(true);
     await t.server.jobs.idle();
@@ -75,7 +75,7 @@ describe('generation jobs', () => {
     if (after.cancelled) {
       expect((await t.raw('GET', `users/alice/appliances/${aid}/images/${image.dbId}/downloads`)).status).toBe(404);
     }
-    const gen = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 16 } } });
+    const gen = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 1024 } } });
     await c.waitForJob(gen, { timeoutMs: 120_000, pollMs: 100 });
     const pub = await t.raw('POST', `users/alice/appliances/${aid}/images/${gen.dbId}/pimages`, {
       headers: { 'content-type': 'application/xml' },

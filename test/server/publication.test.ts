@@ -21,7 +21,7 @@ describe.skipIf(!svc.env)('publication to Glance', () => {
     aid = app.dbId!;
     const minimal = (await c.osTemplate_getAll({ id: 1 })).distribProfiles!.find((p) => p.name === 'Minimal')!;
     await c.applianceOSProfile_create({ uid: 'alice', aid, body: { kind: 'LinuxProfile', standardProfileUri: minimal.uri! } });
-    const image = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 16 } } });
+    const image = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
     await c.waitForJob(image, { timeoutMs: 120_000, pollMs: 100 });
     itid = image.dbId!;
   }, 300_000);

@@ -1,7 +1,8 @@
-// `appliance-forge serve [--host 127.0.0.1] [--port 8080|0] [--data DIR]`: prints the base URL on one
+// `appliance-forge serve [--host 127.0.0.1] [--port 8080|0] [--data DIR] [--max-upload-bytes N] [--max-disk-mib N]`: prints the base URL on one
 // line, stops gracefully on SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
 import { parseArgs } from 'node:util';
 import { startServer } from '../../server';
+import { MAX_DISK_MIB, MIN_DISK_MIB } from '../../server/imaging';
 import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
 
 export const serve: Command = async (args) => {
@@ -12,6 +13,7 @@ export const serve: Command = async (args) => {
       port: { type: 'string', default: '8080' },
       data: { type: 'string', default: DEFAULT_DATA_DIR },
       'max-upload-bytes': { type: 'string' },
+      'max-disk-mib': { type: 'string' },
       log: { type: 'boolean', default: false },
     },
     strict: true,
@@ -20,12 +22,20 @@ export const serve: Command = async (args) => {
   if (!/^\d{1,5}$/.test(values.port) || port > 65535) throw new UsageError(`--port must be 0..65535, got ${values.port}`);
   const maxUpload = values['max-upload-bytes'];
   if (maxUpload !== undefined && !/^\d{1,15}$/.test(maxUpload)) throw new UsageError('--max-upload-bytes must be a number of bytes');
+  const maxDisk = values['max-disk-mib'];
+  if (maxDisk !== undefined && (!/^\d{1,7}$/.test(maxDisk) || Number(maxDisk) < MIN_DISK_MIB || Number(maxDisk) > MAX_DISK_MIB)) {
+    throw new UsageError(`--max-disk-mib must be a number of MiB from ${MIN_DISK_MIB} to ${MAX_DISK_MIB}`);
+  }
+  const limits = {
+    ...(maxUpload !== undefined ? { uploadBytes: Number(maxUpload) } : {}),
+    ...(maxDisk !== undefined ? { maxDiskMiB: Number(maxDisk) } : {}),
+  };
   const server = await startServer({
     host: values.host,
     port,
     dataDir: values.data,
     logger: values.log,
-    ...(maxUpload !== undefined ? { limits: { uploadBytes: Number(maxUpload) } } : {}),
+    ...(Object.keys(limits).length ? { limits } : {}),
   });
   process.stdout.write(`${server.url}\n`);
   await new Promise<void>((resolve) => {

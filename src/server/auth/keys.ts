@@ -15,9 +15,17 @@ export interface NewKeyPair {
   secretKey: string;
 }
 
+/** base64url that starts with a letter or digit: a key that begins with "-" reads as an option on every command line. */
+function token(bytes: number): string {
+  for (;;) {
+    const t = randomBytes(bytes).toString('base64url');
+    if (/^[A-Za-z0-9]/.test(t)) return t;
+  }
+}
+
 export function newApiKey(store: Store, box: SecretBox, login: string, meta: { name?: string; description?: string } = {}): NewKeyPair {
-  const publicKey = randomBytes(24).toString('base64url');
-  const secretKey = randomBytes(30).toString('base64url');
+  const publicKey = token(24);
+  const secretKey = token(30);
   const row = store.insert('apikey', {
     owner: login,
     uniqueKey: publicKey,

@@ -18,8 +18,8 @@ import { qemuConvert } from './qemu';
 import { stageTree, type ImageFile } from './staging';
 
 const MiB = 1024 * 1024;
-/** Smallest disk: room for the partition offset, ext4's metadata and a journal. */
-export const MIN_DISK_MIB = 8;
+/** Smallest disk: a Minimal Debian 12 with its kernel and boot loader (~700 MiB) plus room to run. */
+export const MIN_DISK_MIB = 1024;
 /** Largest disk an MBR partition table can describe with 512-byte sectors (2 TiB). */
 export const MAX_DISK_MIB = 2 * 1024 * 1024;
 const DISKS: readonly DiskFormat[] = ['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'];

@@ -60,6 +60,10 @@ export interface SystemUser {
   /** crypt(3) hash (`$6$…` or `$y$…`); absent: the account has no password (locked for password login). */
   readonly passwordHash?: string;
   readonly sshKeys: readonly SshKey[];
+  /** Fixed uid (`useradd --uid`); absent: the next free one. */
+  readonly uid?: number;
+  /** A system account (`useradd --system`: uid below 1000, no aging). */
+  readonly system?: boolean;
 }
 
 export interface SystemGroup {

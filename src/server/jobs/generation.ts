@@ -9,9 +9,11 @@ import type { ImageDoc, StoredFile } from '../store/docs';
 import type { Row } from '../store/store';
 import { isTerminal } from '../store/store';
 import { softwareFiles } from '../routes/software';
+import { redactRecord } from '../../model/redact';
+import { installProfile } from '../../model/resources';
+import { DEFAULT_DISK_MIB } from '../install/profile';
 import { failed, jobKey, setStatus, throttled } from './status';
 
-const DEFAULT_DISK_MIB = 2048;
 
 /** What the image is built from, captured when the generation is asked for. */
 export interface GenerationInput {
@@ -50,7 +52,8 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
       const s = ctx.store.get('software', id);
       return s ? [{ name: s.doc.name, version: s.doc.version, files: sw.filter((x) => x.software.id === id).map((x) => x.artifact.doc.file!.fileName) }] : [];
     }),
-    installProfile: d.installProfile ?? {},
+    // Without password hashes: the manifest is readable by every user of the image.
+    installProfile: redactRecord(installProfile, d.installProfile ?? {}),
     targetFormat: format.name,
   };
   const base = `${d.name}-${d.version}`.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '') || 'image';

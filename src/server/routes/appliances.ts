@@ -1,7 +1,8 @@
 // Appliance templates (spec "appliance"): 409 on the same name and version for a user (§5);
 // `revision` grows on every change of the template, its OS profile packages or software list.
 import { randomUUID } from 'node:crypto';
-import type { Appliance, InstallProfile, MySoftware } from '../../model/resources';
+import type { Appliance, MySoftware } from '../../model/resources';
+import { checkInstallProfile, installProfileView } from '../install/profile';
 import type { Ctx } from '../context';
 import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
 import { page } from '../http/list';
@@ -35,7 +36,7 @@ export function applianceView(ctx: Ctx, r: Row<'appliance'>): Appliance {
     ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
     distributionUri: uris.distribution(d.distId),
     imageUris: ctx.store.list('image', uid, r.id).map((i) => uris.image(uid, r.id, i.id)),
-    ...(d.installProfile ? { installProfile: d.installProfile } : {}),
+    ...(d.installProfile ? { installProfile: installProfileView(d.installProfile) } : {}),
     ...(d.lastPkgUpdate ? { lastPkgUpdate: d.lastPkgUpdate } : {}),
     mySoftwareList: software,
     name: d.name,
@@ -57,16 +58,6 @@ function distIdOf(ctx: Ctx, u: string | undefined): number {
   return id;
 }
 
-/** installProfile sizes are MiB (wire contract §8); they must be positive when given. */
-export function checkInstallProfile(p: InstallProfile | undefined): InstallProfile | undefined {
-  if (!p) return undefined;
-  for (const f of ['diskSize', 'memorySize', 'swapSize'] as const) {
-    const v = p[f];
-    if (v !== undefined && (v < 0 || (f !== 'swapSize' && v === 0))) throw badRequest(`installProfile.${f} must be positive`);
-  }
-  const { diskSize, memorySize, swapSize, timezone } = p;
-  return { ...(diskSize !== undefined ? { diskSize } : {}), ...(memorySize !== undefined ? { memorySize } : {}), ...(swapSize !== undefined ? { swapSize } : {}), ...(timezone !== undefined ? { timezone } : {}) };
-}
 
 /** Software entries by uri, dbId, or name and version, all the caller's own (400 otherwise). */
 function softwareIds(ctx: Ctx, uid: string, list: MySoftware[]): number[] {
@@ -106,11 +97,11 @@ export const applianceRoutes = (ctx: Ctx) =>
 
     appliance_get: (req) => doc('appliance', applianceView(ctx, loadAppliance(ctx, req))),
 
-    appliance_create: (req) => {
+    appliance_create: async (req) => {
       const uid = req.params.uid!;
       const { value: v } = req.body('appliance');
       if (v.orgUri !== undefined && v.orgUri.replace(/^\//, '') !== uris.org(DEFAULT_ORG_ID)) throw badRequest(`orgUri must be ${uris.org(DEFAULT_ORG_ID)}`);
-      const installProfile = checkInstallProfile(v.installProfile);
+      const installProfile = await checkInstallProfile(v.installProfile, ctx.limits);
       const d: ApplianceDoc = {
         uuid: randomUUID(),
         name: requireText(v.name, 'name'),
@@ -127,7 +118,7 @@ export const applianceRoutes = (ctx: Ctx) =>
       return doc('appliance', view, { location: view.uri! });
     },
 
-    appliance_update: (req) => {
+    appliance_update: async (req) => {
       const uid = req.params.uid!;
       const row = loadAppliance(ctx, req);
       ifMatch(req, applianceView(ctx, row));
@@ -140,7 +131,7 @@ export const applianceRoutes = (ctx: Ctx) =>
       if (v.version !== undefined) next.version = requireText(v.version, 'version');
       if (v.description !== undefined) next.description = v.description;
       if (v.tag !== undefined) next.tag = v.tag;
-      if (v.installProfile !== undefined) next.installProfile = checkInstallProfile(v.installProfile)!;
+      if (v.installProfile !== undefined) next.installProfile = (await checkInstallProfile(v.installProfile, ctx.limits, row.doc.installProfile))!;
       if (v.mySoftwareList !== undefined) next.softwareIds = softwareIds(ctx, uid, v.mySoftwareList);
       return doc('appliance', applianceView(ctx, saveAppliance(ctx, row, next)));
     },

@@ -1,6 +1,6 @@
 // Machine images (wire contract §8): 201 with the image record and a background generation; at
 // most one running generation per template and format (409); cancel; streamed download.
-import type { Image, OpStatus } from '../../model/resources';
+import type { Image, InstallProfile, OpStatus } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
 import { doc, NO_CONTENT, type FileResult, type Req, type Routes } from '../http/handler';
@@ -11,7 +11,7 @@ import { badRequest, conflict, notFound } from '../service-error';
 import type { ImageDoc } from '../store/docs';
 import { isTerminal, type Row } from '../store/store';
 import { stamp, uris } from '../views';
-import { checkInstallProfile } from './appliances';
+import { checkInstallProfile, installProfileView } from '../install/profile';
 import { ifMatch, owned } from './common';
 import { deletePublications } from './publications';
 import { targetFormatByName, targetFormatRecord } from './target-formats';
@@ -37,7 +37,7 @@ export function imageView(ctx: Ctx, r: Row<'image'>): Image {
     ...(f ? { downloadUri: `${uri}/downloads/${encodeURIComponent(f.fileName)}`, fileName: f.fileName, fileSize: f.size } : {}),
     ...(format ? { fileExtension: format.extension, targetFormat: targetFormatRecord(ctx, format) } : { targetFormat: { name: d.formatName } }),
     imageCreated: !!f,
-    installProfile: d.installProfile,
+    installProfile: installProfileView(d.installProfile),
     ...(app ? { name: app.doc.name, version: app.doc.version } : {}),
     revision: d.revision,
     statusUri: `${uri}/status`,
@@ -57,9 +57,21 @@ function assertNoRunning(ctx: Ctx, appliance: Row<'appliance'>, formatName: stri
 }
 
 function assertGeneratable(ctx: Ctx, appliance: Row<'appliance'>): void {
-  if (ctx.store.list('osprofile', appliance.owner, appliance.id).length === 0) {
+  const profiles = ctx.store.list('osprofile', appliance.owner, appliance.id);
+  if (profiles.length === 0) {
     throw badRequest('the appliance has no OS profile yet (POST …/osprofile first)');
   }
+  const dist = ctx.catalog.distributions.find((x) => x.dbId === appliance.doc.distId);
+  if (dist?.family === 'windows' || profiles.some((p) => p.doc.kind === 'WindowsProfile')) {
+    throw badRequest(`images of a Windows template cannot be generated: this service builds Debian images only (distribution ${dist?.name ?? appliance.doc.distId} ${dist?.version ?? ''})`.trimEnd());
+  }
+}
+
+/** The image's profile: the template's, with the fields the generation request gives replacing its own. */
+async function imageProfile(ctx: Ctx, appliance: Row<'appliance'>, asked: InstallProfile | undefined): Promise<InstallProfile> {
+  // Checked again even when nothing is asked: a profile stored under older rules (or limits) is refused here, not by the job.
+  const stored = appliance.doc.installProfile ?? {};
+  return (await checkInstallProfile({ ...stored, ...asked }, ctx.limits, stored)) ?? {};
 }
 
 function imageFile(ctx: Ctx, r: Row<'image'>, fileName?: string): FileResult {
@@ -104,7 +116,7 @@ export const imageRoutes = (ctx: Ctx) =>
 
     machineImage_get: (req) => doc('image', imageView(ctx, loadImage(ctx, req).image)),
 
-    machineImage_generate: (req) => {
+    machineImage_generate: async (req) => {
       const appliance = owned(ctx, req, 'appliance', 'aid');
       const { value: v } = req.body('image');
       const format = targetFormatByName(ctx, v.targetFormat?.name);
@@ -114,7 +126,7 @@ export const imageRoutes = (ctx: Ctx) =>
         applianceId: appliance.id,
         formatName: format.name,
         compress: v.compress ?? false,
-        installProfile: checkInstallProfile(v.installProfile ?? appliance.doc.installProfile) ?? {},
+        installProfile: await imageProfile(ctx, appliance, v.installProfile),
         revision: appliance.doc.revision,
         status: initialStatus('queued'),
       };

@@ -10,6 +10,7 @@ import type { Row } from '../store/store';
 import { stamp, uris } from '../views';
 import { saveAppliance } from './appliances';
 import { ifMatch, owned, requireText } from './common';
+import { packageOfEntry, pinnedView, pinOf } from '../install/packages';
 
 // `distribution/…` as the spec's table writes it, `distributions/…` as emitted (wire contract §1).
 const PROFILE_URI = /^\/?distributions?\/(\d+)\/profiles\/(\d+)\/?$/;
@@ -20,8 +21,23 @@ const pkgUri = (distId: number, id: number): string => `distributions/${distId}/
 function packagesOf(ctx: Ctx, d: OsProfileDoc): Pkg[] {
   return d.pkgIds.flatMap((id) => {
     const p = ctx.catalog.getPackage(d.distId, id);
-    return p ? [p] : [];
+    return p ? [pinnedView(p, d.pins?.[String(id)])] : [];
   });
+}
+
+/** Pins after a change set: `pkgs/pkg` entries pin (or, without a version, unpin) and add their package. */
+function applyPins(ctx: Ctx, d: OsProfileDoc, entries: Pkg[], ids: number[]): Record<string, string> {
+  const pins: Record<string, string> = {};
+  for (const [k, v] of Object.entries(d.pins ?? {})) if (ids.includes(Number(k))) pins[k] = v;
+  entries.forEach((e, i) => {
+    const path = `pkgs[${i}]`;
+    const p = packageOfEntry(ctx, d.distId, e, path);
+    const pin = pinOf(e, path);
+    if (!ids.includes(p.dbId!)) ids.push(p.dbId!);
+    if (pin === undefined) delete pins[String(p.dbId)];
+    else pins[String(p.dbId)] = pin;
+  });
+  return pins;
 }
 
 function view(ctx: Ctx, r: Row<'osprofile'>): DistribProfile {
@@ -112,9 +128,12 @@ export const osProfileRoutes = (ctx: Ctx) =>
       const deleted = new Set(pkgIds(ctx, d.distId, v.deletedPkgUris, 'deletedPkgUris'));
       const next = d.pkgIds.filter((id) => !deleted.has(id));
       for (const id of added) if (!next.includes(id)) next.push(id);
+      const pins = applyPins(ctx, d, v.pkgs ?? [], next);
       const updated = ctx.store.tx(() => {
-        if (next.length === d.pkgIds.length && next.every((id, i) => id === d.pkgIds[i])) return profile;
-        const r = ctx.store.update('osprofile', profile.id, { ...d, pkgIds: next });
+        const samePins = JSON.stringify(Object.entries(pins).sort()) === JSON.stringify(Object.entries(d.pins ?? {}).sort());
+        if (samePins && next.length === d.pkgIds.length && next.every((id, i) => id === d.pkgIds[i])) return profile;
+        const { pins: _old, ...rest } = d;
+        const r = ctx.store.update('osprofile', profile.id, { ...rest, pkgIds: next, ...(Object.keys(pins).length ? { pins } : {}) });
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
         return r;
       });

@@ -50,6 +50,8 @@ export interface OsProfileDoc {
   name: string;
   description?: string;
   pkgIds: number[];
+  /** Pinned packages: package id → full Debian version (`[epoch:]upstream[-revision]`); others follow the mirror. */
+  pins?: Record<string, string>;
 }
 
 export interface SoftwareDoc {

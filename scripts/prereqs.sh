@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The Debian packages appliance-forge needs on this host, by purpose (data/host-tools.json):
+#   build  — real image builds on the embedded server (mmdebstrap, GRUB, e2fsprogs, qemu-img, …)
+#   boot   — `appliance-forge boot` (QEMU)
+#   test   — what the tests read images and documents with
+# Usage: bash scripts/prereqs.sh [build] [boot] [test]   (default: build boot)
+# As root with apt-get (CI, a fresh Debian 12), the missing packages are installed; otherwise they are named.
+set -eu
+cd "$(dirname "$0")/.."
+[ $# -eq 0 ] && set -- build boot
+missing=$(node -e '
+  const t = require("./data/host-tools.json"); const fs = require("fs"); const path = require("path");
+  const dirs = (process.env.PATH + ":/usr/sbin:/sbin").split(":");
+  const has = (tool) => tool.startsWith("/") ? fs.existsSync(tool) : dirs.some((d) => { try { fs.accessSync(path.join(d, tool), fs.constants.X_OK); return true; } catch { return false; } });
+  const out = new Set();
+  for (const purpose of process.argv.slice(1)) {
+    if (!t[purpose] || purpose === "//") { console.error("unknown purpose " + purpose); process.exit(2); }
+    for (const [tool, pkg] of Object.entries(t[purpose])) if (!has(tool)) out.add(pkg);
+  }
+  console.log([...out].sort().join(" "));
+' "$@")
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "appliance-forge: installing Debian packages: $missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086 # a list of package names
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  exit 0
+fi
+echo "appliance-forge: missing Debian packages: $missing (install them as root: apt-get install $missing)" >&2
+exit 1

@@ -1,0 +1,63 @@
+// The stored install profile as the disk stage applies it (imaging/system.ts `SystemSettings`).
+// The profile was checked when it was written (install/profile.ts): this only maps and fills defaults.
+import type { SystemGroup, SystemSettings, SystemUser } from '../imaging/system';
+import type { InstallProfile, OsUser } from '../../model/resources';
+import { KEYBOARD_XKB } from '../../model/keyboards';
+import { DEFAULT_DISK_MIB } from './profile';
+
+/**
+ * A valid static hostname (RFC 1123 label, at most 63 characters) from a template's name:
+ * lower case, runs of anything else than letters and digits become `-`; `appliance` when nothing is left.
+ */
+export function hostnameOf(applianceName: string): string {
+  const h = applianceName
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 63)
+    .replace(/^-+|-+$/g, '');
+  return h === '' ? 'appliance' : h;
+}
+
+const keysOf = (u: OsUser | undefined) => (u?.sshKeys ?? []).map((k) => ({ ...(k.name !== undefined ? { name: k.name } : {}), publicKey: k.publicKey! }));
+
+function userOf(u: OsUser): SystemUser {
+  return {
+    name: u.name!,
+    ...(u.fullName !== undefined ? { fullName: u.fullName } : {}),
+    ...(u.homeDir !== undefined ? { homeDir: u.homeDir } : {}),
+    ...(u.shell !== undefined ? { shell: u.shell } : {}),
+    ...(u.primaryGroup !== undefined ? { primaryGroup: u.primaryGroup } : {}),
+    secondaryGroups: (u.secondaryGroups ?? '').split(',').filter((g) => g !== ''),
+    ...(u.password !== undefined ? { passwordHash: u.password } : {}),
+    sshKeys: keysOf(u),
+    ...(u.userId !== undefined ? { uid: Number(u.userId) } : {}),
+    ...(u.systemUser !== undefined ? { system: u.systemUser } : {}),
+  };
+}
+
+/** The settings of an image of the template named `applianceName`, from its stored install profile. */
+export function systemSettingsOf(applianceName: string, p: InstallProfile = {}): SystemSettings {
+  const xkb = p.keyboard !== undefined ? KEYBOARD_XKB[p.keyboard] : undefined;
+  const groups: SystemGroup[] = (p.groups ?? []).map((g) => ({
+    name: g.name!,
+    ...(g.groupId !== undefined ? { gid: Number(g.groupId) } : {}),
+    system: g.systemGroup ?? false,
+  }));
+  return {
+    hostname: hostnameOf(applianceName),
+    diskMiB: p.diskSize ?? DEFAULT_DISK_MIB,
+    swapMiB: p.swapSize ?? 0,
+    timezone: p.timezone ?? 'Etc/UTC',
+    ...(xkb ? { keyboard: { layout: xkb[0], ...(xkb[1] !== undefined ? { variant: xkb[1] } : {}) } } : {}),
+    kernelParams: (p.kernelParameters ?? '').split(' ').filter((w) => w !== ''),
+    rootUser: {
+      ...(p.rootUser?.password !== undefined ? { passwordHash: p.rootUser.password } : {}),
+      disablePasswordLogin: p.rootUser?.disablePasswordLogin ?? false,
+      sshKeys: keysOf(p.rootUser),
+    },
+    users: (p.users ?? []).map(userOf),
+    groups,
+    ...(p.welcomeMsg !== undefined ? { welcomeMessage: p.welcomeMsg } : {}),
+  };
+}
