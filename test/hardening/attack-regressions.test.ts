@@ -87,7 +87,7 @@ describe('issue 12 defects', () => {
       // A real image record (its build is cancelled at once: the check comes before the image's state).
       const c = h.client(h.alice);
       const aid = await generatableAppliance(c, 'pub1');
-      const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 64 } } });
+      const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
       await c.machineImageGeneration_cancel({ uid: 'alice', aid, itid: String(img.dbId) });
       for (const [field, ref] of [
         ['keystoneUrl', `<dbId>${caid}</dbId>`],
