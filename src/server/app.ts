@@ -82,7 +82,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     ...imageRoutes(ctx),
     ...publicationRoutes(ctx),
   };
-  const auth = new Authenticator(ctx.store, ctx.box, servicePath);
+  const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds });
   const routes = registerOperations(app, {
     ctx,
     auth,

@@ -13,6 +13,11 @@ export interface Limits {
   uploadBytes: number;
   /** Largest installProfile.diskSize a user may ask for, in MiB (→ 400 above it; `serve --max-disk-mib`). */
   maxDiskMiB: number;
+  /**
+   * When above 0, every signed URL must carry a signed `expires` (Unix seconds) at most this far ahead
+   * (→ 401 otherwise; `serve --signed-url-max-age`). An `expires` in the past is refused in any case.
+   */
+  signedUrlMaxAgeSeconds: number;
 }
 
 export interface ServerDeps {
@@ -35,4 +40,4 @@ export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger'>> {
   version: string;
 }
 
-export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB };
+export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB, signedUrlMaxAgeSeconds: 0 };

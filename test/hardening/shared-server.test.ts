@@ -2,6 +2,7 @@
 // real HTTP on 127.0.0.1 against a real server: every case fails on the code before its change.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
+import { createClient } from '../../src/client';
 import { PASSWORDS, startHarness, whyNotClientError, XML_HEADERS, type Harness } from './support/harness';
 
 describe('signed URLs on a shared server', () => {
@@ -26,5 +27,56 @@ describe('signed URLs on a shared server', () => {
     const next = 'alice-Next-pw-2';
     expect((await h.send('PUT', 'users/alice', { user: null, basic, headers: XML_HEADERS, body: `<user><password>${next}</password></user>` })).status).toBe(200);
     expect((await h.send('PUT', 'users/alice', { user: null, basic: { login: 'alice', password: next }, headers: XML_HEADERS, body: `<user><password>${PASSWORDS.alice}</password></user>` })).status).toBe(200);
+  });
+
+  it('a key pair made with scope=read signs reads only; the default pair stays read-write', async () => {
+    const basic = { login: 'alice', password: PASSWORDS.alice };
+    const made = await h.send('POST', 'users/alice/apikeys?scope=read', { user: null, basic, headers: XML_HEADERS, body: '<apiKeyPair><name>reader</name></apiKeyPair>' });
+    expect(made.status, made.text).toBe(201);
+    const reader = { login: 'alice', publicKey: /<publicKey>([^<]+)</.exec(made.text)![1]!, secretKey: /<secretKey>([^<]+)</.exec(made.text)![1]! };
+    expect((await h.send('GET', 'users/alice/appliances', { user: reader })).status).toBe(200);
+    expect((await h.send('HEAD', 'users/alice', { user: reader })).status).toBe(200);
+    const writes = [
+      await h.send('POST', 'users/alice/mysoftware', { user: reader, headers: XML_HEADERS, body: '<mySoftware><name>ro</name><version>1</version></mySoftware>' }),
+      await h.send('PUT', 'users/alice', { user: reader, headers: XML_HEADERS, body: '<user><firstName>RO</firstName></user>' }),
+      await h.send('DELETE', `users/alice/apikeys/${/<dbId>(\d+)</.exec(made.text)![1]}`, { user: reader }),
+    ];
+    for (const w of writes) expect(whyNotClientError(w, 403)).toBeUndefined();
+    expect((await h.send('POST', 'users/alice/mysoftware', { headers: XML_HEADERS, body: '<mySoftware><name>rw</name><version>1</version></mySoftware>' })).status).toBe(201);
+    const badScope = await h.send('POST', 'users/alice/apikeys?scope=admin', { user: null, basic, headers: XML_HEADERS, body: '<apiKeyPair><name>x</name></apiKeyPair>' });
+    expect(whyNotClientError(badScope, 400)).toBeUndefined();
+  });
+
+  it('a signed expires in the past is refused; the signature covers it', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect((await h.send('GET', `users/alice?expires=${now + 120}`)).status).toBe(200);
+    const past = await h.send('GET', `users/alice?expires=${now - 5}`);
+    expect(whyNotClientError(past, 401)).toBeUndefined();
+    // Moving a signed expires forward breaks the signature.
+    const signed = signTarget(`users/alice?expires=${now - 5}`, h.alice).replace(`expires=${now - 5}`, `expires=${now + 500}`);
+    expect(whyNotClientError(await h.sendRaw('GET', `/api/${signed}`), 401)).toBeUndefined();
+  });
+});
+
+describe('a server that requires expiring signed URLs (signedUrlMaxAgeSeconds)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ limits: { signedUrlMaxAgeSeconds: 300 } });
+  });
+  afterAll(async () => h?.close());
+
+  it('refuses a URL without expires or too far ahead, takes one within the bound, and the client adds it when configured', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(whyNotClientError(await h.send('GET', 'users/alice'), 401)).toBeUndefined();
+    expect(whyNotClientError(await h.send('GET', `users/alice?expires=${now + 3600}`), 401)).toBeUndefined();
+    expect((await h.send('GET', `users/alice?expires=${now + 60}`)).status).toBe(200);
+    const c = createClient({ url: h.server.url, auth: { ...h.alice, expiresInSeconds: 60 }, retry: false });
+    try {
+      expect((await c.user_get({ uid: 'alice' })).loginName).toBe('alice');
+    } finally {
+      await c.close();
+    }
+    // Basic is not a URL: unaffected.
+    expect((await h.send('GET', 'users/alice', { user: null, basic: { login: 'alice', password: PASSWORDS.alice } })).status).toBe(200);
   });
 });

@@ -14,6 +14,7 @@ export const serve: Command = async (args) => {
       data: { type: 'string', default: DEFAULT_DATA_DIR },
       'max-upload-bytes': { type: 'string' },
       'max-disk-mib': { type: 'string' },
+      'signed-url-max-age': { type: 'string' },
       log: { type: 'boolean', default: false },
     },
     strict: true,
@@ -26,9 +27,12 @@ export const serve: Command = async (args) => {
   if (maxDisk !== undefined && (!/^\d{1,7}$/.test(maxDisk) || Number(maxDisk) < MIN_DISK_MIB || Number(maxDisk) > MAX_DISK_MIB)) {
     throw new UsageError(`--max-disk-mib must be a number of MiB from ${MIN_DISK_MIB} to ${MAX_DISK_MIB}`);
   }
+  const maxAge = values['signed-url-max-age'];
+  if (maxAge !== undefined && !/^[1-9]\d{0,8}$/.test(maxAge)) throw new UsageError('--signed-url-max-age must be a number of seconds ≥ 1');
   const limits = {
     ...(maxUpload !== undefined ? { uploadBytes: Number(maxUpload) } : {}),
     ...(maxDisk !== undefined ? { maxDiskMiB: Number(maxDisk) } : {}),
+    ...(maxAge !== undefined ? { signedUrlMaxAgeSeconds: Number(maxAge) } : {}),
   };
   const server = await startServer({
     host: values.host,

@@ -1,6 +1,7 @@
 // Who is calling (wire contract §4): an API-key signature over the raw request target, or Basic.
 import { createHash } from 'node:crypto';
 import { parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
+import { systemClock, type Clock } from '../ports';
 import type { Store } from '../store/store';
 import { ServiceError } from '../service-error';
 import { verifyPassword } from './passwords';
@@ -11,6 +12,14 @@ export interface Caller {
   admin: boolean;
   /** How the caller proved who they are: a signed URL can be replayed, a password cannot be read from it. */
   via?: 'signature' | 'basic';
+  /** Signed with a read-only key pair: GET and HEAD only. */
+  readOnly?: boolean;
+}
+
+export interface SignedUrlRules {
+  clock: Clock;
+  /** Above 0: a signed URL must carry `expires` at most this many seconds ahead. */
+  maxAgeSeconds: number;
 }
 
 export const REALM = 'appliance-forge';
@@ -28,6 +37,7 @@ export class Authenticator {
     private readonly store: Store,
     private readonly box: SecretBox,
     private readonly servicePath: string,
+    private readonly rules: SignedUrlRules = { clock: systemClock, maxAgeSeconds: 0 },
   ) {}
 
   async authenticate(rawUrl: string, authorization: string | undefined): Promise<Caller> {
@@ -38,7 +48,8 @@ export class Authenticator {
       if (!key || !key.secret || !user || !verifySignature(this.box.open(key.secret), signed)) {
         throw unauthorized('invalid API key signature');
       }
-      return { login: user.login, admin: user.admin, via: 'signature' };
+      this.checkExpiry(signed.signed);
+      return { login: user.login, admin: user.admin, via: 'signature', ...(key.doc.scope === 'read' ? { readOnly: true } : {}) };
     }
     if (/[?&]signature=/.test(rawUrl)) throw unauthorized('malformed API key signature (apiKey, then signature last)');
     const basic = parseBasicAuthorization(authorization);
@@ -54,5 +65,19 @@ export class Authenticator {
       return { login: user.login, admin: user.admin, via: 'basic' };
     }
     throw unauthorized('authentication required (API key signature or Basic)');
+  }
+
+  /** `expires` (Unix seconds), signed with the rest of the URL: refused when past, or missing/too far when required. */
+  private checkExpiry(signedPart: string): void {
+    const all = new URLSearchParams(signedPart.slice(signedPart.indexOf('?') + 1)).getAll('expires');
+    const { maxAgeSeconds } = this.rules;
+    if (all.length === 0) {
+      if (maxAgeSeconds > 0) throw unauthorized(`this server requires signed URLs to carry expires (Unix seconds, at most ${maxAgeSeconds} s ahead) before apiKey`);
+      return;
+    }
+    if (all.length > 1 || !/^\d{1,12}$/.test(all[0]!)) throw unauthorized('expires must be one whole number of seconds since 1970');
+    const left = Number(all[0]) - Math.floor(this.rules.clock.now().getTime() / 1000);
+    if (left < 0) throw unauthorized('the signed URL has expired');
+    if (maxAgeSeconds > 0 && left > maxAgeSeconds) throw unauthorized(`expires is more than ${maxAgeSeconds} s ahead`);
   }
 }

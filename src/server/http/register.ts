@@ -79,6 +79,7 @@ async function run(o: RegisterOptions, op: Operation, handler: Handler, request:
   const { ctx } = o;
   const caller: Caller =
     op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization);
+  if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw forbidden('this API key pair is read-only (scope=read)');
   const params = request.params as Record<string, string>;
   if (params.uid !== undefined) {
     // 403 before 404, so that a user cannot probe which other logins exist (wire contract §4).

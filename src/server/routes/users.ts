@@ -32,7 +32,16 @@ export function userView(u: UserRow): User {
 }
 
 function keyView(r: Row<'apikey'>): ApiKeyPair {
-  return stamp(r, { ...r.doc, uri: uris.apikey(r.owner, r.id) });
+  // The scope is the reference server's own (no field for it in uforge.xsd): not in the document.
+  const { scope: _scope, ...d } = r.doc;
+  return stamp(r, { ...d, uri: uris.apikey(r.owner, r.id) });
+}
+
+/** `POST …/apikeys?scope=read` makes a read-only pair; `read-write` (or nothing) the platform's default. */
+function keyScope(q: string | undefined): 'read' | undefined {
+  if (q === undefined || q === 'read-write') return undefined;
+  if (q === 'read') return 'read';
+  throw badRequest('scope must be read or read-write');
 }
 
 /**
@@ -74,7 +83,8 @@ export const userRoutes = (ctx: Ctx) =>
     apiKey_create: (req) => {
       needsPassword(req, 'creating an API key pair');
       const { value } = req.body('apiKeyPair');
-      const k = newApiKey(ctx.store, ctx.box, req.params.uid!, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}) });
+      const scope = keyScope(req.query.scope);
+      const k = newApiKey(ctx.store, ctx.box, req.params.uid!, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}), ...(scope ? { scope } : {}) });
       const view = keyView(k.row);
       // The one answer that carries a secret key: its creation (README "API keys").
       return doc('apiKeyPair', { ...view, secretKey: k.secretKey }, { location: view.uri! });
