@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
-import { sendClientError, sendError, toServiceError } from './http/errors';
+import { sendClientError, sendError, toServiceError, unsignedTarget } from './http/errors';
 import type { Handler } from './http/handler';
 import { registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
@@ -39,7 +39,21 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION };
 
   const app = Fastify({
-    logger: deps.logger ? { redact: ['req.headers.authorization'] } : false,
+    logger: deps.logger
+      ? {
+          redact: ['req.headers.authorization'],
+          // A signed URL replays as a credential: the log keeps the path and query without apiKey/signature.
+          serializers: {
+            req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+              method: req.method,
+              url: unsignedTarget(req.url),
+              host: req.host,
+              remoteAddress: req.ip,
+              remotePort: req.socket?.remotePort,
+            }),
+          },
+        }
+      : false,
     bodyLimit: limits.bodyBytes,
     routerOptions: { maxParamLength: 1024 },
     // A signed URL must reach the signature check exactly as sent (wire contract §4).

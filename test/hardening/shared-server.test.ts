@@ -3,7 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
 import { createClient } from '../../src/client';
-import { PASSWORDS, startHarness, whyNotClientError, XML_HEADERS, type Harness } from './support/harness';
+import { rmSync } from 'node:fs';
+import { createUser } from '../../src/server';
+import { spawnServer } from './support/child-server';
+import { PASSWORDS, sendSigned, startHarness, tempDir, whyNotClientError, XML_HEADERS, type Harness } from './support/harness';
 
 describe('signed URLs on a shared server', () => {
   let h: Harness;
@@ -78,5 +81,25 @@ describe('a server that requires expiring signed URLs (signedUrlMaxAgeSeconds)',
     }
     // Basic is not a URL: unaffected.
     expect((await h.send('GET', 'users/alice', { user: null, basic: { login: 'alice', password: PASSWORDS.alice } })).status).toBe(200);
+  });
+});
+
+describe('serve --log', () => {
+  it('logs the path of a signed request without apiKey and signature', async () => {
+    const dataDir = tempDir();
+    const alice = await createUser(dataDir, { login: 'alice', password: PASSWORDS.alice });
+    const srv = await spawnServer(dataDir, { log: true });
+    try {
+      expect((await sendSigned(srv.url, 'GET', 'users/alice/appliances?count=3', { user: alice })).status).toBe(200);
+      expect((await sendSigned(srv.url, 'GET', 'users/alice/nothing-here', { user: alice })).status).toBe(404);
+    } finally {
+      await srv.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    const requestLines = srv.lines.filter((l) => l.includes('users/alice/appliances'));
+    expect(requestLines.length).toBeGreaterThan(0); // the log really was captured
+    const leaks = srv.lines.filter((l) => /apiKey|signature=/.test(l) || l.includes(alice.publicKey) || l.includes(encodeURIComponent(alice.publicKey)));
+    expect(leaks).toEqual([]);
+    expect(requestLines.some((l) => l.includes('/api/users/alice/appliances?count=3'))).toBe(true);
   });
 });

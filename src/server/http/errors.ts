@@ -27,10 +27,14 @@ export function toServiceError(e: unknown): ServiceError {
   return new ServiceError(500, 'internal error');
 }
 
+/** A request target without its `apiKey` and `signature` parameters: for answers and logs (a signed URL is a credential). */
+export function unsignedTarget(url: string): string {
+  return url.replace(/[?&](apiKey|signature)=[^&]*/g, '').replace(/^([^?]*)&/, '$1?');
+}
+
 /** `requestUri` is absolute; the signature parameters are left out of it (they are not the resource). */
 export function absoluteRequestUri(request: FastifyRequest): string {
-  const url = (request.raw.url ?? '/').replace(/[?&](apiKey|signature)=[^&]*/g, '').replace(/^([^?]*)&/, '$1?');
-  return `${request.protocol}://${request.host}${url}`;
+  return `${request.protocol}://${request.host}${unsignedTarget(request.raw.url ?? '/')}`;
 }
 
 // A message may echo request bytes (a `%00` id); XML 1.0 cannot carry control characters at all.
