@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
 import { createClient } from '../../src/client';
 import { rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { createUser } from '../../src/server';
 import { spawnServer } from './support/child-server';
-import { PASSWORDS, sendSigned, startHarness, tempDir, whyNotClientError, XML_HEADERS, type Harness } from './support/harness';
+import { PASSWORDS, sendSigned, startHarness, tempDir, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';
 
 describe('signed URLs on a shared server', () => {
   let h: Harness;
@@ -101,5 +102,58 @@ describe('serve --log', () => {
     const leaks = srv.lines.filter((l) => /apiKey|signature=/.test(l) || l.includes(alice.publicKey) || l.includes(encodeURIComponent(alice.publicKey)));
     expect(leaks).toEqual([]);
     expect(requestLines.some((l) => l.includes('/api/users/alice/appliances?count=3'))).toBe(true);
+  });
+});
+
+/**
+ * Send a request head and the first bytes of a longer declared body, then wait (bounded guard) for an answer
+ * while the rest of the body is never sent: what a slow or hostile client does.
+ */
+function answerBeforeBody(origin: string, head: string, firstBytes: string): Promise<Res | 'no answer'> {
+  const u = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const sock = connect(Number(u.port), u.hostname);
+    let got = '';
+    const guard = setTimeout(() => {
+      sock.destroy();
+      resolve('no answer');
+    }, 10_000);
+    sock.on('connect', () => sock.write(head + firstBytes));
+    sock.on('error', reject);
+    sock.on('data', (c: Buffer) => {
+      got += c.toString('utf8');
+      const end = got.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const lines = got.slice(0, end).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const l of lines.slice(1)) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+      const len = Number(headers['content-length'] ?? -1);
+      if (len >= 0 && got.length - end - 4 >= len) {
+        clearTimeout(guard);
+        sock.destroy();
+        resolve({ status: Number(lines[0]!.split(' ')[1]), headers, text: got.slice(end + 4, end + 4 + len) });
+      }
+    });
+  });
+}
+
+describe('slow and unauthenticated clients', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('an unauthenticated request is answered 401 before its body is read (document and upload)', async () => {
+    const host = new URL(h.origin).host;
+    for (const [path, type] of [
+      ['/api/users/alice/mysoftware', 'application/xml'],
+      ['/api/users/alice/mysoftware/1/artifacts/1/bin/x.bin', 'application/octet-stream'],
+    ] as const) {
+      const head = `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: ${type}\r\nContent-Length: 900000\r\n\r\n`;
+      const r = await answerBeforeBody(h.origin, head, '<mySoftware>');
+      expect(r, path).not.toBe('no answer');
+      expect(whyNotClientError(r as Res, 401), path).toBeUndefined();
+    }
   });
 });

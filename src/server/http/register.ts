@@ -37,15 +37,20 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
     const url = fastifyPath(sp, path);
     const handler = o.handlers[op.id as OperationId];
     const route = (request: FastifyRequest, reply: FastifyReply) => run(o, op, handler, request, reply);
+    // Who is calling is known before a byte of the body is read: an unauthenticated client cannot make
+    // the server read (and hold) a document or an upload (issue 12, weakness 3).
+    const onRequest = async (request: FastifyRequest): Promise<void> => {
+      callers.set(request, op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization));
+    };
     if (op.binary === 'upload') {
       // Uploads take the raw bytes as a stream, whatever their type (never buffered, task item 1).
       app.register(async (scope) => {
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
-        scope.route({ method: op.method, url, handler: route });
+        scope.route({ method: op.method, url, onRequest, handler: route });
       });
     } else {
-      app.route({ method: op.method, url, handler: route });
+      app.route({ method: op.method, url, onRequest, handler: route });
     }
     done.push({ id: op.id as OperationId, method: op.method, url });
     const set = methodsByUrl.get(url) ?? new Set<string>();
@@ -69,6 +74,9 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
   return done;
 }
 
+/** The caller of each request, set by the route's onRequest hook. */
+const callers = new WeakMap<FastifyRequest, Caller>();
+
 function operationById(id: OperationId): Operation {
   const op = operations.find((x) => x.id === id);
   if (!op) throw new Error(`unknown operation ${id}`);
@@ -77,8 +85,8 @@ function operationById(id: OperationId): Operation {
 
 async function run(o: RegisterOptions, op: Operation, handler: Handler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const { ctx } = o;
-  const caller: Caller =
-    op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization);
+  const caller = callers.get(request);
+  if (!caller) throw new ServiceError(500, 'internal error');
   if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw forbidden('this API key pair is read-only (scope=read)');
   const params = request.params as Record<string, string>;
   if (params.uid !== undefined) {
