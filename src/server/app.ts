@@ -1,10 +1,11 @@
 // The Fastify factory (style example 10): dependencies in, a server out. Content-type parsers for
 // documents, common headers, one error handler, every operation by id (http/register.ts).
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
-import { sendClientError, sendError, toServiceError, unsignedTarget } from './http/errors';
+import { sendClientError, sendError, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
 import type { Handler } from './http/handler';
 import { registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
@@ -55,6 +56,10 @@ export function buildServer(deps: ServerDeps): BuiltServer {
         }
       : false,
     bodyLimit: limits.bodyBytes,
+    // Slow clients (issue 12, weakness 3): head, whole request and idle bounds, each a 408 uforgeError.
+    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: Math.max(100, Math.min(5_000, limits.headersTimeoutMs / 4)) },
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
     routerOptions: { maxParamLength: 1024 },
     // A signed URL must reach the signature check exactly as sent (wire contract §4).
     return503OnClosing: true,
@@ -62,6 +67,8 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     frameworkErrors: (err, request, reply) => sendError(request, reply, new ServiceError(400, `bad request URL (${err.code})`), ctx.clock.now()),
     clientErrorHandler: (err, socket) => sendClientError(err, socket, ctx.clock.now()),
   });
+
+  app.server.on('timeout', (socket: Socket) => sendIdleTimeout(socket, ctx.clock.now()));
 
   app.removeAllContentTypeParsers();
   for (const t of [[...DOCUMENT_TYPES], DOCUMENT_SUFFIXES]) {

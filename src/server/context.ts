@@ -18,6 +18,12 @@ export interface Limits {
    * (→ 401 otherwise; `serve --signed-url-max-age`). An `expires` in the past is refused in any case.
    */
   signedUrlMaxAgeSeconds: number;
+  /** A request's head must arrive within this (→ 408). */
+  headersTimeoutMs: number;
+  /** A whole request, body included, must arrive within this (→ 408; raise it for very large uploads on slow links). */
+  requestTimeoutMs: number;
+  /** A connection with no byte in either direction for this long is answered 408 (when no answer began) and closed. */
+  idleTimeoutMs: number;
 }
 
 export interface ServerDeps {
@@ -40,4 +46,8 @@ export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger'>> {
   version: string;
 }
 
-export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB, signedUrlMaxAgeSeconds: 0 };
+export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB, signedUrlMaxAgeSeconds: 0,
+  headersTimeoutMs: 30_000,
+  requestTimeoutMs: 15 * 60_000,
+  idleTimeoutMs: 120_000,
+};

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createUser } from '../../src/server';
 import { spawnServer } from './support/child-server';
-import { PASSWORDS, sendSigned, startHarness, tempDir, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';
+import { healthy, PASSWORDS, sendSigned, startHarness, tempDir, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';
 
 describe('signed URLs on a shared server', () => {
   let h: Harness;
@@ -155,5 +155,28 @@ describe('slow and unauthenticated clients', () => {
       expect(r, path).not.toBe('no answer');
       expect(whyNotClientError(r as Res, 401), path).toBeUndefined();
     }
+  });
+});
+
+describe('timeouts (limits.headersTimeoutMs, idleTimeoutMs)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ limits: { headersTimeoutMs: 1_000, idleTimeoutMs: 1_500 } });
+  });
+  afterAll(async () => h?.close());
+
+  it('a request head that never ends gets a 408 uforgeError', async () => {
+    const r = await answerBeforeBody(h.origin, `GET /api/status HTTP/1.1\r\nHost: ${new URL(h.origin).host}\r\nX-Slow: `, 'a');
+    expect(r).not.toBe('no answer');
+    expect(whyNotClientError(r as Res, 408)).toBeUndefined();
+  });
+
+  it('an authenticated body that stops arriving gets a 408 uforgeError', async () => {
+    const auth = `Basic ${Buffer.from(`alice:${PASSWORDS.alice}`).toString('base64')}`;
+    const head = `POST /api/users/alice/mysoftware HTTP/1.1\r\nHost: ${new URL(h.origin).host}\r\nAuthorization: ${auth}\r\nContent-Type: application/xml\r\nContent-Length: 5000\r\n\r\n`;
+    const r = await answerBeforeBody(h.origin, head, '<mySoftware><name>');
+    expect(r).not.toBe('no answer');
+    expect(whyNotClientError(r as Res, 408)).toBeUndefined();
+    expect(await healthy(h.server.url)).toBe(true);
   });
 });

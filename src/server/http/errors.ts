@@ -75,10 +75,28 @@ export function sendClientError(err: Error & { code?: string }, socket: Duplex, 
     socket.destroy();
     return;
   }
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return rawError(socket, 408, 'the request did not arrive in time', now);
   const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const body = errorBody('xml', status, `malformed HTTP request (${err.code ?? 'parse error'})`, '', '', now);
+  rawError(socket, status, `malformed HTTP request (${err.code ?? 'parse error'})`, now);
+}
+
+/** A connection idle past the limit: 408 when a request is in progress and its answer has not begun, then closed. */
+export function sendIdleTimeout(socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }, now: Date): void {
+  const res = socket._httpMessage;
+  if (!socket.writable || !res || res.headersSent) {
+    socket.destroy();
+    return;
+  }
+  rawError(socket, 408, 'the connection was idle too long', now);
+  socket.once('finish', () => socket.destroy());
+}
+
+const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+function rawError(socket: Duplex, status: number, message: string, now: Date): void {
+  const body = errorBody('xml', status, message, '', '', now);
   socket.end(
-    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+    `HTTP/1.1 ${status} ${REASONS[status]}\r\n` +
       `Content-Type: ${MEDIA_TYPE.xml}; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
