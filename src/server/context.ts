@@ -24,6 +24,10 @@ export interface Limits {
   requestTimeoutMs: number;
   /** A connection with no byte in either direction for this long is answered 408 (when no answer began) and closed. */
   idleTimeoutMs: number;
+  /** Open (queued or running) generations and publications per user (→ 429 + Retry-After; `serve --max-jobs-per-user`). */
+  jobsPerUser: number;
+  /** … and on the whole server (→ 503 + Retry-After; `serve --max-jobs`). */
+  jobsTotal: number;
 }
 
 export interface ServerDeps {
@@ -50,4 +54,6 @@ export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 *
   headersTimeoutMs: 30_000,
   requestTimeoutMs: 15 * 60_000,
   idleTimeoutMs: 120_000,
+  jobsPerUser: 8,
+  jobsTotal: 16,
 };

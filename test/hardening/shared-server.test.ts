@@ -3,10 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
 import { createClient } from '../../src/client';
+import { decode } from '../../src/codec';
 import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createUser } from '../../src/server';
 import { spawnServer } from './support/child-server';
+import { generatableAppliance } from './support/fixtures';
 import { healthy, PASSWORDS, sendSigned, startHarness, tempDir, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';
 
 describe('signed URLs on a shared server', () => {
@@ -178,5 +180,50 @@ describe('timeouts (limits.headersTimeoutMs, idleTimeoutMs)', () => {
     expect(r).not.toBe('no answer');
     expect(whyNotClientError(r as Res, 408)).toBeUndefined();
     expect(await healthy(h.server.url)).toBe(true);
+  });
+});
+
+describe('job caps (limits.jobsPerUser, jobsTotal)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ limits: { jobsPerUser: 2, jobsTotal: 3 } });
+  });
+  afterAll(async () => h?.close());
+
+  it('a user past the cap gets 429, the server past its cap 503, both with Retry-After; a cancelled job frees its place', async () => {
+    const alice = h.client(h.alice);
+    const bob = h.client(h.bob);
+    const aAid = await generatableAppliance(alice, 'capped');
+    const bAid = await generatableAppliance(bob, 'capped');
+    const gen = (uid: string, aid: string, format: string) =>
+      h.send('POST', `users/${uid}/appliances/${aid}/images`, { user: uid === 'alice' ? h.alice : h.bob, headers: XML_HEADERS, body: `<image><targetFormat><name>${format}</name></targetFormat><installProfile><diskSize>1024</diskSize></installProfile></image>` });
+    const started: Array<[string, string, string]> = [];
+    const take = (uid: string, aid: string, r: Res) => started.push([uid, aid, /<dbId>(\d+)</.exec(r.text)![1]!]);
+    try {
+      for (const f of ['QCOW2', 'Raw Virtual Disk']) {
+        const r = await gen('alice', aAid, f);
+        expect(r.status, r.text).toBe(201);
+        take('alice', aAid, r);
+      }
+      const third = await gen('alice', aAid, 'VMware');
+      expect(whyNotClientError(third, 429)).toBeUndefined();
+      expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+      const b1 = await gen('bob', bAid, 'QCOW2');
+      expect(b1.status, b1.text).toBe(201);
+      take('bob', bAid, b1);
+      const b2 = await gen('bob', bAid, 'Raw Virtual Disk');
+      // 503 is the server's state, not the request's: a uforgeError all the same.
+      expect(b2.status).toBe(503);
+      expect(decode('xml', b2.text, 'uforgeError').value.statusCode).toBe(503);
+      expect(Number(b2.headers['retry-after'])).toBeGreaterThan(0);
+      // A cancelled generation is terminal: its place is free again.
+      const [uid, aid, itid] = started.shift()!;
+      expect((await h.send('DELETE', `users/${uid}/appliances/${aid}/images/${itid}/status`)).status).toBe(200);
+      const again = await gen('bob', bAid, 'Raw Virtual Disk');
+      expect(again.status, again.text).toBe(201);
+      take('bob', bAid, again);
+    } finally {
+      for (const [uid, aid, itid] of started) await h.send('DELETE', `users/${uid}/appliances/${aid}/images/${itid}/status`, { user: uid === 'alice' ? h.alice : h.bob });
+    }
   });
 });

@@ -15,6 +15,8 @@ export const serve: Command = async (args) => {
       'max-upload-bytes': { type: 'string' },
       'max-disk-mib': { type: 'string' },
       'signed-url-max-age': { type: 'string' },
+      'max-jobs-per-user': { type: 'string' },
+      'max-jobs': { type: 'string' },
       log: { type: 'boolean', default: false },
     },
     strict: true,
@@ -29,10 +31,17 @@ export const serve: Command = async (args) => {
   }
   const maxAge = values['signed-url-max-age'];
   if (maxAge !== undefined && !/^[1-9]\d{0,8}$/.test(maxAge)) throw new UsageError('--signed-url-max-age must be a number of seconds ≥ 1');
+  const perUser = values['max-jobs-per-user'];
+  const allJobs = values['max-jobs'];
+  for (const [name, v] of [['max-jobs-per-user', perUser], ['max-jobs', allJobs]] as const) {
+    if (v !== undefined && !/^[1-9]\d{0,5}$/.test(v)) throw new UsageError(`--${name} must be a whole number ≥ 1`);
+  }
   const limits = {
     ...(maxUpload !== undefined ? { uploadBytes: Number(maxUpload) } : {}),
     ...(maxDisk !== undefined ? { maxDiskMiB: Number(maxDisk) } : {}),
     ...(maxAge !== undefined ? { signedUrlMaxAgeSeconds: Number(maxAge) } : {}),
+    ...(perUser !== undefined ? { jobsPerUser: Number(perUser) } : {}),
+    ...(allJobs !== undefined ? { jobsTotal: Number(allJobs) } : {}),
   };
   const server = await startServer({
     host: values.host,

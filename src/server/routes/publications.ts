@@ -4,6 +4,7 @@ import type { OpStatus, PublishImage } from '../../model/resources';
 import type { Ctx } from '../context';
 import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
 import { publicationCredentials, startPublication } from '../jobs/publication';
+import { assertJobRoom } from '../jobs/quota';
 import { initialStatus, jobKey, setStatus } from '../jobs/status';
 import { badRequest, ServiceError } from '../service-error';
 import type { AccountDoc, PImageDoc } from '../store/docs';
@@ -93,7 +94,10 @@ function publish(ctx: Ctx, req: Req, itid: number) {
     status: initialStatus('queued'),
   };
   // The password is kept sealed: DELETE of the publication needs it to remove the Glance image.
-  const row = ctx.store.insert('pimage', { owner: appliance.owner, parentId: appliance.id, doc: d, secret: ctx.box.seal(password!) });
+  const row = ctx.store.tx(() => {
+    assertJobRoom(ctx, appliance.owner);
+    return ctx.store.insert('pimage', { owner: appliance.owner, parentId: appliance.id, doc: d, secret: ctx.box.seal(password!) });
+  });
   startPublication(ctx, row, image, format);
   const view = pubView(ctx, row);
   return doc('publishImage', view, { location: view.uri! });
