@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
 import { createClient } from '../../src/client';
 import { decode } from '../../src/codec';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createUser } from '../../src/server';
 import { spawnServer } from './support/child-server';
@@ -224,6 +224,47 @@ describe('job caps (limits.jobsPerUser, jobsTotal)', () => {
       take('bob', bAid, again);
     } finally {
       for (const [uid, aid, itid] of started) await h.send('DELETE', `users/${uid}/appliances/${aid}/images/${itid}/status`, { user: uid === 'alice' ? h.alice : h.bob });
+    }
+  });
+});
+
+/** Bytes a process has read so far (Linux /proc/<pid>/io `rchar`): a count, not a timing. */
+function bytesRead(pid: number): number {
+  return Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
+}
+
+describe('HEAD on a download', () => {
+  it.skipIf(!existsSync('/proc/self/io'))('is answered from the record: the file is not read', async () => {
+    const dataDir = tempDir();
+    const alice = await createUser(dataDir, { login: 'alice', password: PASSWORDS.alice });
+    const srv = await spawnServer(dataDir);
+    try {
+      const sw = await sendSigned(srv.url, 'POST', 'users/alice/mysoftware', { user: alice, headers: XML_HEADERS, body: '<mySoftware><name>big</name><version>1</version></mySoftware>' });
+      const msid = /<dbId>(\d+)</.exec(sw.text)![1]!;
+      const art = await sendSigned(srv.url, 'POST', `users/alice/mysoftware/${msid}/artifacts`, { user: alice, headers: XML_HEADERS, body: '<softwareFile><name>big.bin</name></softwareFile>' });
+      const said = /<dbId>(\d+)</.exec(art.text)![1]!;
+      const size = 48 * 1024 * 1024;
+      const up = await sendSigned(srv.url, 'POST', `users/alice/mysoftware/${msid}/artifacts/${said}/bin/big.bin`, { user: alice, body: Buffer.alloc(size, 7), headers: { 'content-type': 'application/octet-stream' } });
+      expect(up.status, up.text).toBe(200);
+      const before = bytesRead(srv.proc.pid!);
+      const heads = [];
+      for (let i = 0; i < 3; i++) heads.push(await sendSigned(srv.url, 'HEAD', `users/alice/mysoftware/${msid}/artifacts/${said}/bin`, { user: alice }));
+      // Fastify drains a HEAD's stream after answering: let any such reading end (bounded) before counting.
+      let last = -1;
+      for (let i = 0; i < 50 && bytesRead(srv.proc.pid!) !== last; i++) {
+        last = bytesRead(srv.proc.pid!);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const read = bytesRead(srv.proc.pid!) - before;
+      for (const hd of heads) {
+        expect(hd.status).toBe(200);
+        expect(hd.headers['content-length']).toBe(String(size));
+        expect(hd.headers.etag).toBeTruthy();
+      }
+      expect(read, `bytes read by the server for 3 HEADs of a ${size}-byte file`).toBeLessThan(1024 * 1024);
+    } finally {
+      await srv.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

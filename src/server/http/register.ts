@@ -50,7 +50,8 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
         scope.route({ method: op.method, url, onRequest, handler: route });
       });
     } else {
-      app.route({ method: op.method, url, onRequest, handler: route });
+      // HEAD is registered with GET (not Fastify's automatic HEAD route, which drains a file to answer).
+      app.route({ method: op.method === 'GET' ? ['GET', 'HEAD'] : op.method, url, onRequest, handler: route });
     }
     done.push({ id: op.id as OperationId, method: op.method, url });
     const set = methodsByUrl.get(url) ?? new Set<string>();
@@ -142,13 +143,18 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
     }
     // Whatever ends the answer (sent, failed, client gone), the file is closed.
     reply.raw.once('close', () => r.file.destroy());
-    return reply
+    reply
       .code(200)
       .header('Content-Type', r.contentType)
       .header('Content-Length', String(r.size))
       // RFC 6266: an ASCII `filename=` fallback and `filename*=UTF-8''…`; a raw name above U+00FF is refused by Node.
-      .header('Content-Disposition', contentDisposition(r.fileName))
-      .send(r.file as Readable);
+      .header('Content-Disposition', contentDisposition(r.fileName));
+    // HEAD is answered from the record: the file is never read (issue 12, weakness 5).
+    if (request.method === 'HEAD') {
+      r.file.destroy();
+      return reply.send();
+    }
+    return reply.send(r.file as Readable);
   }
   const d = r as DocResult;
   const format = formatOfAccept(request.headers.accept);
