@@ -103,7 +103,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     ...imageRoutes(ctx),
     ...publicationRoutes(ctx),
   };
-  const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds });
+  const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds, failuresPerMinute: limits.authFailuresPerMinute });
   const routes = registerOperations(app, {
     ctx,
     auth,

@@ -28,6 +28,8 @@ export interface Limits {
   jobsPerUser: number;
   /** … and on the whole server (→ 503 + Retry-After; `serve --max-jobs`). */
   jobsTotal: number;
+  /** Failed authentications (a bad signature or password) one address may make per minute; then 429 + Retry-After. */
+  authFailuresPerMinute: number;
 }
 
 export interface ServerDeps {
@@ -56,4 +58,5 @@ export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 *
   idleTimeoutMs: 120_000,
   jobsPerUser: 8,
   jobsTotal: 16,
+  authFailuresPerMinute: 60,
 };

@@ -268,3 +268,54 @@ describe('HEAD on a download', () => {
     }
   });
 });
+
+/** CPU time a process has used (utime + stime, in clock ticks, /proc/<pid>/stat): an amount of work, not a timing. */
+function cpuTicks(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const after = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return Number(after[11]) + Number(after[12]);
+}
+
+describe('Basic authentication failures', () => {
+  it.skipIf(!existsSync('/proc/self/stat'))('an unknown login costs the server the same password hash as a known one', async () => {
+    const dataDir = tempDir();
+    await createUser(dataDir, { login: 'alice', password: PASSWORDS.alice });
+    const srv = await spawnServer(dataDir);
+    try {
+      const work = async (login: string): Promise<number> => {
+        const before = cpuTicks(srv.proc.pid!);
+        for (let i = 0; i < 8; i++) {
+          const r = await sendSigned(srv.url, 'GET', 'users/alice', { user: null, basic: { login, password: `wrong-${i}` } });
+          expect(r.status).toBe(401);
+        }
+        return cpuTicks(srv.proc.pid!) - before;
+      };
+      const known = await work('alice');
+      const unknown = await work('nobody-here');
+      console.log(`[hardening] CPU ticks for 8 failed Basic logins: known login ${known}, unknown login ${unknown}`);
+      expect(known).toBeGreaterThan(0);
+      expect(unknown).toBeGreaterThanOrEqual(known / 2);
+    } finally {
+      await srv.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('an address past its failure limit gets 429 with Retry-After, even with good credentials', async () => {
+    const h = await startHarness({ limits: { authFailuresPerMinute: 5 } });
+    try {
+      // A request without credentials is no failed guess.
+      expect((await h.send('GET', 'users/alice', { user: null })).status).toBe(401);
+      for (let i = 0; i < 5; i++) {
+        expect((await h.send('GET', 'users/alice', { user: null, basic: { login: 'alice', password: `guess-${i}` } })).status).toBe(401);
+      }
+      const limited = await h.send('GET', 'users/alice', { user: null, basic: { login: 'alice', password: 'guess-6' } });
+      expect(whyNotClientError(limited, 429)).toBeUndefined();
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      expect(whyNotClientError(await h.send('GET', 'users/alice'), 429)).toBeUndefined();
+      expect(await healthy(h.server.url)).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+});

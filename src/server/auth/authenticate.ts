@@ -1,10 +1,11 @@
 // Who is calling (wire contract §4): an API-key signature over the raw request target, or Basic.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
-import { systemClock, type Clock } from '../ports';
+import type { Clock } from '../ports';
 import type { Store } from '../store/store';
 import { ServiceError } from '../service-error';
-import { verifyPassword } from './passwords';
+import { FailureLimiter } from './failure-limiter';
+import { hashPassword, verifyPassword } from './passwords';
 import type { SecretBox } from './secret-box';
 
 export interface Caller {
@@ -16,10 +17,12 @@ export interface Caller {
   readOnly?: boolean;
 }
 
-export interface SignedUrlRules {
+export interface AuthRules {
   clock: Clock;
   /** Above 0: a signed URL must carry `expires` at most this many seconds ahead. */
   maxAgeSeconds: number;
+  /** Failed authentications one address may make per minute before a 429. */
+  failuresPerMinute: number;
 }
 
 export const REALM = 'appliance-forge';
@@ -33,14 +36,32 @@ const BASIC_CACHE_MAX = 256;
 
 export class Authenticator {
   private readonly basicOk = new Map<string, true>();
+  private readonly limiter: FailureLimiter;
+  /** A hash of no one's password: an unknown login costs the same scrypt as a known one (no timing oracle). */
+  private dummyHash: Promise<string> | undefined;
   constructor(
     private readonly store: Store,
     private readonly box: SecretBox,
     private readonly servicePath: string,
-    private readonly rules: SignedUrlRules = { clock: systemClock, maxAgeSeconds: 0 },
-  ) {}
+    private readonly rules: AuthRules,
+  ) {
+    this.limiter = new FailureLimiter(rules.failuresPerMinute, 60_000, rules.clock);
+  }
 
-  async authenticate(rawUrl: string, authorization: string | undefined): Promise<Caller> {
+  /** The caller, or a 401; an address past its failure limit gets a 429 whatever it sends. */
+  async authenticate(rawUrl: string, authorization: string | undefined, address = ''): Promise<Caller> {
+    const wait = this.limiter.retryAfter(address);
+    if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
+    try {
+      return await this.verify(rawUrl, authorization);
+    } catch (e) {
+      // Only credentials that were presented and refused count: a first request without any is no guess.
+      if (authorization !== undefined || /[?&](apiKey|signature)=/.test(rawUrl)) this.limiter.fail(address);
+      throw e;
+    }
+  }
+
+  private async verify(rawUrl: string, authorization: string | undefined): Promise<Caller> {
     const signed = parseSignedTarget(rawUrl, this.servicePath);
     if (signed) {
       const key = this.store.byKey('apikey', signed.publicKey);
@@ -55,7 +76,10 @@ export class Authenticator {
     const basic = parseBasicAuthorization(authorization);
     if (basic) {
       const user = this.store.getUser(basic.login);
-      if (!user || !user.passwordHash) throw unauthorized('invalid login or password');
+      if (!user || !user.passwordHash) {
+        await verifyPassword(basic.password, await (this.dummyHash ??= hashPassword(randomBytes(16).toString('base64'))));
+        throw unauthorized('invalid login or password');
+      }
       const memo = createHash('sha256').update(`${user.login}\0${basic.password}\0${user.passwordHash}`).digest('base64');
       if (!this.basicOk.has(memo)) {
         if (!(await verifyPassword(basic.password, user.passwordHash))) throw unauthorized('invalid login or password');

@@ -40,7 +40,7 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
     // Who is calling is known before a byte of the body is read: an unauthenticated client cannot make
     // the server read (and hold) a document or an upload (issue 12, weakness 3).
     const onRequest = async (request: FastifyRequest): Promise<void> => {
-      callers.set(request, op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization));
+      callers.set(request, op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip));
     };
     if (op.binary === 'upload') {
       // Uploads take the raw bytes as a stream, whatever their type (never buffered, task item 1).
