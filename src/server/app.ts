@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
-import { sendClientError, sendError, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
+import { isPublicBaseUrl, sendClientError, sendError, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
 import type { Handler } from './http/handler';
 import { registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
@@ -36,8 +36,9 @@ export interface BuiltServer {
 export function buildServer(deps: ServerDeps): BuiltServer {
   const servicePath = (deps.servicePath ?? '/api').replace(/\/+$/, '');
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
-  const { limits: _l, logger: _g, ...rest } = deps;
-  const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION };
+  const { limits: _l, logger: _g, publicUrl, ...rest } = deps;
+  if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new Error(`publicUrl must be an http(s) base URL, got ${publicUrl}`);
+  const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION, ...(publicUrl ? { publicUrl: publicUrl.replace(/\/+$/, '') } : {}) };
 
   const app = Fastify({
     logger: deps.logger
@@ -64,7 +65,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     // A signed URL must reach the signature check exactly as sent (wire contract §4).
     return503OnClosing: true,
     // A target whose path does not percent-decode (`%FF`, `%C0%AE`) is a 400 like any other (§5).
-    frameworkErrors: (err, request, reply) => sendError(request, reply, new ServiceError(400, `bad request URL (${err.code})`), ctx.clock.now()),
+    frameworkErrors: (err, request, reply) => sendError(request, reply, new ServiceError(400, `bad request URL (${err.code})`), ctx.clock.now(), ctx),
     clientErrorHandler: (err, socket) => sendClientError(err, socket, ctx.clock.now()),
   });
 
@@ -84,10 +85,10 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   app.setErrorHandler((err, request, reply) => {
     const se = toServiceError(err);
     if (se.statusCode >= 500) request.log.error({ err }, 'request failed');
-    return sendError(request, reply, se, ctx.clock.now());
+    return sendError(request, reply, se, ctx.clock.now(), ctx);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ServiceError(404, `no resource at ${request.method} ${request.url.split('?')[0]}`), ctx.clock.now()),
+    sendError(request, reply, new ServiceError(404, `no resource at ${request.method} ${request.url.split('?')[0]}`), ctx.clock.now(), ctx),
   );
 
   const handlers: Record<OperationId, Handler> = {

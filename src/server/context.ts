@@ -45,11 +45,14 @@ export interface ServerDeps {
   servicePath?: string;
   limits?: Partial<Limits>;
   logger?: boolean;
+  /** The service's public base URL (`https://forge.example.org/api`): `Location` and `requestUri` use it, not the Host header. */
+  publicUrl?: string;
 }
 
-export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger'>> {
+export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger' | 'publicUrl'>> {
   limits: Limits;
   version: string;
+  publicUrl?: string;
 }
 
 export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB, signedUrlMaxAgeSeconds: 0,

@@ -21,6 +21,8 @@ export interface StartOptions {
   dataDir: string;
   servicePath?: string;
   logger?: boolean;
+  /** The public base URL for `Location` and `requestUri` (behind a proxy); the Host header otherwise. */
+  publicUrl?: string;
   limits?: Partial<Limits>;
   clock?: Clock;
   jobs?: JobRunner;
@@ -70,6 +72,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     ...(o.servicePath !== undefined ? { servicePath: o.servicePath } : {}),
     ...(o.limits ? { limits: o.limits } : {}),
     ...(o.logger !== undefined ? { logger: o.logger } : {}),
+    ...(o.publicUrl !== undefined ? { publicUrl: o.publicUrl } : {}),
   });
   try {
     await app.listen({ host, port: o.port ?? 0 });

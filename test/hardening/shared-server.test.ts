@@ -319,3 +319,29 @@ describe('Basic authentication failures', () => {
     }
   });
 });
+
+describe('a configured public base URL (publicUrl)', () => {
+  let h: Harness;
+  const PUBLIC = 'https://forge.example.test/api';
+  beforeAll(async () => {
+    h = await startHarness({ publicUrl: PUBLIC });
+  });
+  afterAll(async () => h?.close());
+
+  it('Location and requestUri use it; a hostile Host header is never reflected', async () => {
+    const body = '<mySoftware><name>hosted</name><version>1</version></mySoftware>';
+    const created = await answerBeforeBody(
+      h.origin,
+      `POST /api/${signTarget('users/alice/mysoftware', h.alice)} HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/xml\r\nContent-Length: ${body.length}\r\n\r\n`,
+      body,
+    );
+    expect(created).not.toBe('no answer');
+    const c = created as Res;
+    expect(c.status).toBe(201);
+    expect(c.headers.location).toMatch(new RegExp(`^${PUBLIC}/users/alice/mysoftware/\\d+$`));
+    const missing = await answerBeforeBody(h.origin, `GET /api/${signTarget('users/alice/mysoftware/999999', h.alice)} HTTP/1.1\r\nHost: evil.example\r\n\r\n`, '');
+    expect(whyNotClientError(missing as Res, 404)).toBeUndefined();
+    expect((missing as Res).text).toContain(`<requestUri>${PUBLIC}/users/alice/mysoftware/999999</requestUri>`);
+    expect(JSON.stringify([c, missing])).not.toContain('evil.example');
+  });
+});

@@ -2,6 +2,7 @@
 // line, stops gracefully on SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
 import { parseArgs } from 'node:util';
 import { startServer } from '../../server';
+import { isPublicBaseUrl } from '../../server/http/errors';
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../../server/imaging';
 import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
 
@@ -17,6 +18,7 @@ export const serve: Command = async (args) => {
       'signed-url-max-age': { type: 'string' },
       'max-jobs-per-user': { type: 'string' },
       'max-jobs': { type: 'string' },
+      'public-url': { type: 'string' },
       log: { type: 'boolean', default: false },
     },
     strict: true,
@@ -36,6 +38,8 @@ export const serve: Command = async (args) => {
   for (const [name, v] of [['max-jobs-per-user', perUser], ['max-jobs', allJobs]] as const) {
     if (v !== undefined && !/^[1-9]\d{0,5}$/.test(v)) throw new UsageError(`--${name} must be a whole number ≥ 1`);
   }
+  const publicUrl = values['public-url'];
+  if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new UsageError('--public-url must be an http(s) base URL, e.g. https://forge.example.org/api');
   const limits = {
     ...(maxUpload !== undefined ? { uploadBytes: Number(maxUpload) } : {}),
     ...(maxDisk !== undefined ? { maxDiskMiB: Number(maxDisk) } : {}),
@@ -48,6 +52,7 @@ export const serve: Command = async (args) => {
     port,
     dataDir: values.data,
     logger: values.log,
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
     ...(Object.keys(limits).length ? { limits } : {}),
   });
   process.stdout.write(`${server.url}\n`);

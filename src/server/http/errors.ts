@@ -32,9 +32,25 @@ export function unsignedTarget(url: string): string {
   return url.replace(/[?&](apiKey|signature)=[^&]*/g, '').replace(/^([^?]*)&/, '$1?');
 }
 
+/** Where the service is: its configured public base URL, else what the request's Host header says. */
+export interface PublicBase {
+  servicePath: string;
+  /** `serve --public-url`: used for `Location` and `requestUri` so that a Host header is never reflected. */
+  publicUrl?: string;
+}
+
+/** An http(s) URL with a host and an optional path: no query, no fragment, no space. */
+export const isPublicBaseUrl = (s: string): boolean => /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(s);
+
+export function baseUrlOf(request: FastifyRequest, b: PublicBase): string {
+  return b.publicUrl ?? `${request.protocol}://${request.host}${b.servicePath}`;
+}
+
 /** `requestUri` is absolute; the signature parameters are left out of it (they are not the resource). */
-export function absoluteRequestUri(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}${unsignedTarget(request.raw.url ?? '/')}`;
+export function absoluteRequestUri(request: FastifyRequest, b: PublicBase): string {
+  const target = unsignedTarget(request.raw.url ?? '/');
+  const base = baseUrlOf(request, b);
+  return target.startsWith(`${b.servicePath}/`) ? base + target.slice(b.servicePath.length) : new URL(base).origin + target;
 }
 
 // A message may echo request bytes (a `%00` id); XML 1.0 cannot carry control characters at all.
@@ -54,7 +70,7 @@ function errorBody(format: Format, statusCode: number, message: string, method: 
 
 const FILE_HEADERS = ['content-length', 'content-disposition', 'etag', 'last-modified'] as const;
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date): FastifyReply {
+export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date, base: PublicBase): FastifyReply {
   const format = formatOfAccept(request.headers.accept);
   // An error raised after a file answer was prepared: its length and name must not describe the error body.
   for (const h of FILE_HEADERS) reply.removeHeader(h);
@@ -62,7 +78,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, se: Serv
   // The request body was not read to its end (an upload cut short by 507/413…): this connection cannot
   // carry another request, so say so and close it rather than leave a keep-alive client hanging.
   if (!request.raw.complete) reply.header('Connection', 'close');
-  const body = errorBody(format, se.statusCode, se.message, request.method, absoluteRequestUri(request), now);
+  const body = errorBody(format, se.statusCode, se.message, request.method, absoluteRequestUri(request, base), now);
   return reply.code(se.statusCode).type(`${MEDIA_TYPE[format]}; charset=utf-8`).send(body);
 }
 

@@ -9,6 +9,7 @@ import type { DocumentRoot } from '../../model/resources';
 import type { Authenticator, Caller } from '../auth/authenticate';
 import type { Ctx } from '../context';
 import { badRequest, forbidden, notFound, ServiceError } from '../service-error';
+import { baseUrlOf } from './errors';
 import { etagOfText, httpDate, notModified, quoteEtag } from './conditional';
 import type { DocResult, FileResult, Handler, Req, Result } from './handler';
 
@@ -96,7 +97,7 @@ async function run(o: RegisterOptions, op: Operation, handler: Handler, request:
     if (!ctx.store.getUser(params.uid)) throw notFound(`no user ${params.uid}`);
   }
   const query = firstValues(request.query);
-  const baseUrl = `${request.protocol}://${request.host}${ctx.servicePath}`;
+  const baseUrl = baseUrlOf(request, ctx);
   const req: Req = {
     op,
     params,
