@@ -36,9 +36,10 @@ export interface BuiltServer {
 export function buildServer(deps: ServerDeps): BuiltServer {
   const servicePath = (deps.servicePath ?? '/api').replace(/\/+$/, '');
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
-  const { limits: _l, logger: _g, publicUrl, ...rest } = deps;
+  const { limits: _l, logger: _g, publicUrl, cloudEndpoints, ...rest } = deps;
+  for (const e of cloudEndpoints ?? []) if (!isPublicBaseUrl(e)) throw new Error(`a cloud endpoint must be an http(s) URL, got ${e}`);
   if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new Error(`publicUrl must be an http(s) base URL, got ${publicUrl}`);
-  const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION, ...(publicUrl ? { publicUrl: publicUrl.replace(/\/+$/, '') } : {}) };
+  const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION, ...(publicUrl ? { publicUrl: publicUrl.replace(/\/+$/, '') } : {}), ...(cloudEndpoints ? { cloudEndpoints } : {}) };
 
   const app = Fastify({
     logger: deps.logger

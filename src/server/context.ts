@@ -47,12 +47,18 @@ export interface ServerDeps {
   logger?: boolean;
   /** The service's public base URL (`https://forge.example.org/api`): `Location` and `requestUri` use it, not the Host header. */
   publicUrl?: string;
+  /**
+   * Cloud endpoints users may name as keystoneUrl/glanceUrl (URL prefixes, `serve --cloud-endpoint`); any when
+   * absent. Otherwise the server connects wherever a user says: to an internal service too (SSRF).
+   */
+  cloudEndpoints?: readonly string[];
 }
 
-export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger' | 'publicUrl'>> {
+export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints'>> {
   limits: Limits;
   version: string;
   publicUrl?: string;
+  cloudEndpoints?: readonly string[];
 }
 
 export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB, signedUrlMaxAgeSeconds: 0,

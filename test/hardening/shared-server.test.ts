@@ -4,9 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
 import { createClient } from '../../src/client';
 import { decode } from '../../src/codec';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { connect, type AddressInfo } from 'node:net';
 import { createUser } from '../../src/server';
+import { publishToGlance } from '../../src/server/openstack';
 import { spawnServer } from './support/child-server';
 import { generatableAppliance } from './support/fixtures';
 import { healthy, PASSWORDS, sendSigned, startHarness, tempDir, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';
@@ -343,5 +346,59 @@ describe('a configured public base URL (publicUrl)', () => {
     expect(whyNotClientError(missing as Res, 404)).toBeUndefined();
     expect((missing as Res).text).toContain(`<requestUri>${PUBLIC}/users/alice/mysoftware/999999</requestUri>`);
     expect(JSON.stringify([c, missing])).not.toContain('evil.example');
+  });
+});
+
+describe('cloud endpoints (SSRF through keystoneUrl/glanceUrl)', () => {
+  it('with cloudEndpoints set, an account or publication naming another endpoint is a 400', async () => {
+    const h = await startHarness({ cloudEndpoints: ['http://127.0.0.1:5000/v3', 'https://glance.example.test'] });
+    try {
+      const acc = (name: string, ks: string, glance = '') =>
+        h.send('POST', 'users/alice/accounts', { headers: XML_HEADERS, body: `<credAccount><name>${name}</name><keystoneUrl>${ks}</keystoneUrl>${glance}<login>u</login><password>p</password></credAccount>` });
+      expect((await acc('ok', 'http://127.0.0.1:5000/v3')).status).toBe(201);
+      expect((await acc('ok2', 'http://127.0.0.1:5000/v3/', '<glanceUrl>https://glance.example.test/v2</glanceUrl>')).status).toBe(201);
+      for (const [name, ks, glance] of [
+        ['port', 'http://127.0.0.1:6379/v3', ''],
+        ['meta', 'http://169.254.169.254/latest', ''],
+        ['sibling', 'http://127.0.0.1:5000/v30', ''],
+        ['glance', 'http://127.0.0.1:5000/v3', '<glanceUrl>http://127.0.0.1:22/</glanceUrl>'],
+      ] as const) {
+        expect(whyNotClientError(await acc(name, ks, glance), 400), name).toBeUndefined();
+      }
+      const c = h.client(h.alice);
+      const aid = await generatableAppliance(c, 'ssrf');
+      const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
+      await c.machineImageGeneration_cancel({ uid: 'alice', aid, itid: String(img.dbId) });
+      const pub = await h.send('POST', `users/alice/appliances/${aid}/images/${img.dbId}/pimages`, {
+        headers: XML_HEADERS,
+        body: '<publishImage><credAccount><keystoneUrl>http://127.0.0.1:6379/v3</keystoneUrl><login>u</login><password>p</password></credAccount><keystoneProject>p</keystoneProject></publishImage>',
+      });
+      expect(whyNotClientError(pub, 400)).toBeUndefined();
+      expect(pub.text).toContain('keystoneUrl');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a foreign service's answer is not echoed in the publication error", async () => {
+    const marker = 'INTERNAL-ADMIN-PAGE-7d1c';
+    const foreign = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end(`<html><body>${marker} redis config dump</body></html>`));
+    await new Promise<void>((r) => foreign.listen(0, '127.0.0.1', r));
+    const dir = tempDir();
+    try {
+      const file = join(dir, 'disk.raw');
+      writeFileSync(file, Buffer.alloc(4096));
+      const url = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/v3`;
+      const e = await publishToGlance({ keystoneUrl: url, login: 'u', password: 'p', domain: 'Default', project: 'p', displayName: 'x', publicImage: false, diskFormat: 'raw', file, size: 4096 }).then(
+        () => undefined,
+        (x: unknown) => x as Error,
+      );
+      expect(e).toBeInstanceOf(Error);
+      expect(e!.message).toMatch(/HTTP 404/);
+      expect(e!.message).not.toContain(marker);
+    } finally {
+      foreign.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -19,6 +19,7 @@ export const serve: Command = async (args) => {
       'max-jobs-per-user': { type: 'string' },
       'max-jobs': { type: 'string' },
       'public-url': { type: 'string' },
+      'cloud-endpoint': { type: 'string', multiple: true },
       log: { type: 'boolean', default: false },
     },
     strict: true,
@@ -40,6 +41,8 @@ export const serve: Command = async (args) => {
   }
   const publicUrl = values['public-url'];
   if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new UsageError('--public-url must be an http(s) base URL, e.g. https://forge.example.org/api');
+  const cloudEndpoints = values['cloud-endpoint'];
+  for (const e of cloudEndpoints ?? []) if (!isPublicBaseUrl(e)) throw new UsageError(`--cloud-endpoint must be an http(s) URL, got ${e}`);
   const limits = {
     ...(maxUpload !== undefined ? { uploadBytes: Number(maxUpload) } : {}),
     ...(maxDisk !== undefined ? { maxDiskMiB: Number(maxDisk) } : {}),
@@ -53,6 +56,7 @@ export const serve: Command = async (args) => {
     dataDir: values.data,
     logger: values.log,
     ...(publicUrl !== undefined ? { publicUrl } : {}),
+    ...(cloudEndpoints !== undefined ? { cloudEndpoints } : {}),
     ...(Object.keys(limits).length ? { limits } : {}),
   });
   process.stdout.write(`${server.url}\n`);

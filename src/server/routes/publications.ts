@@ -10,7 +10,7 @@ import { badRequest, ServiceError } from '../service-error';
 import type { AccountDoc, PImageDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { stamp, uris } from '../views';
-import { accountFromBody, accountRecord } from './accounts';
+import { accountFromBody, accountRecord, checkCloudEndpoints } from './accounts';
 import { ifMatch, owned, requireText } from './common';
 import { imageView, stopJob } from './images';
 import { targetFormatByName } from './target-formats';
@@ -76,6 +76,7 @@ function publish(ctx: Ctx, req: Req, itid: number) {
     }
   }
   const account: AccountDoc = accountFromBody(ref ?? {}, stored?.doc);
+  checkCloudEndpoints(ctx, account);
   if (!image.doc.status.complete || !image.doc.file) throw badRequest('the image is not generated yet');
   requireText(account.keystoneUrl, 'credAccount.keystoneUrl');
   requireText(account.login, 'credAccount.login');
