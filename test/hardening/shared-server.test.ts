@@ -402,3 +402,27 @@ describe('cloud endpoints (SSRF through keystoneUrl/glanceUrl)', () => {
     }
   });
 });
+
+describe('the open GET /status', () => {
+  it('tells health and version only, not how many jobs run', async () => {
+    const h = await startHarness();
+    try {
+      const c = h.client(h.alice);
+      const aid = await generatableAppliance(c, 'busy');
+      const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'QCOW2' }, installProfile: { diskSize: 1024 } } });
+      try {
+        for (const accept of ['application/xml', 'application/json']) {
+          const st = await h.send('GET', 'status', { user: null, headers: { accept } });
+          expect(st.status).toBe(200);
+          expect(st.text).toMatch(/alive/);
+          expect(st.text).toMatch(/version/);
+          expect(st.text, accept).not.toMatch(/serviceLoad/);
+        }
+      } finally {
+        await c.machineImageGeneration_cancel({ uid: 'alice', aid, itid: String(img.dbId) });
+      }
+    } finally {
+      await h.close();
+    }
+  });
+});
