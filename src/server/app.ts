@@ -1,11 +1,12 @@
 // The Fastify factory (style example 10): dependencies in, a server out. Content-type parsers for
 // documents, common headers, one error handler, every operation by id (http/register.ts).
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
-import { isPublicBaseUrl, sendClientError, sendError, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
+import { isPublicBaseUrl, sendClientError, sendConnectRefused, sendError, sendExpectationFailed, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
 import type { Handler } from './http/handler';
 import { registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
@@ -59,7 +60,8 @@ export function buildServer(deps: ServerDeps): BuiltServer {
       : false,
     bodyLimit: limits.bodyBytes,
     // Slow clients (issue 12, weakness 3): head, whole request and idle bounds, each a 408 uforgeError.
-    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: Math.max(100, Math.min(5_000, limits.headersTimeoutMs / 4)) },
+    // A missing Host is refused below with a uforgeError body (Node's own 400 has none).
+    http: { requireHostHeader: false, headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: Math.max(100, Math.min(5_000, limits.headersTimeoutMs / 4)) },
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: limits.idleTimeoutMs,
     routerOptions: { maxParamLength: 1024 },
@@ -71,13 +73,16 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   });
 
   app.server.on('timeout', (socket: Socket) => sendIdleTimeout(socket, ctx.clock.now()));
+  app.server.on('connect', (_req: IncomingMessage, socket: Socket) => sendConnectRefused(socket, ctx.clock.now()));
+  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => sendExpectationFailed(res, ctx.clock.now()));
 
   app.removeAllContentTypeParsers();
   for (const t of [[...DOCUMENT_TYPES], DOCUMENT_SUFFIXES]) {
     app.addContentTypeParser(t, { parseAs: 'string', bodyLimit: limits.bodyBytes }, (_req, body, done) => done(null, body));
   }
 
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.raw.httpVersion === '1.1' && !request.headers.host) throw new ServiceError(400, 'an HTTP/1.1 request needs a Host header');
     reply.header('Server', `appliance-forge/${ctx.version}`);
     reply.header('version', ctx.version);
     reply.header('Content-Language', 'en');

@@ -426,3 +426,26 @@ describe('the open GET /status', () => {
     }
   });
 });
+
+describe('requests Node would answer itself', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('no Host, an unknown Expect and CONNECT each get a uforgeError answer', async () => {
+    const host = new URL(h.origin).host;
+    const cases: Array<[string, string, number]> = [
+      ['no Host', 'GET /api/status HTTP/1.1\r\nConnection: close\r\n\r\n', 400],
+      ['Expect: teapot', `POST /api/users/alice/mysoftware HTTP/1.1\r\nHost: ${host}\r\nExpect: teapot\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`, 417],
+      ['CONNECT', `CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n`, 405],
+    ];
+    for (const [label, head, status] of cases) {
+      const r = await answerBeforeBody(h.origin, head, '');
+      expect(r, label).not.toBe('no answer');
+      expect(whyNotClientError(r as Res, status), label).toBeUndefined();
+    }
+    expect(await healthy(h.server.url)).toBe(true);
+  });
+});

@@ -1,5 +1,6 @@
 // One place where any failure becomes a `uforgeError` body in the negotiated format (wire contract §5).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { encode, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
 import { isForgeError } from '../../errors';
@@ -43,7 +44,9 @@ export interface PublicBase {
 export const isPublicBaseUrl = (s: string): boolean => /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(s);
 
 export function baseUrlOf(request: FastifyRequest, b: PublicBase): string {
-  return b.publicUrl ?? `${request.protocol}://${request.host}${b.servicePath}`;
+  // Without a Host header (HTTP/1.0, or the 400 that refuses an HTTP/1.1 request without one): the local address.
+  const host = request.host || `${request.socket.localAddress ?? '127.0.0.1'}:${request.socket.localPort ?? 0}`;
+  return b.publicUrl ?? `${request.protocol}://${host}${b.servicePath}`;
 }
 
 /** `requestUri` is absolute; the signature parameters are left out of it (they are not the resource). */
@@ -107,7 +110,24 @@ export function sendIdleTimeout(socket: Duplex & { _httpMessage?: { headersSent?
   socket.once('finish', () => socket.destroy());
 }
 
-const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  417: 'Expectation Failed',
+  431: 'Request Header Fields Too Large',
+};
+
+/** CONNECT (Node would drop the socket without a word): this is no proxy. */
+export function sendConnectRefused(socket: Duplex, now: Date): void {
+  rawError(socket, 405, 'CONNECT is not supported: this is not a proxy', now);
+}
+
+/** An `Expect` other than 100-continue (Node would answer 417 with an empty body). */
+export function sendExpectationFailed(res: ServerResponse, now: Date): void {
+  const body = errorBody('xml', 417, 'only Expect: 100-continue is supported', '', '', now);
+  res.writeHead(417, { 'Content-Type': `${MEDIA_TYPE.xml}; charset=utf-8`, 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+}
 
 function rawError(socket: Duplex, status: number, message: string, now: Date): void {
   const body = errorBody('xml', status, message, '', '', now);
