@@ -206,4 +206,26 @@ describe('issue 12 defects', () => {
       expect(r.text, body).not.toContain(secret);
     }
   });
+
+  it('defect 4, same shape: a generation started while its template is deleted leaves no orphan image', async () => {
+    const c = h.client(h.alice);
+    const outcomes: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const aid = await generatableAppliance(c, `orphan${round}`);
+      // A running generation: the delete has to stop it, which takes real waiting.
+      await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'QCOW2' }, installProfile: { diskSize: 1024 } } });
+      const [del, gen] = await Promise.all([
+        h.send('DELETE', `users/alice/appliances/${aid}`),
+        h.send('POST', `users/alice/appliances/${aid}/images`, { headers: XML_HEADERS, body: '<image><targetFormat><name>Raw Virtual Disk</name></targetFormat><installProfile><diskSize>1024</diskSize></installProfile></image>' }),
+      ]);
+      outcomes.push(`${del.status}/${gen.status}`);
+      const all = await h.send('GET', 'users/alice/images', { headers: { accept: 'application/json' } });
+      expect(all.status).toBe(200);
+      const appExists = (await h.send('GET', `users/alice/appliances/${aid}`)).status === 200;
+      const orphans = all.text.includes(`users/alice/appliances/${aid}/images/`) && !appExists;
+      expect(orphans, `round ${round}: ${outcomes.at(-1)}: an image of a deleted template is left`).toBe(false);
+      if (gen.status === 201 && appExists) await h.send('DELETE', `users/alice/appliances/${aid}`);
+    }
+    console.log(`[hardening] delete template vs generate outcomes (delete/generate): ${outcomes.join(' ')}`);
+  });
 });

@@ -132,6 +132,8 @@ export const imageRoutes = (ctx: Ctx) =>
         status: initialStatus('queued'),
       };
       const row = ctx.store.tx(() => {
+        // The profile check awaited: the template may have been deleted meanwhile.
+        if (!ctx.store.get('appliance', appliance.id)) throw notFound(`no appliance ${appliance.id}`);
         assertNoRunning(ctx, appliance, format.name);
         assertJobRoom(ctx, appliance.owner);
         return ctx.store.insert('image', { owner: appliance.owner, parentId: appliance.id, doc: d });
