@@ -9,6 +9,9 @@ const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2}
 // A lone surrogate (`&#xD800;`, JSON "\ud800") is not a character either.
 const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** Whether `s` holds a character an XML 1.0 document cannot carry: such a value is never stored. */
+export const hasNonXmlChar = (s: string): boolean => FORBIDDEN.test(s);
+
 /** Decode the text of a scalar element (XML) into its typed value. */
 export function scalarFromText(f: ScalarField, text: string, path: string): unknown {
   switch (f.type) {
@@ -29,14 +32,14 @@ export function scalarFromJson(f: ScalarField, v: unknown, path: string): unknow
   switch (f.type) {
     case 'boolean':
       if (typeof v === 'boolean') return v;
-      throw new DecodeError(`expected a boolean, got ${describe(v)}`, path);
+      throw new DecodeError(`expected a boolean, got ${describe(v, f)}`, path);
     case 'int':
     case 'long':
       if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
-      throw new DecodeError(`expected an integer, got ${describe(v)}`, path);
+      throw new DecodeError(`expected an integer, got ${describe(v, f)}`, path);
     default:
       if (typeof v === 'string') return checkString(f, v, path);
-      throw new DecodeError(`expected a string, got ${describe(v)}`, path);
+      throw new DecodeError(`expected a string, got ${describe(v, f)}`, path);
   }
 }
 
@@ -44,14 +47,14 @@ export function scalarFromJson(f: ScalarField, v: unknown, path: string): unknow
 export function scalarToText(f: ScalarField, v: unknown, path: string): string {
   switch (f.type) {
     case 'boolean':
-      if (typeof v !== 'boolean') throw new TypeError(`${path}: expected a boolean, got ${describe(v)}`);
+      if (typeof v !== 'boolean') throw new TypeError(`${path}: expected a boolean, got ${describe(v, f)}`);
       return v ? 'true' : 'false';
     case 'int':
     case 'long':
-      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new TypeError(`${path}: expected an integer, got ${describe(v)}`);
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new TypeError(`${path}: expected an integer, got ${describe(v, f)}`);
       return String(v);
     default:
-      if (typeof v !== 'string') throw new TypeError(`${path}: expected a string, got ${describe(v)}`);
+      if (typeof v !== 'string') throw new TypeError(`${path}: expected a string, got ${describe(v, f)}`);
       return v;
   }
 }
@@ -64,7 +67,7 @@ function integer(text: string, path: string): number {
 }
 
 function checkString(f: ScalarField, s: string, path: string): string {
-  if (FORBIDDEN.test(s)) throw new DecodeError('control characters are not allowed', path);
+  if (hasNonXmlChar(s)) throw new DecodeError('control characters are not allowed', path);
   if (f.type === 'dateTime' && !DATE.test(s)) throw new DecodeError(`expected an ISO-8601 date, got ${quote(s)}`, path);
   if (f.values) {
     const lower = s.toLowerCase();
@@ -79,10 +82,12 @@ function quote(s: string): string {
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
 }
 
-function describe(v: unknown): string {
+/** A value as an error message may show it: a secret field's value never (issue 12, defect 7). */
+function describe(v: unknown, f?: ScalarField): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'string') return `the string ${quote(v)}`;
   if (typeof v === 'object') return 'an object';
+  if (f?.secret) return `a ${typeof v} (not shown: secret field)`;
+  if (typeof v === 'string') return `the string ${quote(v)}`;
   return `${typeof v} ${String(v)}`;
 }

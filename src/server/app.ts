@@ -1,10 +1,12 @@
 // The Fastify factory (style example 10): dependencies in, a server out. Content-type parsers for
 // documents, common headers, one error handler, every operation by id (http/register.ts).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
-import { sendClientError, sendError, toServiceError } from './http/errors';
+import { isPublicBaseUrl, sendClientError, sendConnectRefused, sendError, sendExpectationFailed, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
 import type { Handler } from './http/handler';
 import { registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
@@ -35,26 +37,52 @@ export interface BuiltServer {
 export function buildServer(deps: ServerDeps): BuiltServer {
   const servicePath = (deps.servicePath ?? '/api').replace(/\/+$/, '');
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
-  const { limits: _l, logger: _g, ...rest } = deps;
-  const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION };
+  const { limits: _l, logger: _g, publicUrl, cloudEndpoints, ...rest } = deps;
+  for (const e of cloudEndpoints ?? []) if (!isPublicBaseUrl(e)) throw new Error(`a cloud endpoint must be an http(s) URL, got ${e}`);
+  if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new Error(`publicUrl must be an http(s) base URL, got ${publicUrl}`);
+  const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION, ...(publicUrl ? { publicUrl: publicUrl.replace(/\/+$/, '') } : {}), ...(cloudEndpoints ? { cloudEndpoints } : {}) };
 
   const app = Fastify({
-    logger: deps.logger ? { redact: ['req.headers.authorization'] } : false,
+    logger: deps.logger
+      ? {
+          redact: ['req.headers.authorization'],
+          // A signed URL replays as a credential: the log keeps the path and query without apiKey/signature.
+          serializers: {
+            req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+              method: req.method,
+              url: unsignedTarget(req.url),
+              host: req.host,
+              remoteAddress: req.ip,
+              remotePort: req.socket?.remotePort,
+            }),
+          },
+        }
+      : false,
     bodyLimit: limits.bodyBytes,
+    // Slow clients (issue 12, weakness 3): head, whole request and idle bounds, each a 408 uforgeError.
+    // A missing Host is refused below with a uforgeError body (Node's own 400 has none).
+    http: { requireHostHeader: false, headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: Math.max(100, Math.min(5_000, limits.headersTimeoutMs / 4)) },
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
     routerOptions: { maxParamLength: 1024 },
     // A signed URL must reach the signature check exactly as sent (wire contract §4).
     return503OnClosing: true,
     // A target whose path does not percent-decode (`%FF`, `%C0%AE`) is a 400 like any other (§5).
-    frameworkErrors: (err, request, reply) => sendError(request, reply, new ServiceError(400, `bad request URL (${err.code})`), ctx.clock.now()),
+    frameworkErrors: (err, request, reply) => sendError(request, reply, new ServiceError(400, `bad request URL (${err.code})`), ctx.clock.now(), ctx),
     clientErrorHandler: (err, socket) => sendClientError(err, socket, ctx.clock.now()),
   });
+
+  app.server.on('timeout', (socket: Socket) => sendIdleTimeout(socket, ctx.clock.now()));
+  app.server.on('connect', (_req: IncomingMessage, socket: Socket) => sendConnectRefused(socket, ctx.clock.now()));
+  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => sendExpectationFailed(res, ctx.clock.now()));
 
   app.removeAllContentTypeParsers();
   for (const t of [[...DOCUMENT_TYPES], DOCUMENT_SUFFIXES]) {
     app.addContentTypeParser(t, { parseAs: 'string', bodyLimit: limits.bodyBytes }, (_req, body, done) => done(null, body));
   }
 
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.raw.httpVersion === '1.1' && !request.headers.host) throw new ServiceError(400, 'an HTTP/1.1 request needs a Host header');
     reply.header('Server', `appliance-forge/${ctx.version}`);
     reply.header('version', ctx.version);
     reply.header('Content-Language', 'en');
@@ -63,10 +91,10 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   app.setErrorHandler((err, request, reply) => {
     const se = toServiceError(err);
     if (se.statusCode >= 500) request.log.error({ err }, 'request failed');
-    return sendError(request, reply, se, ctx.clock.now());
+    return sendError(request, reply, se, ctx.clock.now(), ctx);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ServiceError(404, `no resource at ${request.method} ${request.url.split('?')[0]}`), ctx.clock.now()),
+    sendError(request, reply, new ServiceError(404, `no resource at ${request.method} ${request.url.split('?')[0]}`), ctx.clock.now(), ctx),
   );
 
   const handlers: Record<OperationId, Handler> = {
@@ -82,7 +110,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     ...imageRoutes(ctx),
     ...publicationRoutes(ctx),
   };
-  const auth = new Authenticator(ctx.store, ctx.box, servicePath);
+  const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds, failuresPerMinute: limits.authFailuresPerMinute });
   const routes = registerOperations(app, {
     ctx,
     auth,

@@ -13,6 +13,23 @@ export interface Limits {
   uploadBytes: number;
   /** Largest installProfile.diskSize a user may ask for, in MiB (→ 400 above it; `serve --max-disk-mib`). */
   maxDiskMiB: number;
+  /**
+   * When above 0, every signed URL must carry a signed `expires` (Unix seconds) at most this far ahead
+   * (→ 401 otherwise; `serve --signed-url-max-age`). An `expires` in the past is refused in any case.
+   */
+  signedUrlMaxAgeSeconds: number;
+  /** A request's head must arrive within this (→ 408). */
+  headersTimeoutMs: number;
+  /** A whole request, body included, must arrive within this (→ 408; raise it for very large uploads on slow links). */
+  requestTimeoutMs: number;
+  /** A connection with no byte in either direction for this long is answered 408 (when no answer began) and closed. */
+  idleTimeoutMs: number;
+  /** Open (queued or running) generations and publications per user (→ 429 + Retry-After; `serve --max-jobs-per-user`). */
+  jobsPerUser: number;
+  /** … and on the whole server (→ 503 + Retry-After; `serve --max-jobs`). */
+  jobsTotal: number;
+  /** Failed authentications (a bad signature or password) one address may make per minute; then 429 + Retry-After. */
+  authFailuresPerMinute: number;
 }
 
 export interface ServerDeps {
@@ -28,11 +45,27 @@ export interface ServerDeps {
   servicePath?: string;
   limits?: Partial<Limits>;
   logger?: boolean;
+  /** The service's public base URL (`https://forge.example.org/api`): `Location` and `requestUri` use it, not the Host header. */
+  publicUrl?: string;
+  /**
+   * Cloud endpoints users may name as keystoneUrl/glanceUrl (URL prefixes, `serve --cloud-endpoint`); any when
+   * absent. Otherwise the server connects wherever a user says: to an internal service too (SSRF).
+   */
+  cloudEndpoints?: readonly string[];
 }
 
-export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger'>> {
+export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints'>> {
   limits: Limits;
   version: string;
+  publicUrl?: string;
+  cloudEndpoints?: readonly string[];
 }
 
-export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB };
+export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 * 1024 * 1024 * 1024, maxDiskMiB: DEFAULT_MAX_DISK_MIB, signedUrlMaxAgeSeconds: 0,
+  headersTimeoutMs: 30_000,
+  requestTimeoutMs: 15 * 60_000,
+  idleTimeoutMs: 120_000,
+  jobsPerUser: 8,
+  jobsTotal: 16,
+  authFailuresPerMinute: 60,
+};

@@ -21,6 +21,10 @@ export interface StartOptions {
   dataDir: string;
   servicePath?: string;
   logger?: boolean;
+  /** The public base URL for `Location` and `requestUri` (behind a proxy); the Host header otherwise. */
+  publicUrl?: string;
+  /** URL prefixes users may publish to (keystoneUrl/glanceUrl); any when absent. */
+  cloudEndpoints?: readonly string[];
   limits?: Partial<Limits>;
   clock?: Clock;
   jobs?: JobRunner;
@@ -75,6 +79,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     ...(o.servicePath !== undefined ? { servicePath: o.servicePath } : {}),
     ...(o.limits ? { limits: o.limits } : {}),
     ...(o.logger !== undefined ? { logger: o.logger } : {}),
+    ...(o.publicUrl !== undefined ? { publicUrl: o.publicUrl } : {}),
+    ...(o.cloudEndpoints !== undefined ? { cloudEndpoints: o.cloudEndpoints } : {}),
   });
   try {
     await app.listen({ host, port: o.port ?? 0 });

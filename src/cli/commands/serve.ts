@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { startServer } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';
+import { isPublicBaseUrl } from '../../server/http/errors';
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../../server/imaging';
 import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
 
@@ -17,6 +18,11 @@ export const serve: Command = async (args) => {
       data: { type: 'string', default: DEFAULT_DATA_DIR },
       'max-upload-bytes': { type: 'string' },
       'max-disk-mib': { type: 'string' },
+      'signed-url-max-age': { type: 'string' },
+      'max-jobs-per-user': { type: 'string' },
+      'max-jobs': { type: 'string' },
+      'public-url': { type: 'string' },
+      'cloud-endpoint': { type: 'string', multiple: true },
       log: { type: 'boolean', default: false },
       mirror: { type: 'string' },
       'security-mirror': { type: 'string' },
@@ -32,9 +38,23 @@ export const serve: Command = async (args) => {
   if (maxDisk !== undefined && (!/^\d{1,7}$/.test(maxDisk) || Number(maxDisk) < MIN_DISK_MIB || Number(maxDisk) > MAX_DISK_MIB)) {
     throw new UsageError(`--max-disk-mib must be a number of MiB from ${MIN_DISK_MIB} to ${MAX_DISK_MIB}`);
   }
+  const maxAge = values['signed-url-max-age'];
+  if (maxAge !== undefined && !/^[1-9]\d{0,8}$/.test(maxAge)) throw new UsageError('--signed-url-max-age must be a number of seconds ≥ 1');
+  const perUser = values['max-jobs-per-user'];
+  const allJobs = values['max-jobs'];
+  for (const [name, v] of [['max-jobs-per-user', perUser], ['max-jobs', allJobs]] as const) {
+    if (v !== undefined && !/^[1-9]\d{0,5}$/.test(v)) throw new UsageError(`--${name} must be a whole number ≥ 1`);
+  }
+  const publicUrl = values['public-url'];
+  if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new UsageError('--public-url must be an http(s) base URL, e.g. https://forge.example.org/api');
+  const cloudEndpoints = values['cloud-endpoint'];
+  for (const e of cloudEndpoints ?? []) if (!isPublicBaseUrl(e)) throw new UsageError(`--cloud-endpoint must be an http(s) URL, got ${e}`);
   const limits = {
     ...(maxUpload !== undefined ? { uploadBytes: Number(maxUpload) } : {}),
     ...(maxDisk !== undefined ? { maxDiskMiB: Number(maxDisk) } : {}),
+    ...(maxAge !== undefined ? { signedUrlMaxAgeSeconds: Number(maxAge) } : {}),
+    ...(perUser !== undefined ? { jobsPerUser: Number(perUser) } : {}),
+    ...(allJobs !== undefined ? { jobsTotal: Number(allJobs) } : {}),
   };
   for (const opt of ['mirror', 'security-mirror'] as const) {
     const v = values[opt];
@@ -50,6 +70,8 @@ export const serve: Command = async (args) => {
     dataDir: values.data,
     logger: values.log,
     catalog,
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
+    ...(cloudEndpoints !== undefined ? { cloudEndpoints } : {}),
     ...(Object.keys(limits).length ? { limits } : {}),
   }).catch(async (e: unknown) => {
     await catalog.close();

@@ -1,14 +1,28 @@
 // Who is calling (wire contract §4): an API-key signature over the raw request target, or Basic.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
+import type { Clock } from '../ports';
 import type { Store } from '../store/store';
 import { ServiceError } from '../service-error';
-import { verifyPassword } from './passwords';
+import { FailureLimiter } from './failure-limiter';
+import { hashPassword, verifyPassword } from './passwords';
 import type { SecretBox } from './secret-box';
 
 export interface Caller {
   login: string;
   admin: boolean;
+  /** How the caller proved who they are: a signed URL can be replayed, a password cannot be read from it. */
+  via?: 'signature' | 'basic';
+  /** Signed with a read-only key pair: GET and HEAD only. */
+  readOnly?: boolean;
+}
+
+export interface AuthRules {
+  clock: Clock;
+  /** Above 0: a signed URL must carry `expires` at most this many seconds ahead. */
+  maxAgeSeconds: number;
+  /** Failed authentications one address may make per minute before a 429. */
+  failuresPerMinute: number;
 }
 
 export const REALM = 'appliance-forge';
@@ -22,13 +36,32 @@ const BASIC_CACHE_MAX = 256;
 
 export class Authenticator {
   private readonly basicOk = new Map<string, true>();
+  private readonly limiter: FailureLimiter;
+  /** A hash of no one's password: an unknown login costs the same scrypt as a known one (no timing oracle). */
+  private dummyHash: Promise<string> | undefined;
   constructor(
     private readonly store: Store,
     private readonly box: SecretBox,
     private readonly servicePath: string,
-  ) {}
+    private readonly rules: AuthRules,
+  ) {
+    this.limiter = new FailureLimiter(rules.failuresPerMinute, 60_000, rules.clock);
+  }
 
-  async authenticate(rawUrl: string, authorization: string | undefined): Promise<Caller> {
+  /** The caller, or a 401; an address past its failure limit gets a 429 whatever it sends. */
+  async authenticate(rawUrl: string, authorization: string | undefined, address = ''): Promise<Caller> {
+    const wait = this.limiter.retryAfter(address);
+    if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
+    try {
+      return await this.verify(rawUrl, authorization);
+    } catch (e) {
+      // Only credentials that were presented and refused count: a first request without any is no guess.
+      if (authorization !== undefined || /[?&](apiKey|signature)=/.test(rawUrl)) this.limiter.fail(address);
+      throw e;
+    }
+  }
+
+  private async verify(rawUrl: string, authorization: string | undefined): Promise<Caller> {
     const signed = parseSignedTarget(rawUrl, this.servicePath);
     if (signed) {
       const key = this.store.byKey('apikey', signed.publicKey);
@@ -36,21 +69,39 @@ export class Authenticator {
       if (!key || !key.secret || !user || !verifySignature(this.box.open(key.secret), signed)) {
         throw unauthorized('invalid API key signature');
       }
-      return { login: user.login, admin: user.admin };
+      this.checkExpiry(signed.signed);
+      return { login: user.login, admin: user.admin, via: 'signature', ...(key.doc.scope === 'read' ? { readOnly: true } : {}) };
     }
     if (/[?&]signature=/.test(rawUrl)) throw unauthorized('malformed API key signature (apiKey, then signature last)');
     const basic = parseBasicAuthorization(authorization);
     if (basic) {
       const user = this.store.getUser(basic.login);
-      if (!user || !user.passwordHash) throw unauthorized('invalid login or password');
+      if (!user || !user.passwordHash) {
+        await verifyPassword(basic.password, await (this.dummyHash ??= hashPassword(randomBytes(16).toString('base64'))));
+        throw unauthorized('invalid login or password');
+      }
       const memo = createHash('sha256').update(`${user.login}\0${basic.password}\0${user.passwordHash}`).digest('base64');
       if (!this.basicOk.has(memo)) {
         if (!(await verifyPassword(basic.password, user.passwordHash))) throw unauthorized('invalid login or password');
         if (this.basicOk.size >= BASIC_CACHE_MAX) this.basicOk.clear();
         this.basicOk.set(memo, true);
       }
-      return { login: user.login, admin: user.admin };
+      return { login: user.login, admin: user.admin, via: 'basic' };
     }
     throw unauthorized('authentication required (API key signature or Basic)');
+  }
+
+  /** `expires` (Unix seconds), signed with the rest of the URL: refused when past, or missing/too far when required. */
+  private checkExpiry(signedPart: string): void {
+    const all = new URLSearchParams(signedPart.slice(signedPart.indexOf('?') + 1)).getAll('expires');
+    const { maxAgeSeconds } = this.rules;
+    if (all.length === 0) {
+      if (maxAgeSeconds > 0) throw unauthorized(`this server requires signed URLs to carry expires (Unix seconds, at most ${maxAgeSeconds} s ahead) before apiKey`);
+      return;
+    }
+    if (all.length > 1 || !/^\d{1,12}$/.test(all[0]!)) throw unauthorized('expires must be one whole number of seconds since 1970');
+    const left = Number(all[0]) - Math.floor(this.rules.clock.now().getTime() / 1000);
+    if (left < 0) throw unauthorized('the signed URL has expired');
+    if (maxAgeSeconds > 0 && left > maxAgeSeconds) throw unauthorized(`expires is more than ${maxAgeSeconds} s ahead`);
   }
 }

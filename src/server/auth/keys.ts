@@ -23,13 +23,13 @@ function token(bytes: number): string {
   }
 }
 
-export function newApiKey(store: Store, box: SecretBox, login: string, meta: { name?: string; description?: string } = {}): NewKeyPair {
+export function newApiKey(store: Store, box: SecretBox, login: string, meta: { name?: string; description?: string; scope?: 'read' } = {}): NewKeyPair {
   const publicKey = token(24);
   const secretKey = token(30);
   const row = store.insert('apikey', {
     owner: login,
     uniqueKey: publicKey,
-    doc: { publicKey, ...(meta.name ? { name: meta.name } : {}), ...(meta.description ? { description: meta.description } : {}) },
+    doc: { publicKey, ...(meta.name ? { name: meta.name } : {}), ...(meta.description ? { description: meta.description } : {}), ...(meta.scope ? { scope: meta.scope } : {}) },
     secret: box.seal(secretKey),
   });
   return { row, publicKey, secretKey };

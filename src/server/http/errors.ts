@@ -1,5 +1,6 @@
 // One place where any failure becomes a `uforgeError` body in the negotiated format (wire contract §5).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { encode, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
 import { isForgeError } from '../../errors';
@@ -27,10 +28,32 @@ export function toServiceError(e: unknown): ServiceError {
   return new ServiceError(500, 'internal error');
 }
 
+/** A request target without its `apiKey` and `signature` parameters: for answers and logs (a signed URL is a credential). */
+export function unsignedTarget(url: string): string {
+  return url.replace(/[?&](apiKey|signature)=[^&]*/g, '').replace(/^([^?]*)&/, '$1?');
+}
+
+/** Where the service is: its configured public base URL, else what the request's Host header says. */
+export interface PublicBase {
+  servicePath: string;
+  /** `serve --public-url`: used for `Location` and `requestUri` so that a Host header is never reflected. */
+  publicUrl?: string;
+}
+
+/** An http(s) URL with a host and an optional path: no query, no fragment, no space. */
+export const isPublicBaseUrl = (s: string): boolean => /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(s);
+
+export function baseUrlOf(request: FastifyRequest, b: PublicBase): string {
+  // Without a Host header (HTTP/1.0, or the 400 that refuses an HTTP/1.1 request without one): the local address.
+  const host = request.host || `${request.socket.localAddress ?? '127.0.0.1'}:${request.socket.localPort ?? 0}`;
+  return b.publicUrl ?? `${request.protocol}://${host}${b.servicePath}`;
+}
+
 /** `requestUri` is absolute; the signature parameters are left out of it (they are not the resource). */
-export function absoluteRequestUri(request: FastifyRequest): string {
-  const url = (request.raw.url ?? '/').replace(/[?&](apiKey|signature)=[^&]*/g, '').replace(/^([^?]*)&/, '$1?');
-  return `${request.protocol}://${request.host}${url}`;
+export function absoluteRequestUri(request: FastifyRequest, b: PublicBase): string {
+  const target = unsignedTarget(request.raw.url ?? '/');
+  const base = baseUrlOf(request, b);
+  return target.startsWith(`${b.servicePath}/`) ? base + target.slice(b.servicePath.length) : new URL(base).origin + target;
 }
 
 // A message may echo request bytes (a `%00` id); XML 1.0 cannot carry control characters at all.
@@ -48,13 +71,17 @@ function errorBody(format: Format, statusCode: number, message: string, method: 
   });
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date): FastifyReply {
+const FILE_HEADERS = ['content-length', 'content-disposition', 'etag', 'last-modified'] as const;
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, se: ServiceError, now: Date, base: PublicBase): FastifyReply {
   const format = formatOfAccept(request.headers.accept);
+  // An error raised after a file answer was prepared: its length and name must not describe the error body.
+  for (const h of FILE_HEADERS) reply.removeHeader(h);
   for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
   // The request body was not read to its end (an upload cut short by 507/413…): this connection cannot
   // carry another request, so say so and close it rather than leave a keep-alive client hanging.
   if (!request.raw.complete) reply.header('Connection', 'close');
-  const body = errorBody(format, se.statusCode, se.message, request.method, absoluteRequestUri(request), now);
+  const body = errorBody(format, se.statusCode, se.message, request.method, absoluteRequestUri(request, base), now);
   return reply.code(se.statusCode).type(`${MEDIA_TYPE[format]}; charset=utf-8`).send(body);
 }
 
@@ -67,10 +94,45 @@ export function sendClientError(err: Error & { code?: string }, socket: Duplex, 
     socket.destroy();
     return;
   }
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return rawError(socket, 408, 'the request did not arrive in time', now);
   const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const body = errorBody('xml', status, `malformed HTTP request (${err.code ?? 'parse error'})`, '', '', now);
+  rawError(socket, status, `malformed HTTP request (${err.code ?? 'parse error'})`, now);
+}
+
+/** A connection idle past the limit: 408 when a request is in progress and its answer has not begun, then closed. */
+export function sendIdleTimeout(socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }, now: Date): void {
+  const res = socket._httpMessage;
+  if (!socket.writable || !res || res.headersSent) {
+    socket.destroy();
+    return;
+  }
+  rawError(socket, 408, 'the connection was idle too long', now);
+  socket.once('finish', () => socket.destroy());
+}
+
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  417: 'Expectation Failed',
+  431: 'Request Header Fields Too Large',
+};
+
+/** CONNECT (Node would drop the socket without a word): this is no proxy. */
+export function sendConnectRefused(socket: Duplex, now: Date): void {
+  rawError(socket, 405, 'CONNECT is not supported: this is not a proxy', now);
+}
+
+/** An `Expect` other than 100-continue (Node would answer 417 with an empty body). */
+export function sendExpectationFailed(res: ServerResponse, now: Date): void {
+  const body = errorBody('xml', 417, 'only Expect: 100-continue is supported', '', '', now);
+  res.writeHead(417, { 'Content-Type': `${MEDIA_TYPE.xml}; charset=utf-8`, 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+}
+
+function rawError(socket: Duplex, status: number, message: string, now: Date): void {
+  const body = errorBody('xml', status, message, '', '', now);
   socket.end(
-    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+    `HTTP/1.1 ${status} ${REASONS[status]}\r\n` +
       `Content-Type: ${MEDIA_TYPE.xml}; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

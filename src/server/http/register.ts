@@ -1,5 +1,6 @@
 // Routes are registered by operation id from the one operations table (style example 2): every
 // row gets its handler, every path answers 405 + Allow for the methods it does not take (§5).
+import contentDisposition from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { decodeBody, encode, formatOfAccept, MEDIA_TYPE } from '../../codec';
@@ -8,6 +9,7 @@ import type { DocumentRoot } from '../../model/resources';
 import type { Authenticator, Caller } from '../auth/authenticate';
 import type { Ctx } from '../context';
 import { badRequest, forbidden, notFound, ServiceError } from '../service-error';
+import { baseUrlOf } from './errors';
 import { etagOfText, httpDate, notModified, quoteEtag } from './conditional';
 import type { DocResult, FileResult, Handler, Req, Result } from './handler';
 
@@ -36,15 +38,21 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
     const url = fastifyPath(sp, path);
     const handler = o.handlers[op.id as OperationId];
     const route = (request: FastifyRequest, reply: FastifyReply) => run(o, op, handler, request, reply);
+    // Who is calling is known before a byte of the body is read: an unauthenticated client cannot make
+    // the server read (and hold) a document or an upload (issue 12, weakness 3).
+    const onRequest = async (request: FastifyRequest): Promise<void> => {
+      callers.set(request, op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip));
+    };
     if (op.binary === 'upload') {
       // Uploads take the raw bytes as a stream, whatever their type (never buffered, task item 1).
       app.register(async (scope) => {
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
-        scope.route({ method: op.method, url, handler: route });
+        scope.route({ method: op.method, url, onRequest, handler: route });
       });
     } else {
-      app.route({ method: op.method, url, handler: route });
+      // HEAD is registered with GET (not Fastify's automatic HEAD route, which drains a file to answer).
+      app.route({ method: op.method === 'GET' ? ['GET', 'HEAD'] : op.method, url, onRequest, handler: route });
     }
     done.push({ id: op.id as OperationId, method: op.method, url });
     const set = methodsByUrl.get(url) ?? new Set<string>();
@@ -68,6 +76,9 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
   return done;
 }
 
+/** The caller of each request, set by the route's onRequest hook. */
+const callers = new WeakMap<FastifyRequest, Caller>();
+
 function operationById(id: OperationId): Operation {
   const op = operations.find((x) => x.id === id);
   if (!op) throw new Error(`unknown operation ${id}`);
@@ -76,8 +87,9 @@ function operationById(id: OperationId): Operation {
 
 async function run(o: RegisterOptions, op: Operation, handler: Handler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const { ctx } = o;
-  const caller: Caller =
-    op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization);
+  const caller = callers.get(request);
+  if (!caller) throw new ServiceError(500, 'internal error');
+  if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw forbidden('this API key pair is read-only (scope=read)');
   const params = request.params as Record<string, string>;
   if (params.uid !== undefined) {
     // 403 before 404, so that a user cannot probe which other logins exist (wire contract §4).
@@ -85,7 +97,7 @@ async function run(o: RegisterOptions, op: Operation, handler: Handler, request:
     if (!ctx.store.getUser(params.uid)) throw notFound(`no user ${params.uid}`);
   }
   const query = firstValues(request.query);
-  const baseUrl = `${request.protocol}://${request.host}${ctx.servicePath}`;
+  const baseUrl = baseUrlOf(request, ctx);
   const req: Req = {
     op,
     params,
@@ -130,13 +142,20 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
       r.file.destroy();
       return reply.code(304).send();
     }
-    const safeName = r.fileName.replace(/["\\\r\n]/g, '_');
-    return reply
+    // Whatever ends the answer (sent, failed, client gone), the file is closed.
+    reply.raw.once('close', () => r.file.destroy());
+    reply
       .code(200)
       .header('Content-Type', r.contentType)
       .header('Content-Length', String(r.size))
-      .header('Content-Disposition', `attachment; filename="${safeName}"`)
-      .send(r.file as Readable);
+      // RFC 6266: an ASCII `filename=` fallback and `filename*=UTF-8''…`; a raw name above U+00FF is refused by Node.
+      .header('Content-Disposition', contentDisposition(r.fileName));
+    // HEAD is answered from the record: the file is never read (issue 12, weakness 5).
+    if (request.method === 'HEAD') {
+      r.file.destroy();
+      return reply.send();
+    }
+    return reply.send(r.file as Readable);
   }
   const d = r as DocResult;
   const format = formatOfAccept(request.headers.accept);

@@ -26,7 +26,7 @@ const DEFAULTS: Required<OpenStackTimeouts> = {
 
 /** A JSON answer is small; a larger one is a misbehaving server, not something to buffer. */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
-const MAX_MESSAGE_CHARS = 300;
+const MAX_MESSAGE_CHARS = 160;
 
 export type Service = 'keystone' | 'glance';
 
@@ -115,7 +115,7 @@ export class Connection {
 
   /** A message for a failing answer: what we did, the status, and the service's own words (scrubbed). */
   describe(o: Pick<CallOptions, 'service' | 'what'>, a: Answer): string {
-    const said = remoteMessage(a);
+    const said = remoteMessage(a, this.secrets);
     return `${o.what}: ${o.service === 'keystone' ? 'Keystone' : 'Glance'} answered HTTP ${a.status}${said ? ` (${said})` : ''}`;
   }
 
@@ -171,12 +171,17 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Keystone puts its words in `error.message`, Glance in `message` (with `<br />` padding); else the raw text. */
-function remoteMessage(a: Answer): string {
+/**
+ * Keystone puts its words in `error.message`, Glance in `message` (with `<br />` padding). Any other
+ * answer is not echoed at all: the URL is the user's, so its answer may be some internal page (SSRF,
+ * issue 12). What is echoed is short, printable ASCII.
+ */
+function remoteMessage(a: Answer, secrets: readonly string[]): string {
   let m: unknown;
   if (isRecord(a.json)) m = isRecord(a.json.error) ? a.json.error.message : a.json.message;
-  const raw = typeof m === 'string' ? m : a.text;
-  const flat = raw.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  if (typeof m !== 'string') return '';
+  // Scrubbed before it is cut: a secret cut in half would no longer be recognised.
+  const flat = scrub(m, secrets).replace(/<[^>]*>/g, ' ').replace(/[^\x20-\x7e]+/g, ' ').replace(/\s+/g, ' ').trim();
   return flat.length > MAX_MESSAGE_CHARS ? `${flat.slice(0, MAX_MESSAGE_CHARS)}…` : flat;
 }
 

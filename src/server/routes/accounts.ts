@@ -29,6 +29,29 @@ export function accountFromBody(v: CredAccount, prev?: AccountDoc): AccountDoc {
   return out;
 }
 
+/** 400 unless the account's endpoints are among the server's allowed cloud endpoints (when it lists any). */
+export function checkCloudEndpoints(ctx: Ctx, d: AccountDoc): void {
+  if (!ctx.cloudEndpoints) return;
+  for (const f of ['keystoneUrl', 'glanceUrl'] as const) {
+    const u = d[f];
+    if (u !== undefined && !ctx.cloudEndpoints.some((e) => withinPrefix(u, e))) {
+      throw badRequest(`${f} is not one of the cloud endpoints this server may connect to`);
+    }
+  }
+}
+
+/** Same origin, and the path at or below the prefix's path. */
+function withinPrefix(url: string, prefix: string): boolean {
+  try {
+    const u = new URL(url);
+    const p = new URL(prefix);
+    const base = p.pathname.replace(/\/+$/, '');
+    return u.origin === p.origin && (u.pathname === base || u.pathname.startsWith(`${base}/`) || base === '');
+  } catch {
+    return false;
+  }
+}
+
 /** The record as answered: no password, `secretsMissing` instead (wire contract §9). */
 export function accountRecord(d: AccountDoc): CredAccount {
   const { kind, ...rest } = d;
@@ -56,6 +79,7 @@ export const accountRoutes = (ctx: Ctx) =>
       const d = accountFromBody(value);
       requireText(d.name, 'name');
       requireText(d.keystoneUrl, 'keystoneUrl');
+      checkCloudEndpoints(ctx, d);
       const row = ctx.store.insert(
         'account',
         { owner: req.params.uid!, uniqueKey: nameKey(d.name), doc: d, secret: value.password ? ctx.box.seal(value.password) : null },
@@ -71,6 +95,7 @@ export const accountRoutes = (ctx: Ctx) =>
       const { value } = req.body('credAccount');
       const d = accountFromBody(value, row.doc);
       requireText(d.name, 'name');
+      checkCloudEndpoints(ctx, d);
       const updated = ctx.store.update(
         'account',
         row.id,

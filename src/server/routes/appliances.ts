@@ -6,7 +6,7 @@ import { checkInstallProfile, installProfileView } from '../install/profile';
 import type { Ctx } from '../context';
 import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
 import { page } from '../http/list';
-import { badRequest } from '../service-error';
+import { badRequest, conflict } from '../service-error';
 import type { ApplianceDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { stamp, uris } from '../views';
@@ -139,11 +139,18 @@ export const applianceRoutes = (ctx: Ctx) =>
     appliance_delete: async (req) => {
       const row = loadAppliance(ctx, req);
       ifMatch(req, applianceView(ctx, row));
-      await removeApplianceImages(ctx, row);
-      ctx.store.tx(() => {
-        for (const p of ctx.store.list('osprofile', row.owner, row.id)) ctx.store.remove('osprofile', p.id);
-        ctx.store.remove('appliance', row.id);
-      });
-      return NO_CONTENT;
+      // Removing images waits (jobs stop, Glance answers): a generation started meanwhile is removed too,
+      // and the template goes only in a transaction that sees no image left (issue 12, defect 4's shape).
+      for (let round = 0; ; round++) {
+        await removeApplianceImages(ctx, row);
+        const gone = ctx.store.tx(() => {
+          if (ctx.store.list('image', row.owner, row.id).length > 0) return false;
+          for (const p of ctx.store.list('osprofile', row.owner, row.id)) ctx.store.remove('osprofile', p.id);
+          ctx.store.remove('appliance', row.id);
+          return true;
+        });
+        if (gone) return NO_CONTENT;
+        if (round >= 4) throw conflict('images keep being generated for this appliance while it is deleted: retry');
+      }
     },
   }) satisfies Routes;

@@ -6,6 +6,7 @@ import { quoteEtag } from '../http/conditional';
 import { doc, NO_CONTENT, type FileResult, type Req, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { generationInput, startGeneration } from '../jobs/generation';
+import { assertJobRoom } from '../jobs/quota';
 import { initialStatus, jobKey, setStatus } from '../jobs/status';
 import { badRequest, conflict, notFound } from '../service-error';
 import type { ImageDoc } from '../store/docs';
@@ -131,7 +132,10 @@ export const imageRoutes = (ctx: Ctx) =>
         status: initialStatus('queued'),
       };
       const row = ctx.store.tx(() => {
+        // The profile check awaited: the template may have been deleted meanwhile.
+        if (!ctx.store.get('appliance', appliance.id)) throw notFound(`no appliance ${appliance.id}`);
         assertNoRunning(ctx, appliance, format.name);
+        assertJobRoom(ctx, appliance.owner);
         return ctx.store.insert('image', { owner: appliance.owner, parentId: appliance.id, doc: d });
       });
       startGeneration(ctx, row, input);
@@ -148,6 +152,7 @@ export const imageRoutes = (ctx: Ctx) =>
       const old = image.doc.file?.path;
       const row = ctx.store.tx(() => {
         assertNoRunning(ctx, appliance, format.name);
+        assertJobRoom(ctx, appliance.owner);
         const { file: _dropped, ...rest } = image.doc;
         return ctx.store.update('image', image.id, { ...rest, revision: appliance.doc.revision, status: initialStatus('queued') });
       });

@@ -4,12 +4,13 @@ import type { OpStatus, PublishImage } from '../../model/resources';
 import type { Ctx } from '../context';
 import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
 import { publicationCredentials, startPublication } from '../jobs/publication';
+import { assertJobRoom } from '../jobs/quota';
 import { initialStatus, jobKey, setStatus } from '../jobs/status';
 import { badRequest, ServiceError } from '../service-error';
 import type { AccountDoc, PImageDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { stamp, uris } from '../views';
-import { accountFromBody, accountRecord } from './accounts';
+import { accountFromBody, accountRecord, checkCloudEndpoints } from './accounts';
 import { ifMatch, owned, requireText } from './common';
 import { imageView, stopJob } from './images';
 import { targetFormatByName } from './target-formats';
@@ -60,14 +61,23 @@ function publish(ctx: Ctx, req: Req, itid: number) {
   const { value: v } = req.body('publishImage');
   const format = targetFormatByName(ctx, image.doc.formatName);
   if (!format.credAccountType) throw badRequest(`images in format ${format.name} cannot be published (no cloud for this format)`);
-  if (!image.doc.status.complete || !image.doc.file) throw badRequest('the image is not generated yet');
 
   // An embedded account may name a stored one (uri or dbId): its fields and password are the base.
   const ref = v.credAccount;
   const storedId = ref?.dbId ?? (ref?.uri ? Number(/\/accounts\/(\d+)$/.exec(ref.uri)?.[1] ?? NaN) : undefined);
   const stored = storedId !== undefined ? ctx.store.get('account', storedId) : undefined;
   if (storedId !== undefined && (!stored || stored.owner !== appliance.owner)) throw badRequest('credAccount names no account of this user');
+  // A stored, write-only password goes only to the endpoints stored with it (issue 12, defect 1).
+  if (stored && !ref?.password) {
+    for (const f of ['keystoneUrl', 'glanceUrl'] as const) {
+      if (ref?.[f] !== undefined && ref[f] !== stored.doc[f]) {
+        throw badRequest(`credAccount.${f} differs from the stored account's: its password is only sent to its own endpoints (send the password to use another)`);
+      }
+    }
+  }
   const account: AccountDoc = accountFromBody(ref ?? {}, stored?.doc);
+  checkCloudEndpoints(ctx, account);
+  if (!image.doc.status.complete || !image.doc.file) throw badRequest('the image is not generated yet');
   requireText(account.keystoneUrl, 'credAccount.keystoneUrl');
   requireText(account.login, 'credAccount.login');
   const password = ref?.password ?? (stored?.secret ? ctx.box.open(stored.secret) : undefined);
@@ -85,7 +95,10 @@ function publish(ctx: Ctx, req: Req, itid: number) {
     status: initialStatus('queued'),
   };
   // The password is kept sealed: DELETE of the publication needs it to remove the Glance image.
-  const row = ctx.store.insert('pimage', { owner: appliance.owner, parentId: appliance.id, doc: d, secret: ctx.box.seal(password!) });
+  const row = ctx.store.tx(() => {
+    assertJobRoom(ctx, appliance.owner);
+    return ctx.store.insert('pimage', { owner: appliance.owner, parentId: appliance.id, doc: d, secret: ctx.box.seal(password!) });
+  });
   startPublication(ctx, row, image, format);
   const view = pubView(ctx, row);
   return doc('publishImage', view, { location: view.uri! });

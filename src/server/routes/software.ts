@@ -1,6 +1,7 @@
 // The software library (spec rule 4): components (409 on the same name and version), their
 // artifacts, and the artifacts' files, uploaded as a stream and served back.
 import type { Readable } from 'node:stream';
+import { hasNonXmlChar } from '../../codec/values';
 import type { MySoftware, SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
@@ -68,7 +69,8 @@ export function checkFileName(name: string): string {
     throw badRequest('fileName is not a valid percent-encoded name');
   }
   for (const f of forms) {
-    if (f === '' || f === '.' || f === '..' || f.includes('/') || f.includes('\\') || CONTROL.test(f)) {
+    // U+FFFE/U+FFFF (and any other character XML cannot carry) would make every XML view of the artifact ill-formed.
+    if (f === '' || f === '.' || f === '..' || f.includes('/') || f.includes('\\') || CONTROL.test(f) || hasNonXmlChar(f)) {
       throw badRequest(`fileName ${JSON.stringify(name)} is not a plain file name`);
     }
   }
@@ -203,10 +205,17 @@ export const softwareRoutes = (ctx: Ctx) =>
     mySoftware_delete: async (req) => {
       const row = loadSoftware(ctx, req);
       ifMatch(req, softwareView(ctx, row));
-      const users = ctx.store.list('appliance', row.owner).filter((a) => a.doc.softwareIds.includes(row.id));
-      if (users.length > 0) throw conflict(`the component is used by ${users.map((a) => uris.appliance(a.owner, a.id)).join(', ')}`);
-      await removeArtifacts(ctx, ctx.store.list('artifact', row.owner, row.id));
-      ctx.store.remove('software', row.id);
+      // The "used by a template" check and the delete are one transaction, the files go after it:
+      // a template update cannot add the component in between (issue 12, defect 4).
+      const artifacts = ctx.store.tx(() => {
+        const users = ctx.store.list('appliance', row.owner).filter((a) => a.doc.softwareIds.includes(row.id));
+        if (users.length > 0) throw conflict(`the component is used by ${users.map((a) => uris.appliance(a.owner, a.id)).join(', ')}`);
+        const rows = ctx.store.list('artifact', row.owner, row.id);
+        for (const r of rows) ctx.store.remove('artifact', r.id);
+        ctx.store.remove('software', row.id);
+        return rows;
+      });
+      for (const r of artifacts) await ctx.files.remove(r.doc.file?.path);
       return NO_CONTENT;
     },
 

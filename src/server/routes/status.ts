@@ -4,5 +4,6 @@ import { doc, type Routes } from '../http/handler';
 
 export const statusRoutes = (ctx: Ctx) =>
   ({
-    uforgeStatus_get: () => doc('serviceStatus', { alive: true, version: ctx.version, serviceLoad: ctx.jobs.size }),
+    // Open to anyone: health and version only; the number of running jobs would tell others' activity (issue 12).
+    uforgeStatus_get: () => doc('serviceStatus', { alive: true, version: ctx.version }),
   }) satisfies Routes;

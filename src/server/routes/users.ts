@@ -4,7 +4,7 @@ import type { ApiKeyPair, User } from '../../model/resources';
 import { hashPassword } from '../auth/passwords';
 import { newApiKey } from '../auth/keys';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Routes } from '../http/handler';
+import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
 import { badRequest, forbidden } from '../service-error';
 import type { UserRow } from '../store/docs';
 import type { Row } from '../store/store';
@@ -32,7 +32,24 @@ export function userView(u: UserRow): User {
 }
 
 function keyView(r: Row<'apikey'>): ApiKeyPair {
-  return stamp(r, { ...r.doc, uri: uris.apikey(r.owner, r.id) });
+  // The scope is the reference server's own (no field for it in uforge.xsd): not in the document.
+  const { scope: _scope, ...d } = r.doc;
+  return stamp(r, { ...d, uri: uris.apikey(r.owner, r.id) });
+}
+
+/** `POST …/apikeys?scope=read` makes a read-only pair; `read-write` (or nothing) the platform's default. */
+function keyScope(q: string | undefined): 'read' | undefined {
+  if (q === undefined || q === 'read-write') return undefined;
+  if (q === 'read') return 'read';
+  throw badRequest('scope must be read or read-write');
+}
+
+/**
+ * A signed URL authorises any method and can be replayed (the platform's scheme signs the URL only):
+ * what hands over an account — a new password, a new key pair — needs Basic, i.e. the current password.
+ */
+function needsPassword(req: Req, what: string): void {
+  if (req.caller.via !== 'basic') throw forbidden(`${what} needs Basic authentication (login and current password), not an API key signature`);
 }
 
 export const userRoutes = (ctx: Ctx) =>
@@ -44,10 +61,15 @@ export const userRoutes = (ctx: Ctx) =>
       const cur = ctx.store.getUser(uid)!;
       ifMatch(req, userView(cur));
       const { value } = req.body('user');
+      if (value.password !== undefined) needsPassword(req, 'changing a password');
       if (value.loginName !== undefined && value.loginName !== uid) throw badRequest('loginName cannot be changed');
       if (value.admin !== undefined && value.admin !== cur.admin && !req.caller.admin) throw forbidden('only an administrator may change admin');
       const passwordHash = value.password ? await hashPassword(value.password) : undefined;
-      const d = { ...cur.doc };
+      // Check and write in one synchronous step after the scrypt wait, from the record as it is now:
+      // a concurrent writer with the same ETag must lose (issue 12, defect 3).
+      const now = ctx.store.getUser(uid)!;
+      ifMatch(req, userView(now));
+      const d = { ...now.doc };
       for (const f of ['email', 'firstName', 'surname', 'name'] as const) if (value[f] !== undefined) d[f] = value[f];
       const u = ctx.store.updateUser(uid, { doc: d, ...(value.admin !== undefined ? { admin: value.admin } : {}), ...(passwordHash ? { passwordHash } : {}) });
       return doc('user', redact('user', userView(u)));
@@ -59,8 +81,10 @@ export const userRoutes = (ctx: Ctx) =>
     },
 
     apiKey_create: (req) => {
+      needsPassword(req, 'creating an API key pair');
       const { value } = req.body('apiKeyPair');
-      const k = newApiKey(ctx.store, ctx.box, req.params.uid!, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}) });
+      const scope = keyScope(req.query.scope);
+      const k = newApiKey(ctx.store, ctx.box, req.params.uid!, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}), ...(scope ? { scope } : {}) });
       const view = keyView(k.row);
       // The one answer that carries a secret key: its creation (README "API keys").
       return doc('apiKeyPair', { ...view, secretKey: k.secretKey }, { location: view.uri! });

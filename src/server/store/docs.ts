@@ -27,6 +27,8 @@ export interface ApiKeyDoc {
   name?: string;
   description?: string;
   publicKey: string;
+  /** `read`: the pair signs GET and HEAD only (issue 12). Absent: read-write, the platform's default. */
+  scope?: 'read';
 }
 
 export interface ApplianceDoc {
