@@ -1,6 +1,7 @@
 // What every routes file receives: the explicit dependencies of the server (style example 10).
 import type { SecretBox } from './auth/secret-box';
 import type { FileStore } from './files/file-store';
+import type { BuildSlots } from './jobs/build-slots';
 import type { JobRunner } from './jobs/runner';
 import type { CatalogPort, Clock, ImagingPort, OpenStackPort } from './ports';
 import type { Store } from './store/store';
@@ -37,6 +38,8 @@ export interface ServerDeps {
   box: SecretBox;
   files: FileStore;
   jobs: JobRunner;
+  /** At most this many image builds at once; the others wait in order (`serve --max-builds`). */
+  buildSlots: BuildSlots;
   clock: Clock;
   catalog: CatalogPort;
   imaging: ImagingPort;

@@ -2,6 +2,7 @@
 // Written as interfaces so that `buildServer` takes them as explicit dependencies (style example 10)
 // and so that the real modules plug in through `src/server/adapters.ts`.
 import type { DistribProfile, Distribution, Pkg } from '../model/resources';
+import type { BuildImageOptions, BuiltImage, MirrorConfig, OsLayer, OsLayerOptions, OsLayerSpec } from './imaging';
 
 export interface ListParams {
   query?: string;
@@ -29,36 +30,14 @@ export interface TargetFormatSpec {
   glanceDiskFormat?: string;
 }
 
-export interface BuildProgress {
-  percentage: number;
-  message: string;
-  bytesDone?: number;
-  bytesTotal?: number;
-}
-
-export interface BuildImageOptions {
-  disk: TargetFormatSpec['disk'];
-  diskSizeMiB: number;
-  compress: boolean;
-  files: Array<{ source: string; destination: string; rights?: string; ownerGroup?: string }>;
-  manifest: string;
-  outFile: string;
-  workDir: string;
-  signal?: AbortSignal;
-  onProgress?(p: BuildProgress): void;
-}
-
-export interface BuildResult {
-  fileSize: number;
-  sha256: string;
-  md5: string;
-  virtualSizeBytes: number;
-}
-
-/** Imaging contract: the formats and the disk builder. */
+/** Imaging contract: the formats, the OS layers (cached) and the disk stage (README "Real images"). */
 export interface ImagingPort {
   readonly targetFormats: readonly TargetFormatSpec[];
-  buildImage(o: BuildImageOptions): Promise<BuildResult>;
+  /** The Debian mirror the OS layers are installed from. */
+  readonly mirror: MirrorConfig;
+  /** The cached root tree of `spec` (built when missing); `release()` it when done. */
+  osLayer(spec: OsLayerSpec, o: OsLayerOptions): Promise<OsLayer>;
+  buildImage(o: BuildImageOptions): Promise<BuiltImage>;
 }
 
 export interface OpenStackCredentials {

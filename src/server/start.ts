@@ -1,10 +1,11 @@
 // `startServer`: open the data dir, recover from a previous crash, listen on loopback
 // (docs/contracts.md "Server"). `createUser` is the command line's way in.
 import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadCatalog } from './catalog';
-import { ImagingError, TARGET_FORMATS } from './imaging';
+import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, TARGET_FORMATS, type MirrorConfig } from './imaging';
+import { BuildSlots } from './jobs/build-slots';
 import { deleteGlanceImage, publishToGlance } from './openstack';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
@@ -28,6 +29,14 @@ export interface StartOptions {
   limits?: Partial<Limits>;
   clock?: Clock;
   jobs?: JobRunner;
+  /** OS layers and downloaded packages (`serve --cache-dir`); default: `defaultCacheDir()`. */
+  cacheDir?: string;
+  /** Bound on the cached OS layers' disk usage, in bytes (LRU). */
+  maxCacheBytes?: number;
+  /** Debian mirror of the image builds (`serve --mirror`); default: the host's first Debian apt source. */
+  mirror?: MirrorConfig;
+  /** Image builds at once (`serve --max-builds`); default 1. */
+  maxBuilds?: number;
   /** Replace a sibling module (tests of failure paths); the real ones by default. */
   catalog?: CatalogPort;
   imaging?: ImagingPort;
@@ -54,6 +63,18 @@ function openDataDir(dataDir: string, clock: Clock): DataDir {
   return { store: new Store(dir, clock), box: SecretBox.open(dir), files: new FileStore(dir) };
 }
 
+/** The real imaging port: OS layers cached under `<cacheDir>/os`, the disk stage of `buildImage`. */
+export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>): ImagingPort {
+  // Layers under <cache>/os: the other stages may keep their own folders beside it.
+  const cacheDir = join(o.cacheDir ?? defaultCacheDir(), 'os');
+  return {
+    targetFormats: TARGET_FORMATS,
+    mirror: o.mirror ?? defaultMirror(),
+    osLayer: (spec, opts) => buildOsLayer(spec, { ...opts, cacheDir, ...(o.maxCacheBytes !== undefined ? { maxBytes: o.maxCacheBytes } : {}) }),
+    buildImage,
+  };
+}
+
 export async function startServer(o: StartOptions): Promise<RunningServer> {
   const host = o.host ?? '127.0.0.1';
   const clock = o.clock ?? systemClock;
@@ -69,12 +90,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     jobs,
     clock,
     catalog: o.catalog ?? loadCatalog(),
-    // The real pipeline needs an OS layer (stage 1) and SystemSettings: the generation job is wired to
-    // them by the integrator; until then a generation fails with this clear error, never a fake image.
-    imaging: o.imaging ?? {
-      targetFormats: TARGET_FORMATS,
-      buildImage: () => Promise.reject(new ImagingError('prerequisite', 'image generation is not wired to the OS layer yet (issue 9)')),
-    },
+    buildSlots: new BuildSlots(o.maxBuilds ?? 1),
+    imaging: o.imaging ?? realImaging(o),
     openstack: o.openstack ?? { publishToGlance, deleteGlanceImage },
     ...(o.servicePath !== undefined ? { servicePath: o.servicePath } : {}),
     ...(o.limits ? { limits: o.limits } : {}),

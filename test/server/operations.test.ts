@@ -8,7 +8,8 @@ import { JobRunner } from '../../src/server/jobs/runner';
 import { systemClock } from '../../src/server/ports';
 import { Store } from '../../src/server/store/store';
 import { loadCatalog } from '../../src/server/catalog';
-import { buildImage, TARGET_FORMATS } from '../../src/server/imaging';
+import { BuildSlots } from '../../src/server/jobs/build-slots';
+import { realImaging } from '../../src/server/start';
 import { deleteGlanceImage, publishToGlance } from '../../src/server/openstack';
 import { startTestServer, tempDir, type TestServer } from './helpers';
 
@@ -23,7 +24,8 @@ describe('operations table', () => {
       jobs: new JobRunner(),
       clock: systemClock,
       catalog: loadCatalog(),
-      imaging: { targetFormats: TARGET_FORMATS, buildImage },
+      buildSlots: new BuildSlots(1),
+      imaging: realImaging({}),
       openstack: { publishToGlance, deleteGlanceImage },
     });
     const ids = new Set(routes.map((r) => r.id));

@@ -1,12 +1,12 @@
 // `appliance-forge serve [--host 127.0.0.1] [--port 8080|0] [--data DIR] [--max-upload-bytes N] [--max-disk-mib N]
-// [--mirror URL] [--security-mirror URL] [--no-catalog-refresh]`: prints the base URL on one line, refreshes the
+// [--mirror URL] [--security-mirror URL|none] [--no-catalog-refresh] [--cache-dir DIR] [--max-cache-mib N] [--max-builds N]`: prints the base URL on one line, refreshes the
 // package catalog from the mirror in the background (README "Catalog refresh"), stops gracefully on
 // SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
 import { parseArgs } from 'node:util';
 import { startServer } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';
 import { isPublicBaseUrl } from '../../server/http/errors';
-import { MAX_DISK_MIB, MIN_DISK_MIB } from '../../server/imaging';
+import { defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../server/imaging';
 import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
 
 export const serve: Command = async (args) => {
@@ -27,6 +27,9 @@ export const serve: Command = async (args) => {
       mirror: { type: 'string' },
       'security-mirror': { type: 'string' },
       'no-catalog-refresh': { type: 'boolean', default: false },
+      'cache-dir': { type: 'string' },
+      'max-cache-mib': { type: 'string' },
+      'max-builds': { type: 'string', default: '1' },
     },
     strict: true,
   });
@@ -56,13 +59,13 @@ export const serve: Command = async (args) => {
     ...(perUser !== undefined ? { jobsPerUser: Number(perUser) } : {}),
     ...(allJobs !== undefined ? { jobsTotal: Number(allJobs) } : {}),
   };
-  for (const opt of ['mirror', 'security-mirror'] as const) {
-    const v = values[opt];
-    if (v !== undefined && !/^https?:\/\/[^\s/]+(\/\S*)?$/.test(v)) throw new UsageError(`--${opt} must be an http:// or https:// URL, got ${v}`);
-  }
-  const refresh = values['no-catalog-refresh']
-    ? false
-    : { ...(values.mirror ? { mirror: values.mirror } : {}), ...(values['security-mirror'] ? { securityMirror: values['security-mirror'] } : {}) };
+  const maxBuilds = values['max-builds'];
+  if (!/^\d{1,3}$/.test(maxBuilds) || Number(maxBuilds) < 1) throw new UsageError('--max-builds must be a whole number from 1 to 999');
+  const maxCache = values['max-cache-mib'];
+  if (maxCache !== undefined && (!/^\d{1,9}$/.test(maxCache) || Number(maxCache) < 1024)) throw new UsageError('--max-cache-mib must be a number of MiB, at least 1024');
+  // One mirror for the image builds and the catalog refresh: what users search is what gets installed.
+  const mirror = mirrorOf(values.mirror, values['security-mirror']);
+  const refresh = values['no-catalog-refresh'] ? false : { mirror: mirror.archive, securityMirror: mirror.security ?? (false as const) };
   const catalog = openLiveCatalog({ dataDir: values.data, refresh, log: (m) => process.stderr.write(`${m}\n`) });
   const server = await startServer({
     host: values.host,
@@ -70,6 +73,10 @@ export const serve: Command = async (args) => {
     dataDir: values.data,
     logger: values.log,
     catalog,
+    mirror,
+    maxBuilds: Number(maxBuilds),
+    ...(values['cache-dir'] !== undefined ? { cacheDir: values['cache-dir'] } : {}),
+    ...(maxCache !== undefined ? { maxCacheBytes: Number(maxCache) * 1024 * 1024 } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
     ...(cloudEndpoints !== undefined ? { cloudEndpoints } : {}),
     ...(Object.keys(limits).length ? { limits } : {}),
@@ -89,3 +96,14 @@ export const serve: Command = async (args) => {
   });
   return 0;
 };
+
+/** `--mirror` replaces the archive; the security archive stays the default unless `--security-mirror` (or `none`). */
+function mirrorOf(archive: string | undefined, security: string | undefined): MirrorConfig {
+  const base = defaultMirror();
+  const sec = security === undefined ? base.security : security === 'none' ? undefined : security;
+  try {
+    return validateMirror({ archive: archive ?? base.archive, ...(sec !== undefined ? { security: sec } : {}) });
+  } catch (e) {
+    throw new UsageError(`--mirror / --security-mirror: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}

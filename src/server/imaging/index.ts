@@ -9,3 +9,7 @@ export type { SystemSettings, SystemUser, SystemGroup, SshKey } from './system';
 export { PARTITION_OFFSET } from './mbr';
 export { ImagingError, isImagingError, type ImagingErrorKind } from './errors';
 export type { BuildProgress } from './progress';
+export { defaultCacheDir } from './cache-dir';
+export { kernelFor, osLayerSpecOf, settingsPackages } from './recipe';
+export { buildOsLayer, defaultMirror, validateMirror, type OsLayer, type OsLayerOptions } from './os';
+export type { InstalledPackage, KernelFlavour, MirrorConfig, OsLayerSpec, PackageRequest } from './system';

@@ -1,37 +1,49 @@
-// Background generation of a machine image (wire contract §8): the template's manifest and its
-// uploaded files go to the Imaging module's `buildImage`; the image record follows its progress and
+// Background generation of a machine image (wire contract §8; README "Real images"): a build slot,
+// then the OS layer (from the cache, or mmdebstrap from the mirror: 0–40 %), then the disk stage
+// (software, settings, bootable disk, format: 40–99 %). The image record follows the progress and
 // ends complete (with size and checksums), in error, or cancelled.
 import { mkdir } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { Ctx } from '../context';
-import type { BuildImageOptions, TargetFormatSpec } from '../ports';
+import type { TargetFormatSpec } from '../ports';
 import type { ImageDoc, StoredFile } from '../store/docs';
 import type { Row } from '../store/store';
 import { isTerminal } from '../store/store';
 import { softwareFiles } from '../routes/software';
 import { redactRecord } from '../../model/redact';
-import { installProfile } from '../../model/resources';
-import { DEFAULT_DISK_MIB } from '../install/profile';
+import { installProfile, type InstallProfile } from '../../model/resources';
+import { badRequest } from '../service-error';
+import { packageRequestsOf } from '../install/packages';
+import { systemSettingsOf } from '../install/system-settings';
+import { osLayerSpecOf, type ImageFile, type InstalledPackage, type OsLayerSpec, type SystemSettings } from '../imaging';
 import { failed, jobKey, setStatus, throttled } from './status';
 
+/** Debian releases the image builder installs, by the catalog's version. */
+const DEBIAN_SUITES: Readonly<Record<string, string>> = { '12': 'bookworm' };
 
 /** What the image is built from, captured when the generation is asked for. */
 export interface GenerationInput {
   format: TargetFormatSpec;
-  manifest: string;
-  files: BuildImageOptions['files'];
+  os: OsLayerSpec;
+  settings: SystemSettings;
+  files: ImageFile[];
+  /** The manifest, once the versions actually installed are known. */
+  manifest(installed: readonly InstalledPackage[]): string;
   fileName: string;
 }
 
-/** Manifest: template, OS, profile, resolved packages with versions, software (Imaging contract). */
-export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: TargetFormatSpec): GenerationInput {
+/** Manifest: template, OS, profile, packages with the versions installed, software (README "Real images"). */
+export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: TargetFormatSpec, profileOfImage: InstallProfile): GenerationInput {
   const d = appliance.doc;
   const dist = ctx.catalog.distributions.find((x) => x.dbId === d.distId);
+  const suite = dist?.name === 'Debian' && dist.version !== undefined ? DEBIAN_SUITES[dist.version] : undefined;
+  if (!suite) throw badRequest(`images of ${dist?.name ?? 'distribution'} ${dist?.version ?? d.distId} cannot be built: this service builds Debian 12 images`);
   const profile = ctx.store.list('osprofile', appliance.owner, appliance.id)[0];
-  const pkgs = (profile?.doc.pkgIds ?? []).flatMap((id) => {
-    const p = ctx.catalog.getPackage(d.distId, id);
-    return p ? [{ name: p.name, version: p.version, release: p.release, arch: p.arch, epoch: p.epoch }] : [];
-  });
+  if (!profile) throw badRequest('the appliance has no OS profile yet (POST …/osprofile first)');
+  const asked = packageRequestsOf(ctx.catalog, profile.doc);
+  const settings = systemSettingsOf(d.name, profileOfImage);
+  const cloudInit = format.credAccountType === 'openstack';
+  const os = osLayerSpecOf({ suite, profile: asked.profile, packages: asked.packages, disk: format.disk, cloudInit, settings, mirror: ctx.imaging.mirror });
   const sw = softwareFiles(ctx, appliance.owner, d.softwareIds);
   const files = sw.map(({ artifact }) => {
     const a = artifact.doc;
@@ -43,21 +55,32 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
       ...(a.ownerGroup ? { ownerGroup: a.ownerGroup } : {}),
     };
   });
-  const manifest = {
-    template: { name: d.name, version: d.version, description: d.description, revision: d.revision, uuid: d.uuid },
-    os: dist ? { name: dist.name, version: dist.version, arch: dist.arch } : { id: d.distId },
-    profile: profile ? { name: profile.doc.name, standardProfileUri: `distributions/${d.distId}/profiles/${profile.doc.profileId}` } : null,
-    packages: pkgs,
-    software: d.softwareIds.flatMap((id) => {
-      const s = ctx.store.get('software', id);
-      return s ? [{ name: s.doc.name, version: s.doc.version, files: sw.filter((x) => x.software.id === id).map((x) => x.artifact.doc.file!.fileName) }] : [];
-    }),
-    // Without password hashes: the manifest is readable by every user of the image.
-    installProfile: redactRecord(installProfile, d.installProfile ?? {}),
-    targetFormat: format.name,
+  const template = { name: d.name, version: d.version, description: d.description, revision: d.revision, uuid: d.uuid };
+  const software = d.softwareIds.flatMap((id) => {
+    const s = ctx.store.get('software', id);
+    return s ? [{ name: s.doc.name, version: s.doc.version, files: sw.filter((x) => x.software.id === id).map((x) => x.artifact.doc.file!.fileName) }] : [];
+  });
+  const manifest = (installed: readonly InstalledPackage[]): string => {
+    const byName = new Map(installed.map((p) => [p.name, p]));
+    return JSON.stringify(
+      {
+        template,
+        os: { name: dist!.name, version: dist!.version, suite, arch: os.arch, kernel: os.kernel, cloudInit: os.cloudInit, mirror: os.mirror },
+        profile: { name: profile.doc.name, base: os.profile, standardProfileUri: `distributions/${d.distId}/profiles/${profile.doc.profileId}` },
+        // The template's own packages as installed (pins included), then everything dpkg installed.
+        packages: os.packages.map((p) => ({ name: p.name, ...(p.version ? { pinned: p.version } : {}), installed: byName.get(p.name)?.version ?? null })),
+        installed,
+        software,
+        // Without password hashes: the manifest is readable by every user of the image.
+        installProfile: redactRecord(installProfile, profileOfImage),
+        targetFormat: format.name,
+      },
+      null,
+      2,
+    );
   };
   const base = `${d.name}-${d.version}`.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '') || 'image';
-  return { format, manifest: JSON.stringify(manifest, null, 2), files, fileName: `${base}.${format.extension.replace(/^\./, '')}` };
+  return { format, os, settings, files, manifest, fileName: `${base}.${format.extension.replace(/^\./, '')}` };
 }
 
 export function startGeneration(ctx: Ctx, image: Row<'image'>, input: GenerationInput): void {
@@ -68,24 +91,41 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
     const workRel = ctx.files.fresh('tmp', `job-${id}`);
     try {
       await mkdir(ctx.files.abs(workRel), { recursive: true });
-      setStatus(ctx, 'image', id, { message: 'generating', percentage: 1 });
-      const result = await ctx.imaging.buildImage({
-        disk: input.format.disk,
-        diskSizeMiB: image.doc.installProfile.diskSize ?? DEFAULT_DISK_MIB,
-        compress: image.doc.compress,
-        files: input.files,
-        manifest: input.manifest,
-        outFile: ctx.files.abs(outRel),
-        workDir: ctx.files.abs(workRel),
-        signal,
-        onProgress: (p) =>
-          progress({
-            percentage: Math.min(99, Math.max(0, Math.floor(p.percentage))),
-            message: p.message,
-            ...(p.bytesDone !== undefined ? { bytesLoaded: p.bytesDone } : {}),
-            ...(p.bytesTotal !== undefined ? { bytesTotal: p.bytesTotal } : {}),
-          }),
-      });
+      const report = (percentage: number, message: string, bytes?: { done?: number; total?: number }): void =>
+        progress({
+          percentage: Math.min(99, Math.max(0, Math.floor(percentage))),
+          message,
+          ...(bytes?.done !== undefined ? { bytesLoaded: bytes.done } : {}),
+          ...(bytes?.total !== undefined ? { bytesTotal: bytes.total } : {}),
+        });
+      const releaseSlot = await ctx.buildSlots.acquire(signal, (ahead) =>
+        setStatus(ctx, 'image', id, { message: `waiting for a build slot (${ahead + 1} build${ahead === 0 ? '' : 's'} ahead)` }),
+      );
+      let result;
+      try {
+        setStatus(ctx, 'image', id, { message: 'resolving packages', percentage: 1 });
+        const layer = await ctx.imaging.osLayer(input.os, { signal, onProgress: (p) => report(1 + 39 * p.fraction, p.message) });
+        try {
+          result = await ctx.imaging.buildImage({
+            layerDir: layer.dir,
+            settings: input.settings,
+            cloudInit: input.os.cloudInit,
+            disk: input.format.disk,
+            compress: image.doc.compress,
+            files: input.files,
+            manifest: input.manifest(layer.installed),
+            outFile: ctx.files.abs(outRel),
+            workDir: ctx.files.abs(workRel),
+            signal,
+            progressRange: { from: 40, to: 99 },
+            onProgress: (p) => report(p.percentage, p.message, { done: p.bytesDone, total: p.bytesTotal }),
+          });
+        } finally {
+          await layer.release();
+        }
+      } finally {
+        releaseSlot();
+      }
       if (signal.aborted) throw new Error('cancelled');
       const file: StoredFile = {
         path: outRel,

@@ -122,12 +122,13 @@ export const imageRoutes = (ctx: Ctx) =>
       const { value: v } = req.body('image');
       const format = targetFormatByName(ctx, v.targetFormat?.name);
       assertGeneratable(ctx, appliance);
-      const input = generationInput(ctx, appliance, format);
+      const profile = await imageProfile(ctx, appliance, v.installProfile);
+      const input = generationInput(ctx, appliance, format, profile);
       const d: ImageDoc = {
         applianceId: appliance.id,
         formatName: format.name,
         compress: v.compress ?? false,
-        installProfile: await imageProfile(ctx, appliance, v.installProfile),
+        installProfile: profile,
         revision: appliance.doc.revision,
         status: initialStatus('queued'),
       };
@@ -148,7 +149,7 @@ export const imageRoutes = (ctx: Ctx) =>
       if (!isTerminal(image.doc.status)) throw conflict('this image is still being generated');
       assertGeneratable(ctx, appliance);
       const format = targetFormatByName(ctx, image.doc.formatName);
-      const input = generationInput(ctx, appliance, format);
+      const input = generationInput(ctx, appliance, format, image.doc.installProfile);
       const old = image.doc.file?.path;
       const row = ctx.store.tx(() => {
         assertNoRunning(ctx, appliance, format.name);

@@ -1,0 +1,94 @@
+// Real image builds (README "Real images"), every figure against a baseline measured in the same run:
+//   1. bare `mmdebstrap` of exactly the package set of examples/local.yml's image (its own empty apt cache)
+//   2. cold `apply examples/local.yml` on a fresh server with an empty OS-layer cache → ratio to 1
+//   3. the same after a software-only change (one file of the bundle edited) → seconds and ratio to 2
+//   4. sizes of the qcow2 (plain and compressed) and the server's peak RSS during the builds.
+// Needs root and the build prerequisites (`bash scripts/prereqs.sh build`); build first:
+// `npx tsc -p tsconfig.json && node bench/real-image.mjs`. Takes a few minutes (two full downloads).
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CLI, peakRssMiB, summary } from './lib/servers.mjs';
+
+const require = createRequire(import.meta.url);
+const { createUser } = require('../dist/src/server/index.js');
+const imaging = require('../dist/src/server/imaging/index.js');
+const recipe = require('../dist/src/server/imaging/os/recipe.js');
+const EXAMPLES = fileURLToPath(new URL('../examples/', import.meta.url));
+
+if (process.getuid?.() !== 0) {
+  console.log('real-image bench: skipped, mmdebstrap builds need root');
+  process.exit(0);
+}
+
+const dir = mkdtempSync('/var/tmp/forge-bench-image-');
+const run = (cmd, args, env = process.env) =>
+  new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const p = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (c) => (out += c));
+    p.stderr.on('data', (c) => (out += c));
+    p.once('exit', (code) => (code === 0 ? resolve({ s: (performance.now() - t0) / 1000, out }) : reject(new Error(`${cmd} exited ${code}: ${out.slice(-3000)}`))));
+  });
+
+try {
+  // 1. The baseline: the image's own OS layer spec (template packages + what format and settings add).
+  const spec = imaging.osLayerSpecOf({
+    suite: 'bookworm', profile: 'Minimal', packages: [{ name: 'curl' }, { name: 'nginx' }], disk: 'qcow2', cloudInit: false,
+    settings: { hostname: 'x', diskMiB: 2048, swapMiB: 0, kernelParams: [], rootUser: { disablePasswordLogin: false, sshKeys: [] }, users: [], groups: [] },
+    mirror: imaging.defaultMirror(),
+  });
+  const emptyCache = join(dir, 'bare-debs');
+  cpSync(EXAMPLES, join(dir, 'site'), { recursive: true }); // keeps the examples untouched
+  mkdirSync(emptyCache);
+  const bare = await run('mmdebstrap', recipe.mmdebstrapArgs(spec, join(dir, 'bare-tree'), emptyCache));
+  rmSync(join(dir, 'bare-tree'), { recursive: true, force: true });
+  console.log(`bare mmdebstrap (${recipe.includeList(spec).length} packages asked): ${bare.s.toFixed(1)} s`);
+
+  // 2. A fresh server and an empty cache: everything is downloaded and built.
+  const data = join(dir, 'data');
+  const alice = await createUser(data, { login: 'alice' });
+  const server = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', data, '--cache-dir', join(dir, 'cache')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let buf = '';
+    server.stdout.on('data', (c) => {
+      buf += c;
+      const l = buf.split('\n').find((x) => x.startsWith('http://'));
+      if (l) resolve(l.trim());
+    });
+    server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
+  });
+  const env = { ...process.env, APPLIANCE_FORGE_URL: url, APPLIANCE_FORGE_USER: 'alice', APPLIANCE_FORGE_API_KEY: alice.publicKey, APPLIANCE_FORGE_SECRET_KEY: alice.secretKey, APPLIANCE_FORGE_ROOT_PASSWORD: 'bench-only' };
+  const apply = (out) => run(process.execPath, [CLI, 'apply', join(dir, 'site', 'local.yml'), '--json', '--output', out], env);
+  try {
+    const cold = await apply(join(dir, 'out1'));
+    const files1 = JSON.parse(cold.out).files;
+    console.log(`cold apply: ${cold.s.toFixed(1)} s  (ratio to bare mmdebstrap ${(cold.s / bare.s).toFixed(2)})`);
+
+    // 3. A software-only change: one file of the bundle edited.
+    const page = join(dir, 'site', 'files', 'index.html');
+    writeFileSync(page, readFileSync(page, 'utf8').replace('</body>', `<p>rebuilt ${Date.now()}</p></body>`));
+    const warm = await apply(join(dir, 'out2'));
+    console.log(`rebuild after a software change: ${warm.s.toFixed(1)} s  (ratio to the cold apply ${(warm.s / cold.s).toFixed(2)})`);
+
+    // 4. Sizes: the qcow2 as built, and gzip-compressed (same layer: a cheap third build through the API is not needed).
+    const qcow2 = files1[0].path;
+    const bytes = statSync(qcow2).size;
+    await run('sh', ['-c', `gzip -6 -c '${qcow2}' > '${qcow2}.gz'`]);
+    const gz = statSync(`${qcow2}.gz`).size;
+    const rss = peakRssMiB(server.pid);
+    console.log(`qcow2: ${(bytes / 1e6).toFixed(0)} MB, gzip: ${(gz / 1e6).toFixed(0)} MB; server peak RSS ${rss.toFixed(0)} MiB`);
+    summary('real-image', 'cold apply / bare mmdebstrap (s)', cold.s.toFixed(1), bare.s.toFixed(1), cold.s / bare.s, 'target ≤ 1.3');
+    summary('real-image', 'software-only rebuild / cold apply (s)', warm.s.toFixed(1), cold.s.toFixed(1), warm.s / cold.s, 'target ≤ 20 s and ≤ 0.25');
+    summary('real-image', 'qcow2 MB (gzip MB)', (bytes / 1e6).toFixed(0), (gz / 1e6).toFixed(0), '', 'target ≤ 400 (≤ 150)');
+    summary('real-image', 'server peak RSS MiB', rss.toFixed(0), '', '', 'target ≤ 300');
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
