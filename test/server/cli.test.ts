@@ -17,7 +17,7 @@ describe.skipIf(!existsSync(MAIN))('command line', () => {
     expect(key.login).toBe('dana');
     expect(() => execFileSync(process.execPath, [MAIN, 'users', 'add', 'dana', '--data', dir], { stdio: 'pipe' })).toThrow();
 
-    const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data', dir, '--no-catalog-refresh'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const url = await new Promise<string>((res) => child.stdout.once('data', (b: Buffer) => res(b.toString().trim())));
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api$/);
     const c = createClient({ url, auth: key, retry: false });

@@ -23,7 +23,9 @@ export function requireDist(): void {
 
 export async function spawnServer(dataDir: string, o: { log?: boolean; extra?: string[] } = {}): Promise<ChildServer> {
   requireDist();
-  const args = [CLI, 'serve', '--port', '0', '--data', dataDir, ...(o.log ? ['--log'] : []), ...(o.extra ?? [])];
+  // No catalog refresh: these servers are attacked, not updated (a refresh reads and downloads the mirror's index,
+  // which would blur the byte and request counts; test/catalog tests the refresh).
+  const args = [CLI, 'serve', '--port', '0', '--data', dataDir, '--no-catalog-refresh', ...(o.log ? ['--log'] : []), ...(o.extra ?? [])];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let partial = '';
