@@ -34,7 +34,7 @@ describe('waitForJob against the reference server', () => {
   it('waits for a generation to complete, with growing progress', async () => {
     const img = await generate('gen-ok');
     const seen: OpStatus[] = [];
-    const s = await c.waitForJob(img, { pollMs: 50, maxPollMs: 500, timeoutMs: 120_000, onProgress: (p) => seen.push(p) });
+    const s = await c.waitForJob(img, { pollMs: 50, maxPollMs: 500, timeoutMs: 900_000, onProgress: (p) => seen.push(p) });
     expect([s.complete, s.error ?? false]).toEqual([true, false]);
     const pct = seen.map((x) => x.percentage ?? 0);
     expect(pct.every((p, i) => i === 0 || p >= pct[i - 1]!)).toBe(true);

@@ -34,7 +34,7 @@ if ('skip' in os) {
 const glance = 'env' in os ? os.env : undefined;
 
 const LIMITS = { bodyBytes: 256 * 1024, uploadBytes: 1024 * 1024 };
-const JOB_WAIT = { timeoutMs: 300_000, pollMs: 50, maxPollMs: 1000 } as const;
+const JOB_WAIT = { timeoutMs: 900_000, pollMs: 50, maxPollMs: 1000 } as const;
 
 let dir: string;
 let server: RunningServer;

@@ -40,11 +40,11 @@ describe('Glance drops the connection mid-upload (FAULT PROXY)', () => {
       await c.upload({ uid: 'alice', msid: String(sw.dbId), said: String(art.dbId), fileName: 'p.bin' }, { file: knownFile(join(h.dataDir, 'p.bin'), 12 * 1024 * 1024).path });
       await c.appliance_update({ uid: 'alice', aid, body: { mySoftwareList: [{ uri: sw.uri! }] } } as never);
       const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
-      expect((await c.waitForJob(img, { timeoutMs: 150_000 })).complete).toBe(true);
+      expect((await c.waitForJob(img, { timeoutMs: 900_000 })).complete).toBe(true);
       const itid = String(img.dbId);
 
       const dropped = await c.applianceImage_publish({ uid: 'alice', aid, itid, body: publishBody(e, proxy.url, `forge-drop-${process.pid}-${Date.now()}`) });
-      const failed = await c.waitForJob(dropped, { timeoutMs: 120_000 }).then(
+      const failed = await c.waitForJob(dropped, { timeoutMs: 900_000 }).then(
         () => undefined,
         (err: unknown) => err as { status?: { errorMessage?: string; published?: boolean } },
       );
@@ -55,7 +55,7 @@ describe('Glance drops the connection mid-upload (FAULT PROXY)', () => {
       expect(await healthy(h.server.url)).toBe(true);
 
       const again = await c.applianceImage_publish({ uid: 'alice', aid, itid, body: publishBody(e, e.glanceUrl, `forge-drop-ok-${process.pid}-${Date.now()}`) });
-      const ok = await c.waitForJob(again, { timeoutMs: 120_000 });
+      const ok = await c.waitForJob(again, { timeoutMs: 900_000 });
       expect(ok.published).toBe(true);
     } finally {
       await proxy.close();

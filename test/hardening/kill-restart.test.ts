@@ -146,7 +146,7 @@ describe('SIGKILL during uploads and generations', () => {
     console.log(`[hardening] kill/restart: ${served} files served and hashed, images ${JSON.stringify(states)}`);
     // A new generation after all that runs to completion.
     const again = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'QCOW2' }, installProfile: { diskSize: 1024 } } });
-    const final = await c.waitForJob(again, { timeoutMs: 150_000 });
+    const final = await c.waitForJob(again, { timeoutMs: 900_000 });
     expect(final.complete).toBe(true);
     await c.close();
   });
@@ -166,7 +166,7 @@ describe('SIGKILL during publications (real Keystone/Glance)', () => {
     const aid = await generatableAppliance(c, 'published');
     await withPayload(c, aid, knownFile(join(dataDir, 'payload.bin'), 48 * 1024 * 1024));
     const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
-    expect((await c.waitForJob(img, { timeoutMs: 150_000 })).complete).toBe(true);
+    expect((await c.waitForJob(img, { timeoutMs: 900_000 })).complete).toBe(true);
     const itid = String(img.dbId);
     const names: string[] = [];
     const counts = { rounds: 0, killedRunning: 0, published: 0, interrupted: 0 };

@@ -119,8 +119,8 @@ describe.skipIf(!existsSync(MAIN))('SIGKILL', () => {
     expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
     // A new generation of the same format is not blocked by the interrupted one.
     const again = await c2.machineImage_generate({ uid: 'alice', aid: app.dbId!, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 1024 } } });
-    const final = await c2.waitForJob(again, { timeoutMs: 120_000, pollMs: 100 });
+    const final = await c2.waitForJob(again, { timeoutMs: 900_000, pollMs: 100 });
     expect(final.complete).toBe(true);
     await kill9(p2);
-  }, 180_000);
+  }, 900_000);
 });

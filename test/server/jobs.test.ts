@@ -40,7 +40,7 @@ describe('generation jobs', () => {
     expect(image.status).toBeTruthy();
     const dup = await t.raw('POST', `users/alice/appliances/${aid}/images`, { headers: { 'content-type': 'application/xml' }, body: '<image><targetFormat><name>QCOW2</name></targetFormat><installProfile><diskSize>1024</diskSize></installProfile></image>' });
     expect([201, 409]).toContain(dup.status); // 409 unless the first one already finished
-    const final = await c.waitForJob(image as never, { timeoutMs: 120_000, pollMs: 100 });
+    const final = await c.waitForJob(image as never, { timeoutMs: 900_000, pollMs: 100 });
     expect(final.complete).toBe(true);
     expect(final.percentage).toBe(100);
     await t.server.jobs.idle();
@@ -62,7 +62,7 @@ describe('generation jobs', () => {
 
     const statuses = await c.machineImageStatus_getAll({ uid: 'alice', aid });
     expect(statuses.total).toBeGreaterThanOrEqual(1);
-  }, 180_000);
+  }, 900_000);
 
   it('cancels a running generation; 400 for publication of a format without a cloud', async () => {
     const aid = await applianceWithProfile(c, 'cancel');
@@ -76,14 +76,14 @@ describe('generation jobs', () => {
       expect((await t.raw('GET', `users/alice/appliances/${aid}/images/${image.dbId}/downloads`)).status).toBe(404);
     }
     const gen = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 1024 } } });
-    await c.waitForJob(gen, { timeoutMs: 120_000, pollMs: 100 });
+    await c.waitForJob(gen, { timeoutMs: 900_000, pollMs: 100 });
     const pub = await t.raw('POST', `users/alice/appliances/${aid}/images/${gen.dbId}/pimages`, {
       headers: { 'content-type': 'application/xml' },
       body: '<ns0:publishImage xmlns:ns0="http://www.usharesoft.com/uforge" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="ns0:PublishImageOpenStack"><credAccount xsi:type="ns0:CredAccountOpenStack"><keystoneUrl>http://127.0.0.1:1/v3</keystoneUrl><login>x</login><password>y</password></credAccount><keystoneProject>p</keystoneProject></ns0:publishImage>',
     });
     expect(pub.status).toBe(400);
     expect(pub.text).not.toContain('<password>');
-  }, 180_000);
+  }, 900_000);
 
   it('400 for an unknown format or an appliance without OS profile', async () => {
     const app = await c.appliance_create({ uid: 'alice', body: { name: 'bare', version: '1', distributionUri: 'distributions/1' } });

@@ -22,9 +22,9 @@ describe.skipIf(!svc.env)('publication to Glance', () => {
     const minimal = (await c.osTemplate_getAll({ id: 1 })).distribProfiles!.find((p) => p.name === 'Minimal')!;
     await c.applianceOSProfile_create({ uid: 'alice', aid, body: { kind: 'LinuxProfile', standardProfileUri: minimal.uri! } });
     const image = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
-    await c.waitForJob(image, { timeoutMs: 120_000, pollMs: 100 });
+    await c.waitForJob(image, { timeoutMs: 900_000, pollMs: 100 });
     itid = image.dbId!;
-  }, 300_000);
+  }, 900_000);
   afterAll(async () => t?.close());
 
   it('publishes with a stored account, then DELETE removes the Glance image', async () => {
@@ -40,7 +40,7 @@ describe.skipIf(!svc.env)('publication to Glance', () => {
     });
     expect(sent.status).toBe(201);
     const pub = sent.value as { uri: string; dbId: number };
-    const final = await c.waitForJob(pub as never, { timeoutMs: 180_000, pollMs: 200 });
+    const final = await c.waitForJob(pub as never, { timeoutMs: 900_000, pollMs: 200 });
     expect(final.published).toBe(true);
     const rec = await c.machineImagePublished_get({ uid: 'alice', aid, itid, pitid: pub.dbId });
     expect(rec.cloudId).toBeTruthy();
@@ -52,7 +52,7 @@ describe.skipIf(!svc.env)('publication to Glance', () => {
     await c.machineImagePublished_delete({ uid: 'alice', aid, itid, pitid: pub.dbId });
     expect(await imagesNamed(env, name)).toEqual([]);
     expect((await t.raw('GET', `users/alice/appliances/${aid}/images/${itid}/pimages/${pub.dbId}`)).status).toBe(404);
-  }, 300_000);
+  }, 900_000);
 
   it('a wrong password ends in error with a message and no secret', async () => {
     const pub = await c.applianceImage_publish({
@@ -66,5 +66,5 @@ describe.skipIf(!svc.env)('publication to Glance', () => {
     expect(st.error).toBe(true);
     expect(st.errorMessage).toBeTruthy();
     expect(JSON.stringify(st)).not.toContain('definitely-wrong-pw');
-  }, 120_000);
+  }, 900_000);
 });

@@ -49,7 +49,7 @@ export function runCli(
       stderr += c.toString();
       o.onStderr?.(stderr, child);
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), o.killAfterMs ?? 170_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), o.killAfterMs ?? 900_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
