@@ -27,7 +27,7 @@ describe('parseDeclaration', () => {
     expect(d.stack.packages.map((p) => p.name)).toEqual(['curl', 'nginx']);
     expect(d.stack.bundles[0]!.files.map((f) => [f.name, f.rights, f.destination])).toEqual([
       ['index.html', '0644', '/var/www/example/'],
-      ['site.conf', '0644', '/etc/nginx/sites-enabled/'],
+      ['default', '0644', '/etc/nginx/sites-enabled/'],
     ]);
     expect(d.builders.map((b) => b.type)).toEqual(['QCOW2', 'OpenStack QCOW2']);
     const pub = d.builders[1]!.publication!;
