@@ -1,27 +1,14 @@
 // The QEMU programs the boot check runs, and the Debian packages that provide them: the `boot` list
 // of data/host-tools.json, which scripts/prereqs.sh installs from too.
-import { accessSync, constants } from 'node:fs';
-import path from 'node:path';
 import hostTools from '../../data/host-tools.json';
+import { findOnPath } from '../host/path';
 import { BootCheckError } from './errors';
 
 export type BootTool = keyof typeof hostTools.boot;
 
-function onPath(tool: string): boolean {
-  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
-  return dirs.some((d) => {
-    try {
-      accessSync(path.join(d, tool), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
 /** Throws a 'missing-tool' BootCheckError naming the Debian packages of every tool not on PATH. */
 export function requireBootTools(tools: readonly BootTool[]): void {
-  const missing = tools.filter((t) => !onPath(t));
+  const missing = tools.filter((t) => findOnPath(t) === undefined);
   if (missing.length === 0) return;
   const packages = [...new Set(missing.map((t) => hostTools.boot[t]))].sort();
   throw new BootCheckError(

@@ -74,8 +74,14 @@ export class FileStore {
   sweep(live: ReadonlySet<string>): { removed: number } {
     let removed = 0;
     for (const e of readdirSync(this.abs('tmp'))) {
-      rmSync(join(this.abs('tmp'), e), { recursive: true, force: true });
-      removed++;
+      // Build children die with the server (host/child.ts), but one may still be exiting: retry on
+      // ENOTEMPTY/EBUSY, and leave what still resists to the next start rather than refuse to start.
+      try {
+        rmSync(join(this.abs('tmp'), e), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+        removed++;
+      } catch {
+        continue;
+      }
     }
     for (const area of ['files', 'images'] as const) {
       for (const e of readdirSync(this.abs(area))) {

@@ -3,6 +3,8 @@
 import { spawn } from 'node:child_process';
 import { AbortedError } from '../../errors';
 import hostTools from '../../../data/host-tools.json';
+import { diesWithParent } from '../../host/child';
+import { findOnPath } from '../../host/path';
 import { ImagingError } from './errors';
 
 /** Keep the last bytes of a tool's stderr: enough for its message, bounded whatever it prints. */
@@ -21,6 +23,11 @@ export interface RunOptions {
 /** The Debian package of each host tool a build runs (data/host-tools.json, the one list; scripts/prereqs.sh installs it). */
 const PACKAGE_OF: Record<string, string> = hostTools.build;
 const BUILD_PACKAGES = [...new Set(Object.values(hostTools.build))].join(' ');
+
+function missingTool(command: string, cause?: Error): ImagingError {
+  const pkg = PACKAGE_OF[command] ?? command;
+  return new ImagingError('prerequisite', `${command} is not installed on this host: install the Debian package ${pkg} (an image build needs: apt-get install ${BUILD_PACKAGES})`, cause);
+}
 
 export interface RunResult {
   readonly stderr: string;
@@ -46,7 +53,9 @@ export function runTool(command: string, args: readonly string[], opts: RunOptio
   const { signal, onStdout, cwd, input } = opts;
   return new Promise<RunResult>((resolve, reject) => {
     if (signal?.aborted) return reject(new AbortedError('image build aborted'));
-    const child = spawn(command, args, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], cwd, env: { ...process.env, LC_ALL: 'C' } });
+    const [cmd, argv] = diesWithParent(command, args);
+    if (!findOnPath(command)) return reject(missingTool(command));
+    const child = spawn(cmd, argv, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], cwd, env: { ...process.env, LC_ALL: 'C' } });
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (s: string) => {
       stderr = (stderr + s).slice(-MAX_STDERR);
@@ -62,10 +71,7 @@ export function runTool(command: string, args: readonly string[], opts: RunOptio
     signal?.addEventListener('abort', onAbort, { once: true });
     child.on('error', (e: NodeJS.ErrnoException) => {
       signal?.removeEventListener('abort', onAbort);
-      if (e.code === 'ENOENT') {
-        const pkg = PACKAGE_OF[command] ?? command;
-        return reject(new ImagingError('prerequisite', `${command} is not installed on this host: install the Debian package ${pkg} (an image build needs: apt-get install ${BUILD_PACKAGES})`, e));
-      }
+      if (e.code === 'ENOENT') return reject(missingTool(command, e));
       reject(new ImagingError('tool', `cannot run ${command}: ${e.message}`, e));
     });
     child.on('close', (code, sig) => {

@@ -6,6 +6,8 @@ import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import hostTools from '../../../../data/host-tools.json';
 import { AbortedError } from '../../../errors';
+import { diesWithParent } from '../../../host/child';
+import { findOnPath, sbinPath } from '../../../host/path';
 import { ImagingError } from '../errors';
 import { runToolOutput } from '../run';
 import type { InstalledPackage } from '../system';
@@ -23,8 +25,7 @@ export function checkPrerequisites(): void {
   if (process.getuid?.() !== 0) {
     throw new ImagingError('tool', 'building an OS layer runs mmdebstrap in root mode (it mounts /proc and /dev in the tree and runs package scripts in a chroot): run the server as root');
   }
-  const dirs = (pathEnv().PATH ?? '').split(':').filter(Boolean);
-  const found = (t: string): boolean => (t.startsWith('/') ? existsSync(t) : dirs.some((d) => isExecutable(join(d, t))));
+  const found = (t: string): boolean => findOnPath(t, sbinPath()) !== undefined;
   const missing = LAYER_TOOLS.filter((t) => !found(t));
   if (missing.length > 0) {
     const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t] ?? t))];
@@ -32,18 +33,8 @@ export function checkPrerequisites(): void {
   }
 }
 
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function pathEnv(): NodeJS.ProcessEnv {
-  const path = process.env.PATH ?? '';
-  return { ...process.env, PATH: `${path}:/usr/sbin:/sbin`, LC_ALL: 'C' };
+  return { ...process.env, PATH: sbinPath(), LC_ALL: 'C' };
 }
 
 export interface MmdebstrapRun {
@@ -56,7 +47,8 @@ export function runMmdebstrap(args: readonly string[], target: string, o: Mmdebs
   const { signal } = o;
   return new Promise<void>((done, fail) => {
     if (signal?.aborted) return fail(new AbortedError('image build aborted'));
-    const child = spawn('mmdebstrap', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: pathEnv() });
+    const [cmd, argv] = diesWithParent('mmdebstrap', args);
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: pathEnv() });
     let log = '';
     let pending = '';
     const progress = new MmdebstrapProgress((p) => o.onProgress?.(p));
