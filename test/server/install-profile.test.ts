@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installProfile, osGroup, osUser } from '../../src/model/resources';
-import type { AnyModel } from '../../src/model/schema';
+import type { AnyModel, Fields } from '../../src/model/schema';
 import { systemSettingsOf, hostnameOf } from '../../src/server/install/system-settings';
 import { startTestServer, validatesAgainstXsd, type TestServer } from './helpers';
 
@@ -114,7 +114,7 @@ describe('install profile at the API', () => {
 
   /** Every field the model refuses, at any depth, as the XML a platform client would send. */
   function refusedFields(m: AnyModel, wrap: (inner: string) => string, at: string): Array<[string, string]> {
-    return Object.entries(m.fields).flatMap(([name, f]) => (f.unsupported ? [[`${at}.${name}`, wrap(`<${name}>true</${name}>`)] as [string, string]] : []));
+    return Object.entries(m.fields as Fields).flatMap(([name, f]) => (f.unsupported ? [[`${at}.${name}`, wrap(`<${name}>true</${name}>`)] as [string, string]] : []));
   }
   const refused = [
     ...refusedFields(installProfile, (x) => x, 'installProfile'),

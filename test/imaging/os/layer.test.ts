@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../../src/errors';
 import { isImagingError } from '../../../src/server/imaging/errors';
-import { OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/server/imaging/os';
+import { layerKey, OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/server/imaging/os';
 import { TEST_CACHE, countMmdebstrap, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');
@@ -111,7 +111,6 @@ describe('a real OS layer', () => {
   });
 
   it('gives another key for another package set or kernel', async () => {
-    const { layerKey } = await import('../../../src/server/imaging/os');
     const idx = { u: 'x' };
     const k = (s: Parameters<typeof layerKey>[0]) => layerKey(s, idx).key;
     expect(k(nginx)).not.toBe(k(spec({ packages: [{ name: 'nginx' }, { name: 'curl' }] })));
