@@ -35,7 +35,9 @@ if (check) {
   let committed = '';
   try {
     committed = readFileSync(outfile, 'utf8');
-  } catch {}
+  } catch {
+    // no bundle committed yet: it is out of date
+  }
   if (fresh !== committed) {
     console.error('action/dist/index.js is out of date: run `node scripts/build-action.mjs` and commit it');
     process.exit(1);

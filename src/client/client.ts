@@ -149,6 +149,7 @@ export function createClient(options: ClientOptions): Client {
       rel = uri.slice(baseUrl.length + 1);
     }
     rel = rel.replace(/^\/+/, '');
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
     if (/[\s\u0000-\u001f#]/.test(rel) || rel.split('?')[0]!.split('/').some((s) => s === '..' || s === '.')) {
       throw new TypeError(`uri ${JSON.stringify(uri)} is not a plain resource URI`);
     }

@@ -22,7 +22,7 @@ export function redactRecord(m: AnyModel, v: Rec): Rec {
 
 /** Every secret string in a record (for masking logs and outputs). */
 export function secretsIn(m: AnyModel, v: Rec, into: string[] = []): string[] {
-  for (const [name, f, fv] of presentFields(m, v.kind as string | undefined, v)) {
+  for (const [, f, fv] of presentFields(m, v.kind as string | undefined, v)) {
     if (f.secret && typeof fv === 'string' && fv !== '') into.push(fv);
     else if (f.t === 'object') secretsIn(f.model(), fv as Rec, into);
     else if (f.t === 'list') for (const x of fv as Rec[]) secretsIn(f.model(), x, into);

@@ -68,7 +68,9 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     // A signed URL must reach the signature check exactly as sent (wire contract §4).
     return503OnClosing: true,
     // A target whose path does not percent-decode (`%FF`, `%C0%AE`) is a 400 like any other (§5).
-    frameworkErrors: (err, request, reply) => sendError(request, reply, new ServiceError(400, `bad request URL (${err.code})`), ctx.clock.now(), ctx),
+    frameworkErrors: (err, request, reply) => {
+      sendError(request, reply, new ServiceError(400, `bad request URL (${err.code})`), ctx.clock.now(), ctx);
+    },
     clientErrorHandler: (err, socket) => sendClientError(err, socket, ctx.clock.now()),
   });
 

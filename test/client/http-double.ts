@@ -27,7 +27,9 @@ export interface Double {
 /** Start a server; with `buffer: false` the script reads the request body itself (upload sink). */
 export async function startScripted(script: Script, o: { buffer?: boolean } = {}): Promise<Double> {
   const seen: Seen[] = [];
-  const server = createServer(async (req, res) => {
+  // `handle` catches every error itself (the connection is destroyed): nothing to await in the listener.
+  const server = createServer((req, res) => void handle(req, res));
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const s: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.alloc(0) };
     seen.push(s);
     try {
@@ -40,7 +42,7 @@ export async function startScripted(script: Script, o: { buffer?: boolean } = {}
     } catch (e) {
       res.destroy(e as Error);
     }
-  });
+  }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {

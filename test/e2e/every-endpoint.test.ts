@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbortedError, ApiError, createClient, fiql, JobCancelledError, type Client, type ClientOptions } from '../../src/index';
+import { AbortedError, createClient, fiql, JobCancelledError, type Client, type ClientOptions } from '../../src/index';
 import type { CredAccount, Image, OpStatus, PublishImage } from '../../src/model/resources';
 import type { OperationId } from '../../src/model/operations';
 import { pipeline } from '../../src/client/pipeline';

@@ -58,6 +58,7 @@ export function absoluteRequestUri(request: FastifyRequest, b: PublicBase): stri
 
 // A message may echo request bytes (a `%00` id); XML 1.0 cannot carry control characters at all.
 const printable = (m: string): string =>
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   m.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** The one place a `uforgeError` body is made (wire contract §5). */

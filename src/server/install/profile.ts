@@ -170,6 +170,7 @@ function checkKey(k: SshKeyRecord, path: string): SshKeyRecord {
     ok = len === type.length && blob.subarray(4, 4 + len).toString('latin1') === type && blob.length > 4 + len;
   }
   if (!ok) fail(`${path}.publicKey`, `must be one OpenSSH public key line (${[...KEY_TYPES].slice(0, 3).join(', ')}, … + base64 key + optional comment)`);
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   if (k.name !== undefined && (k.name.length > 128 || /[\u0000-\u001F\u007F]/.test(k.name))) fail(`${path}.name`, 'must be at most 128 characters on one line');
   return { ...(k.name !== undefined ? { name: k.name } : {}), publicKey: line.trim() };
 }

@@ -55,6 +55,7 @@ function artifactView(r: Row<'artifact'>): SoftwareArtifact {
   });
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**

@@ -1,9 +1,9 @@
 // Running mmdebstrap (root mode, into a directory): in its own process group so a cancel kills it and
 // every apt/dpkg/maintainer script under it; apt's errors turned into messages naming the package.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import hostTools from '../../../../data/host-tools.json';
 import { AbortedError } from '../../../errors';
 import { diesWithParent } from '../../../host/child';
