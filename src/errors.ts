@@ -24,7 +24,20 @@ export abstract class ForgeError extends Error {
   readonly [BRAND] = true;
 }
 
-export function isForgeError<C extends ErrorCode>(e: unknown, code?: C): e is ForgeError & { code: C } {
+/** The message of any thrown value (an `Error`'s message, anything else as a string), for wrapping and logs. */
+export function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The errors this module defines; a code whose class lives elsewhere (E_OPENSTACK, E_DECLARATION) narrows to `ForgeError`. */
+type CoreError =
+  | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError;
+/** The error `isForgeError(e, code)` narrows to: the class of that code where it is defined here. */
+export type ForgeErrorOf<C extends ErrorCode> = C extends ErrorCode
+  ? [Extract<CoreError, { code: C }>] extends [never] ? ForgeError & { code: C } : Extract<CoreError, { code: C }>
+  : never;
+
+export function isForgeError<C extends ErrorCode = ErrorCode>(e: unknown, code?: C): e is ForgeErrorOf<C> {
   return (
     typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true &&
     (code === undefined || (e as ForgeError).code === code)

@@ -9,6 +9,7 @@ import {
 } from '../../src/engine';
 import { connect, type Connection } from '../../src/engine/connect';
 import { describeFailure } from '../../src/engine/failure';
+import { messageOf } from '../../src/errors';
 
 interface Inputs {
   file: string;
@@ -182,4 +183,4 @@ export async function run(): Promise<void> {
 }
 
 // Awaited, and a rejection of any kind (even a non-Error) fails the step.
-run().catch((e: unknown) => core.setFailed(`unexpected failure: ${e instanceof Error ? e.message : String(e)}`));
+run().catch((e: unknown) => core.setFailed(`unexpected failure: ${messageOf(e)}`));

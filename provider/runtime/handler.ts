@@ -2,7 +2,7 @@
 // property in `replaceOn` replaces, any other input change updates in place (design/pulumi-and-action.md:
 // the host keeps only `changes`, `replaces` and `deleteBeforeReplace`).
 import type { Client } from '../../src/client';
-import { isForgeError, type ApiError } from '../../src/errors';
+import { isForgeError } from '../../src/errors';
 import { containsUnknown, isRecord, same, type Inputs, type Props } from './values';
 
 export interface Handler {
@@ -56,9 +56,9 @@ function movesObject(keys: readonly string[], a: unknown, b: unknown): boolean {
 }
 
 /** The service answered 404: the object is gone. */
-export const isNotFound = (e: unknown): boolean => isForgeError(e, 'E_API') && (e as ApiError).status === 404;
+export const isNotFound = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 404;
 /** The service answered 409: the object exists already. */
-export const isConflict = (e: unknown): boolean => isForgeError(e, 'E_API') && (e as ApiError).status === 409;
+export const isConflict = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 409;
 
 /** `users/alice/appliances/12/images/3` → `{uid: 'alice', appliances: '12', images: '3'}`. */
 export function uriParts(uri: string): Record<string, string> {

@@ -1,11 +1,11 @@
 // MachineImage: one generation of an appliance in a target format (wire contract §8). Created by
 // generating and waiting; every input that shapes the image, and the appliance's revision, replaces it.
 import type { Client } from '../../src/client';
-import { isForgeError } from '../../src/errors';
+import { isForgeError, messageOf } from '../../src/errors';
 import { fiql } from '../../src/fiql/builder';
 import type { Image } from '../../src/model/resources';
 import { deleteIfThere, existsMessage, isConflict, unlessGone, uriParts, type Handler } from './handler';
-import { messageOf, type Props } from './values';
+import type { Props } from './values';
 
 const APPLIANCE_URI = /^users\/[^/]+\/appliances\/[^/]+$/;
 /** Seconds; the default wait for a generation. */

@@ -2,11 +2,11 @@
 // and waiting; its output `cloudId` is the Glance image id. The account's password and login may change in
 // place (a rotation must not re-upload the image); where it goes (URLs, domain, project, name) replaces.
 import type { Client } from '../../src/client';
-import { isForgeError } from '../../src/errors';
+import { isForgeError, messageOf } from '../../src/errors';
 import type { PublishImage } from '../../src/model/resources';
 import { deleteIfThere, unlessGone, uriParts, type Handler } from './handler';
 import { DEFAULT_TIMEOUT_S } from './machine-image';
-import { isUnknown, messageOf, type Inputs, type Props } from './values';
+import { isUnknown, type Inputs, type Props } from './values';
 
 const IMAGE_URI = /^users\/[^/]+\/appliances\/[^/]+\/images\/[^/]+$/;
 const URL_PATTERN = /^https?:\/\/[^\s/]+(\/\S*)?$/;

@@ -138,8 +138,3 @@ export class Inputs {
 function typeName(v: unknown): string {
   return Array.isArray(v) ? 'a list' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)}`;
 }
-
-/** Message of any thrown value, for wrapping. */
-export function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

@@ -3,7 +3,7 @@
 // and decompressing behind the user's back could fill a disk with a multi-GiB raw image.
 import { execFile } from 'node:child_process';
 import { open } from 'node:fs/promises';
-import { AbortedError } from '../errors';
+import { AbortedError, messageOf } from '../errors';
 import { BootCheckError } from './errors';
 import { requireBootTools } from './host-tools';
 
@@ -38,7 +38,7 @@ export async function checkImageFile(image: string): Promise<void> {
     }
   } catch (e) {
     if (e instanceof BootCheckError) throw e;
-    throw new BootCheckError('input', `cannot read the image ${image}: ${(e as Error).message}`);
+    throw new BootCheckError('input', `cannot read the image ${image}: ${messageOf(e)}`);
   }
   for (const c of COMPRESSED) {
     if (c.magic.every((b, i) => head[i] === b)) {

@@ -2,6 +2,7 @@
 // `appliance-forge <command> …`: a small table of commands, each in src/cli/commands/<name>.ts and
 // loaded only when called.
 import { UsageError, type Command } from './command';
+import { messageOf } from '../errors';
 
 const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Command> }>> = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
@@ -31,10 +32,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await (await entry.load())(rest);
   } catch (e) {
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`appliance-forge ${name}: ${(e as Error).message}\n`);
+      process.stderr.write(`appliance-forge ${name}: ${messageOf(e)}\n`);
       return 2;
     }
-    process.stderr.write(`appliance-forge ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`appliance-forge ${name}: ${messageOf(e)}\n`);
     return 1;
   }
 }
@@ -45,7 +46,7 @@ if (require.main === module) {
       process.exitCode = code;
     },
     (e: unknown) => {
-      process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+      process.stderr.write(`${messageOf(e)}\n`);
       process.exitCode = 1;
     },
   );

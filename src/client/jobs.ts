@@ -1,6 +1,6 @@
 // Waiting for generation and publication jobs (wire contract §8) with the one waiter (waiter.ts).
 // A status is terminal when `error`, `cancelled` or `complete` is true, tested in that order.
-import { AbortedError, JobCancelledError, JobFailedError, WaitTimeoutError } from '../errors';
+import { AbortedError, JobCancelledError, JobFailedError, messageOf, WaitTimeoutError } from '../errors';
 import type { Image, OpStatus, PublishImage } from '../model/resources';
 import { waitUntil } from './waiter';
 
@@ -106,7 +106,7 @@ export async function waitForJob(calls: JobCalls, target: JobTarget, o: WaitForJ
     try {
       await calls.cancel(job, AbortSignal.timeout(CANCEL_TIMEOUT_MS));
     } catch (ce) {
-      throw new AbortedError(`aborted; cancelling the ${job.kind} failed: ${ce instanceof Error ? ce.message : String(ce)}`);
+      throw new AbortedError(`aborted; cancelling the ${job.kind} failed: ${messageOf(ce)}`);
     }
     throw new AbortedError(`aborted; ${job.kind} cancelled`);
   }

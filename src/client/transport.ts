@@ -2,7 +2,7 @@
 // timeouts become TransportError (style example 5); the caller's abort becomes AbortedError.
 import { Pool } from 'undici';
 import type { Readable } from 'node:stream';
-import { AbortedError, TransportError } from '../errors';
+import { AbortedError, messageOf, TransportError } from '../errors';
 import { flatHeaders, type Exchange, type WireRequest } from './wire';
 
 export interface TransportOptions {
@@ -60,7 +60,7 @@ export function transportFailure(e: unknown, req: Pick<WireRequest, 'method' | '
   }
   const kind = failureKind(e);
   const what = kind === 'timeout' ? 'timed out' : kind === 'connect' ? 'could not connect' : kind === 'reset' ? 'connection reset' : 'failed';
-  const detail = e instanceof Error ? e.message : String(e);
+  const detail = messageOf(e);
   return new TransportError(`${req.method} ${stripQuery(req.target)} ${what}: ${detail}`, e, kind !== 'other');
 }
 

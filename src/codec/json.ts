@@ -1,6 +1,6 @@
 // JSON codec (wire contract §3): `{"<root>": {…}}`, fields named as the XML elements, lists keep
 // their wrapper and item names, native booleans and numbers, `"xsi:type": "<Kind>"` on polymorphic records.
-import { DecodeError } from '../errors';
+import { DecodeError, messageOf } from '../errors';
 import { type AnyModel, defaultKind, hasKind, kindToWrite, presentFields } from '../model/schema';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import type { DecodedDocument } from './xml';
@@ -59,7 +59,7 @@ export function decodeJson<R extends DocumentRoot>(text: string, accept: R | rea
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    throw new DecodeError(`malformed JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new DecodeError(`malformed JSON: ${messageOf(e)}`);
   }
   if (!isRec(doc)) throw new DecodeError('expected a JSON object');
   const keys = Object.keys(doc);

@@ -3,7 +3,7 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { create } from 'xmlbuilder2';
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces';
-import { DecodeError } from '../errors';
+import { DecodeError, messageOf } from '../errors';
 import { type AnyModel, defaultKind, fieldsOf, hasKind, kindToWrite, presentFields } from '../model/schema';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import { scalarFromText, scalarToText } from './values';
@@ -101,7 +101,7 @@ export function decodeXml<R extends DocumentRoot>(text: string, accept: R | read
   try {
     tree = parser.parse(text) as Rec;
   } catch (e) {
-    throw new DecodeError(`malformed XML: ${e instanceof Error ? e.message : String(e)}`);
+    throw new DecodeError(`malformed XML: ${messageOf(e)}`);
   }
   const elements = Object.keys(tree).filter((k) => !k.startsWith('?') && !k.startsWith('#'));
   if (elements.length !== 1 || (tree[elements[0]!] as unknown[]).length !== 1) throw new DecodeError('expected exactly one root element');

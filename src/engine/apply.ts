@@ -3,7 +3,7 @@
 // waiter), each publication as soon as its image is ready. Abort (SIGINT, timeout) reaches every
 // call; `waitForJob` cancels a running job on the service before it throws AbortedError.
 import type { Client } from '../client';
-import { AbortedError, isForgeError } from '../errors';
+import { AbortedError, isForgeError, messageOf } from '../errors';
 import type { Appliance, Image, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
 import type { EventSink } from './events';
@@ -52,7 +52,7 @@ export class ApplyError extends Error {
     readonly failures: ReadonlyArray<{ readonly what: string; readonly error: unknown }>,
     readonly partial?: ApplyResult,
   ) {
-    super(`apply failed:\n${failures.map((f) => `  ${f.what}: ${f.error instanceof Error ? f.error.message : String(f.error)}`).join('\n')}`);
+    super(`apply failed:\n${failures.map((f) => `  ${f.what}: ${messageOf(f.error)}`).join('\n')}`);
     this.name = 'ApplyError';
   }
 }
@@ -327,7 +327,7 @@ async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: 
     });
     c.emit({ type: 'done', id, label, ok: true });
   } catch (e) {
-    c.emit({ type: 'done', id, label, ok: false, message: e instanceof Error ? e.message : String(e) });
+    c.emit({ type: 'done', id, label, ok: false, message: messageOf(e) });
     throw e;
   }
 }

@@ -3,6 +3,7 @@
 // whose credentials are kept in that folder (mode 0600).
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { messageOf } from '../errors';
 
 export const DEFAULT_DATA_DIR = '.appliance-forge';
 const CREDENTIALS = 'credentials.json';
@@ -35,7 +36,7 @@ export async function startEmbedded(dataDir = DEFAULT_DATA_DIR): Promise<Embedde
     server = await import('../server/index.js');
   } catch (e) {
     throw new EmbeddedUnavailableError(
-      `the embedded server cannot load (${e instanceof Error ? e.message.split('\n')[0] : String(e)}); give a service URL, or install the package's dependencies`,
+      `the embedded server cannot load (${messageOf(e).split('\n')[0]}); give a service URL, or install the package's dependencies`,
       e,
     );
   }

@@ -22,10 +22,9 @@ export function describeFailure(e: unknown, secrets: SecretSet): Failure {
   }
   let message: string;
   if (isForgeError(e, 'E_API')) {
-    const status = (e as unknown as { status: number }).status;
-    message = status === 401
+    message = e.status === 401
       ? `the service refused the credentials (401): check the user and the API key pair or password (${e.message})`
-      : status === 403
+      : e.status === 403
         ? `the service refused access (403): ${e.message}`
         : `the service answered ${e.message}`;
   } else if (isForgeError(e, 'E_TRANSPORT')) {

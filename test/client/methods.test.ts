@@ -1,8 +1,8 @@
 // The table-derived methods over real HTTP: targets, signing as sent, formats, bodies, typed errors.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient, type Client } from '../../src/client/index';
 import { decode } from '../../src/codec/index';
-import { ApiError, DecodeError, HttpError, isForgeError, TransportError } from '../../src/errors';
+import { ApiError, DecodeError, HttpError, isForgeError, TransportError, type ForgeError } from '../../src/errors';
 import { operations } from '../../src/model/operations';
 import { opensslSignature } from '../signer/openssl';
 import { reply, replyError, startScripted, type Double, closeAfterEach } from './http-double';
@@ -110,6 +110,9 @@ describe('client errors', () => {
       const e = await client.appliance_get({ aid: 1 }).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(ApiError);
       expect(isForgeError(e, 'E_API')).toBe(true);
+      // A type test (tsconfig.test.json): the code narrows to its class, a code defined elsewhere to ForgeError.
+      if (isForgeError(e, 'E_API')) expectTypeOf(e).toEqualTypeOf<ApiError>();
+      if (isForgeError(e, 'E_OPENSTACK')) expectTypeOf(e).toEqualTypeOf<ForgeError & { code: 'E_OPENSTACK' }>();
       const a = e as ApiError;
       expect([a.status, a.statusCode, a.messageId, a.requestMethod, a.message]).toEqual([409, 409, 'test.error', 'GET', '409: appliance web 1 exists']);
       await client.close();

@@ -12,6 +12,7 @@ import { startFaultProxy } from '../openstack/fault-proxy';
 import { openStackServices, type OpenStackEnv } from '../support/openstack';
 import { generatableAppliance, knownFile } from './support/fixtures';
 import { healthy, startHarness, tempDir, type Harness } from './support/harness';
+import { messageOf } from '../../src/errors';
 
 function publishBody(e: OpenStackEnv, glanceUrl: string, displayName: string) {
   return {
@@ -73,7 +74,7 @@ function smallDisk(): { dir?: string; skip?: string } {
     return { dir };
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    return { skip: `mount -t tmpfs failed: ${(err as Error).message.split('\n')[0]}` };
+    return { skip: `mount -t tmpfs failed: ${messageOf(err).split('\n')[0]}` };
   }
 }
 

@@ -6,6 +6,7 @@ import { randomFillSync } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { request } from 'undici';
 import { START_OPENSTACK as START } from './shared';
+import { messageOf } from '../../src/errors';
 
 export interface OpenStackEnv {
   keystoneUrl: string;
@@ -25,7 +26,7 @@ export function openStackServices(): { env?: OpenStackEnv; vars?: Record<string,
   try {
     out = execFileSync('bash', [START], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 170_000 });
   } catch (e) {
-    return { skip: `start-openstack.sh failed: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
+    return { skip: `start-openstack.sh failed: ${messageOf(e).split('\n')[0]}` };
   }
   const envFile = out.trim().split('\n').pop() ?? '';
   const v = parseEnvFile(readFileSync(envFile, 'utf8'));

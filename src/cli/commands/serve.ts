@@ -8,6 +8,7 @@ import { openLiveCatalog } from '../../server/catalog/live';
 import { isPublicBaseUrl } from '../../server/http/errors';
 import { defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../server/imaging';
 import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
+import { messageOf } from '../../errors';
 
 export const serve: Command = async (args) => {
   const { values } = parseArgs({
@@ -104,6 +105,6 @@ function mirrorOf(archive: string | undefined, security: string | undefined): Mi
   try {
     return validateMirror({ archive: archive ?? base.archive, ...(sec !== undefined ? { security: sec } : {}) });
   } catch (e) {
-    throw new UsageError(`--mirror / --security-mirror: ${e instanceof Error ? e.message : String(e)}`);
+    throw new UsageError(`--mirror / --security-mirror: ${messageOf(e)}`);
   }
 }

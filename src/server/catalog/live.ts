@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { createCatalog, type Catalog } from './index';
 import { defaultDataFile } from './data-file';
 import { rebuildCatalog, type RebuildSummary } from './refresh';
+import { messageOf } from '../../errors';
 
 export const CATALOG_DIR = 'catalog';
 export const CACHED_CATALOG = 'debian-12-amd64.tsv.gz';
@@ -88,7 +89,7 @@ function load(cached: string, shipped: string, log: (msg: string) => void): { fi
     try {
       return { file: cached, catalog: createCatalog(cached) };
     } catch (e) {
-      log(`cached catalog ${cached} unreadable, using the shipped one: ${(e as Error).message}`);
+      log(`cached catalog ${cached} unreadable, using the shipped one: ${messageOf(e)}`);
     }
   }
   return { file: shipped, catalog: createCatalog(shipped) };

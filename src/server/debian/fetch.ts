@@ -7,6 +7,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { DebianIndexError } from './errors';
+import { messageOf } from '../../errors';
 
 /** One agent for the module: deb.debian.org is a CDN, connections are worth keeping. */
 const agent: Dispatcher = new Agent({ connectTimeout: 20_000, headersTimeout: 30_000, bodyTimeout: 60_000 });
@@ -16,7 +17,7 @@ async function get(url: string, signal?: AbortSignal): Promise<Dispatcher.Respon
   try {
     res = await request(url, { dispatcher: agent, ...(signal ? { signal } : {}) });
   } catch (e) {
-    throw new DebianIndexError('unreachable', `GET ${url}: ${(e as Error).message}`);
+    throw new DebianIndexError('unreachable', `GET ${url}: ${messageOf(e)}`);
   }
   if (res.statusCode !== 200) {
     await res.body.dump();
@@ -66,6 +67,6 @@ export async function fetchVerified(url: string, file: string, expected: { sha25
   } catch (e) {
     await rm(part, { force: true });
     if (e instanceof DebianIndexError) throw e;
-    throw new DebianIndexError('unreachable', `GET ${url}: ${(e as Error).message}`);
+    throw new DebianIndexError('unreachable', `GET ${url}: ${messageOf(e)}`);
   }
 }

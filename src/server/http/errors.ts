@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { encode, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
-import { isForgeError } from '../../errors';
+import { isForgeError, messageOf } from '../../errors';
 import { ServiceError } from '../service-error';
 
 /** Map anything thrown to a ServiceError: ours as is, decode/FIQL → 400/415, Fastify's 4xx kept, rest 500. */
@@ -22,7 +22,7 @@ export function toServiceError(e: unknown): ServiceError {
     const message =
       code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'request document larger than the limit' :
       code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported media type: send application/xml or application/json' :
-      (e as Error).message;
+      messageOf(e);
     return new ServiceError(status, message);
   }
   return new ServiceError(500, 'internal error');

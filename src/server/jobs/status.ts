@@ -3,6 +3,7 @@
 import type { OpStatus } from '../../model/resources';
 import type { Ctx } from '../context';
 import { isTerminal } from '../store/store';
+import { messageOf } from '../../errors';
 
 type JobKind = 'image' | 'pimage';
 
@@ -38,12 +39,8 @@ export function throttled(ctx: Ctx, kind: JobKind, id: number, everyMs = 250): (
   };
 }
 
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** The status patch of a failed job: `error=true` with the message (wire contract §8). */
 export function failed(e: unknown, message: string): Partial<OpStatus> {
-  const m = errorText(e);
+  const m = messageOf(e);
   return { error: true, errorMessage: m, detailedError: true, detailedErrorMsg: m, message };
 }

@@ -2,7 +2,7 @@
 // translation of transport failures into OpenStackError. Every body is consumed or dumped.
 import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
-import { AbortedError } from '../../errors';
+import { AbortedError, messageOf } from '../../errors';
 import { OpenStackError, scrub, type OpenStackErrorDetails, type OpenStackErrorKind } from './errors';
 import { shown } from './urls';
 
@@ -127,7 +127,7 @@ export class Connection {
     if (e instanceof OpenStackError) return e;
     if (abortable && this.signal?.aborted) return this.aborted();
     const code = typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : '';
-    const text = e instanceof Error ? e.message : String(e);
+    const text = messageOf(e);
     const where = `${o.service === 'keystone' ? 'Keystone' : 'Glance'} at ${shown(o.url)}`;
     const details = { service: o.service };
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {

@@ -2,7 +2,7 @@
 // file to Glance, delete a published image, read one back. A failed or aborted publication deletes
 // the image it created, so nothing half-made is left in the cloud.
 import { stat } from 'node:fs/promises';
-import { isForgeError } from '../../errors';
+import { isForgeError, messageOf } from '../../errors';
 import { OpenStackError } from './errors';
 import { createImage, deleteImage, getImage, GLANCE_DISK_FORMATS, IMAGE_ID, uploadData, waitForActive,
   type GlanceDiskFormat, type GlanceImage, type StreamedDigests } from './glance';
@@ -115,7 +115,7 @@ async function withCleanup(conn: Connection, s: Session, id: string, e: unknown)
     await deleteImage(conn, s, id);
     if (e instanceof OpenStackError) e.imageId ??= id;
   } catch (d) {
-    const why = d instanceof Error ? d.message : String(d);
+    const why = messageOf(d);
     if (e instanceof OpenStackError) e.orphanImageId = id;
     if (e instanceof Error) e.message += `; the image ${id} could not be deleted (${why})`;
   }

@@ -14,6 +14,7 @@ import { accountFromBody, accountRecord, checkCloudEndpoints } from './accounts'
 import { ifMatch, owned, requireText } from './common';
 import { imageView, stopJob } from './images';
 import { targetFormatByName } from './target-formats';
+import { messageOf } from '../../errors';
 
 function pubUri(r: Row<'pimage'>): string {
   return uris.pimage(r.owner, r.doc.applianceId, r.doc.imageId, r.id);
@@ -114,7 +115,7 @@ export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): 
       try {
         await ctx.openstack.deleteGlanceImage({ ...publicationCredentials(ctx, cur), imageId: cur.doc.cloudId });
       } catch (e) {
-        throw new ServiceError(502, `could not delete the image from the cloud: ${e instanceof Error ? e.message : String(e)}`);
+        throw new ServiceError(502, `could not delete the image from the cloud: ${messageOf(e)}`);
       }
     }
     ctx.store.remove('pimage', r.id);

@@ -10,6 +10,7 @@ import { basicAuthorization, signTarget } from '../../../src/auth/signer';
 import { createClient, type Client } from '../../../src/client';
 import { decode, formatOfContentType } from '../../../src/codec';
 import { createUser, startServer, type CreatedUser, type RunningServer, type StartOptions } from '../../../src/server';
+import { messageOf } from '../../../src/errors';
 
 /** Hostile suites run a bounded sample in `npm test`; `APPLIANCE_FORGE_LONG=1` runs the full form. */
 export const LONG = process.env.APPLIANCE_FORGE_LONG === '1';
@@ -162,7 +163,7 @@ export function whyNotClientError(r: Res, expected?: number | readonly number[])
     if (d.value.statusCode !== r.status) return `uforgeError.statusCode ${d.value.statusCode} ≠ ${r.status}`;
     if (!d.value.localizedErrorMsg?.message) return 'uforgeError without a message';
   } catch (e) {
-    return `body is not a uforgeError: ${(e as Error).message}: ${r.text.slice(0, 200)}`;
+    return `body is not a uforgeError: ${messageOf(e)}: ${r.text.slice(0, 200)}`;
   }
   return undefined;
 }

@@ -2,6 +2,7 @@
 // `lease` an existing entry and hold it until stdin closes.
 import { OsLayerCache } from '../../../src/server/imaging/os';
 import type { OsLayerSpec } from '../../../src/server/imaging/system';
+import { messageOf } from '../../../src/errors';
 
 type Args = { op: 'acquire'; cacheDir: string; spec: OsLayerSpec } | { op: 'lease'; cacheDir: string; key: string };
 
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
       say({ ok: true, key: layer.key, fromCache: layer.fromCache, dir: layer.dir, packages: layer.installed.length });
       await layer.release();
     } catch (e) {
-      say({ ok: false, error: (e as Error).message });
+      say({ ok: false, error: messageOf(e) });
     }
     return;
   }
@@ -27,6 +28,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stdout.write(`${JSON.stringify({ error: (e as Error).message })}\n`);
+  process.stdout.write(`${JSON.stringify({ error: messageOf(e) })}\n`);
   process.exit(1);
 });

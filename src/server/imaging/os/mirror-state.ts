@@ -2,7 +2,7 @@
 // hundred kB each). A point release or a security update changes it, so it gives a new layer.
 import { request } from 'undici';
 import { Digester } from '../../../digest';
-import { AbortedError } from '../../../errors';
+import { AbortedError, messageOf } from '../../../errors';
 import { ImagingError } from '../errors';
 import type { OsLayerSpec } from '../system';
 
@@ -33,7 +33,7 @@ async function digestOf(url: string, signal?: AbortSignal): Promise<string> {
     res = await request(url, { signal: both });
   } catch (e) {
     if (signal?.aborted) throw new AbortedError('image build aborted');
-    const why = timeout.aborted ? 'no answer in 30 s' : (e as Error).message;
+    const why = timeout.aborted ? 'no answer in 30 s' : messageOf(e);
     throw new ImagingError('tool', `Debian mirror unreachable: ${new URL(url).origin} (${url}: ${why})`, e);
   }
   if (res.statusCode === 404) {
