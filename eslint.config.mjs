@@ -16,6 +16,8 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
+      // With noUncheckedIndexedAccess, a `!` or a cast the compiler does not need hides nothing but a future bug.
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
     },
   },
   {

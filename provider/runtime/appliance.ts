@@ -50,12 +50,12 @@ function checkInstallation(r: Inputs): InstallationInput | undefined {
   each(raw.users, USER_KEYS, 'installation.users');
   if (Array.isArray(raw.users)) raw.users.forEach((u, i) => isRecord(u) && each(u.sshKeys, KEY_KEYS, `installation.users[${i}].sshKeys`));
   each(raw.groups, GROUP_KEYS, 'installation.groups');
-  return raw as InstallationInput;
+  return raw;
 }
 
 /** The install profile to write (plain passwords: the service hashes them), or undefined for none declared. */
 const profileOf = (props: Props): InstallProfile | undefined =>
-  isRecord(props.installation) ? installProfileOf(props.installation as InstallationInput, true) : undefined;
+  isRecord(props.installation) ? installProfileOf(props.installation, true) : undefined;
 
 const packagesOf = (props: Props): PackageSpec[] =>
   Array.isArray(props.packages) ? props.packages.filter(isRecord).map((p) => p as unknown as PackageSpec) : [];
@@ -213,7 +213,7 @@ export const appliance: Handler = {
     const packages: PackageSpec[] = [];
     const packageUris: string[] = [];
     packagesOf(props).forEach((p, i) => {
-      if (oldUris[i] && present.has(oldUris[i]!)) { packages.push(p); packageUris.push(oldUris[i]!); }
+      if (oldUris[i] && present.has(oldUris[i])) { packages.push(p); packageUris.push(oldUris[i]); }
     });
     return {
       ...props,

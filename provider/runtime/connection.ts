@@ -49,7 +49,7 @@ export function checkConnection(r: Inputs): Settings | string | undefined {
 export function settingsFor(settings: Settings | undefined, props: Props): Settings {
   const c = props.connection;
   if (isRecord(c)) {
-    const s = (k: string): string | undefined => (typeof c[k] === 'string' && c[k] !== '' ? (c[k] as string) : undefined);
+    const s = (k: string): string | undefined => (typeof c[k] === 'string' && c[k] !== '' ? c[k] : undefined);
     return { url: s('url'), user: s('user'), apiKey: s('apiKey'), secretKey: s('secretKey'), password: s('password') };
   }
   return settings ?? {};

@@ -67,7 +67,7 @@ export const publication: Handler = {
 
   async create(client, inputs) {
     const { uid, appliances: aid, images: itid } = ids(inputs.image as string);
-    const a = inputs.account as unknown as AccountSpec;
+    const a = inputs.account as AccountSpec;
     let p = inputs.adopt === true ? await findExisting(client, inputs) : undefined;
     p ??= await client.applianceImage_publish({
       uid, aid, itid,

@@ -153,7 +153,7 @@ export const software: Handler = {
       const a = byUri.get(oldUris[i]);
       if (!a || !oldUris[i]) return;
       files.push(a.sha256sum && a.sha256sum !== f.sha256 ? { ...f, sha256: a.sha256sum } : f);
-      artifactUris.push(oldUris[i]!);
+      artifactUris.push(oldUris[i]);
     });
     return { ...props, name: sw.name, version: sw.version, description: sw.description, files, uri: sw.uri ?? id, artifactUris };
   },

@@ -76,12 +76,12 @@ export function startQemu(o: QemuOptions, onConsole: (bytes: Buffer) => void): Q
   const child = spawn('qemu-system-x86_64', qemuArgs(o), { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
   running.add(child);
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => {
+  child.stderr.setEncoding('utf8').on('data', (s: string) => {
     stderr = (stderr + s).slice(-MAX_STDERR);
   });
-  child.stdout!.on('data', onConsole);
+  child.stdout.on('data', onConsole);
   // A write after the guest is gone is not an error worth crashing for: the exit is reported instead.
-  child.stdin!.on('error', () => undefined);
+  child.stdin.on('error', () => undefined);
   const exited = new Promise<QemuExit>((resolve) => {
     const done = (code: number | null, signal: NodeJS.Signals | null): void => {
       running.delete(child);
@@ -96,7 +96,7 @@ export function startQemu(o: QemuOptions, onConsole: (bytes: Buffer) => void): Q
   return {
     pid: child.pid ?? -1,
     write: (text) => {
-      if (child.stdin!.writable) child.stdin!.write(text);
+      if (child.stdin.writable) child.stdin.write(text);
     },
     exited,
     kill: () => {

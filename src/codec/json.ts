@@ -17,7 +17,7 @@ export function encodeJson<R extends DocumentRoot>(root: R | keyof typeof rootAl
 export function toJson<R extends DocumentRoot>(root: R | keyof typeof rootAliases, value: DocumentOf<R>): Rec {
   const alias = rootAliases[root];
   const m: AnyModel = documents[(alias?.root ?? root) as DocumentRoot];
-  return { [root]: writeRecord(m, value as Rec, root, alias?.kind, !alias) };
+  return { [root]: writeRecord(m, value, root, alias?.kind, !alias) };
 }
 
 function writeRecord(m: AnyModel, v: Rec, path: string, forcedKind?: string, writeType = true): Rec {
@@ -72,7 +72,7 @@ export function decodeJson<R extends DocumentRoot>(text: string, accept: R | rea
   const body = doc[element];
   if (!isRec(body)) throw new DecodeError('expected an object', element);
   const value = readRecord(m, body, element, alias?.kind);
-  return { element, root: root as R, ...(m.kinds ? { kind: value.kind as string } : {}), value: value as DocumentOf<R> };
+  return { element, root, ...(m.kinds ? { kind: value.kind as string } : {}), value: value as DocumentOf<R> };
 }
 
 function readRecord(m: AnyModel, v: Rec, path: string, forcedKind?: string): Rec {
@@ -100,14 +100,14 @@ function readRecord(m: AnyModel, v: Rec, path: string, forcedKind?: string): Rec
       }
       case 'object':
         if (!isRec(fv)) bad('expected an object', p);
-        out[name] = readRecord(f.model(), fv as Rec, p);
+        out[name] = readRecord(f.model(), fv, p);
         break;
       case 'list': {
         const items = Array.isArray(fv) ? fv : isRec(fv) ? one(fv[f.item]) : bad(`expected {"${f.item}": [...]}`, p);
         const im = f.model();
         out[name] = items.map((item, i) => {
           if (!isRec(item)) bad('expected an object', `${p}[${i}]`);
-          return readRecord(im, item as Rec, `${p}[${i}]`);
+          return readRecord(im, item, `${p}[${i}]`);
         });
         break;
       }

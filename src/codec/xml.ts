@@ -21,7 +21,7 @@ export function encodeXml<R extends DocumentRoot>(root: R | keyof typeof rootAli
   const m: AnyModel = documents[(alias?.root ?? root) as DocumentRoot];
   const doc = create({ version: '1.0', encoding: 'UTF-8', standalone: true });
   const el = doc.ele(UFORGE_NS, `ns0:${root}`);
-  writeRecord(el, m, value as Rec, root, alias ? alias.kind : undefined, !alias);
+  writeRecord(el, m, value, root, alias ? alias.kind : undefined, !alias);
   return doc.end({ headless: false });
 }
 
@@ -110,13 +110,13 @@ export function decodeXml<R extends DocumentRoot>(text: string, accept: R | read
   const alias = rootAliases[local];
   const root = (alias?.root ?? local) as DocumentRoot;
   if (!roots.includes(root)) throw new DecodeError(`expected root element ${roots.join(' or ')}, got ${local}`);
-  const node = ((tree[qname] as Node[])[0] ?? {}) as Node;
+  const node = (tree[qname] as Node[])[0] ?? {};
   if (typeof node !== 'object') throw new DecodeError(`${local} must be an element with children`);
   const ns = nsScope(node, {});
   const m: AnyModel = documents[root];
   const kind = alias?.kind ?? xsiType(node, ns, m, local);
   const value = readRecord(m, node, local, ns, kind);
-  return { element: local, root: root as R, ...(m.kinds ? { kind } : {}), value: value as DocumentOf<R> };
+  return { element: local, root, ...(m.kinds ? { kind } : {}), value: value as DocumentOf<R> };
 }
 
 function localName(q: string): string {

@@ -222,7 +222,7 @@ function withoutEncrypted(v: unknown): unknown {
  */
 export function installChanges(i: InstallationDecl, got: InstallProfile | undefined): string[] {
   const want = (installProfileOf(i, false) ?? {}) as Record<string, unknown>;
-  const have = withoutEncrypted(redactRecord(installProfile, (got ?? {}) as Record<string, unknown>)) as Record<string, unknown>;
+  const have = withoutEncrypted(redactRecord(installProfile, got ?? {})) as Record<string, unknown>;
   return Object.keys(want).filter((k) => JSON.stringify(want[k]) !== JSON.stringify(have[k]));
 }
 

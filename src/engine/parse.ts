@@ -11,7 +11,7 @@ import type { Env } from './env-refs';
 import { INSTALL_KEYS, NOT_SET, readInstallation } from './installation';
 import { ProblemList, type Problem } from './problems';
 import { SecretSet } from './secrets';
-import { type MapView, YamlReader, type YNode } from './yaml-reader';
+import { type MapView, YamlReader } from './yaml-reader';
 
 export interface ParseOptions {
   /** Source of `${env:…}` values; defaults to `process.env`. */
@@ -53,7 +53,7 @@ export function parseDeclaration(text: string, o: { file: string; dir: string; e
 
   const secrets = new SecretSet();
   const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets);
-  const root = r.map(doc.contents as YNode, '', ['stack', 'builders', 'accounts']);
+  const root = r.map(doc.contents, '', ['stack', 'builders', 'accounts']);
   if (!root) return { problems: problems.sorted() };
 
   const accounts = readAccounts(r, root);

@@ -173,7 +173,7 @@ export function computePlan(
   // ---- OS profile and packages
   const hasProfile = !!app?.osProfileUri && !!observed.osProfile;
   const osProfile: OsProfilePlan = {
-    action: !hasProfile ? 'create' : sameUri(observed.osProfile!.standardProfileUri, resolved.profile.uri) ? 'unchanged' : 'update',
+    action: !hasProfile ? 'create' : sameUri(observed.osProfile.standardProfileUri, resolved.profile.uri) ? 'unchanged' : 'update',
     name: resolved.profile.name,
     standardProfileUri: resolved.profile.uri,
     uri: app?.osProfileUri,

@@ -58,7 +58,7 @@ export function listQuery<R>(records: readonly R[], opts: ListOptions, selectors
   }
 
   let matched = pred ? records.filter(pred) : records.slice();
-  if (needSort) matched = sortBy(matched, sel!.type, sel!.get);
+  if (needSort) matched = sortBy(matched, sel.type, sel.get);
   if (opts.descending) matched.reverse();
   return { total: matched.length, items: matched.slice(offset, offset + count) };
 }

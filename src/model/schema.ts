@@ -90,7 +90,7 @@ export function model<const F extends Fields, const K extends Readonly<Record<st
   kinds?: K;
   abstract?: boolean;
 }): Model<F, K> {
-  return m as Model<F, K>;
+  return m;
 }
 
 // ---- Types inferred from the descriptions -------------------------------------------------------

@@ -115,7 +115,7 @@ describe('catalog refresh failures (127.0.0.1 double of a mirror)', () => {
     ({ inRelease } = genuine());
     const real = genuine().packages;
     packages = Buffer.from(real);
-    packages[packages.length >> 1] ^= 0xff; // same size, other bytes
+    packages[packages.length >> 1]! ^= 0xff; // same size, other bytes
     const cacheDir = join(tmp, 'c2');
     const err = await fetchUpdates(cacheDir).catch((e: unknown) => e);
     expect((err as DebianIndexError).kind).toBe('checksum');

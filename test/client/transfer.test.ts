@@ -72,7 +72,7 @@ describe('upload', () => {
     const answer = encode('xml', 'softwareArtifact', { name: 'big.bin', size: 256 * MiB, uploaded: true });
     const child = spawn(process.execPath, ['-e', SINK_SCRIPT, answer], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
       const { port } = JSON.parse((await lines.next()).value as string) as { port: number };
       client = createClient({ url: `http://127.0.0.1:${port}/api`, auth: { login: 'alice', password: 'pw' } });
       const before = process.memoryUsage.rss();

@@ -96,7 +96,7 @@ export function observe(server: RunningServer): Answered[] {
     };
     const write = res.write.bind(res);
     const end = res.end.bind(res);
-    res.write = ((c: unknown, ...rest: never[]) => (keep(c), write(c as Buffer, ...rest))) as typeof res.write;
+    res.write = ((c: unknown, ...rest: never[]) => (keep(c), write(c, ...rest))) as typeof res.write;
     res.end = ((c?: unknown, ...rest: never[]) => (keep(c), end(c as Buffer, ...rest))) as typeof res.end;
     res.once('finish', () => {
       const raw = (req.url ?? '/').split('?')[0]!;

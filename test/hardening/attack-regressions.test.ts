@@ -25,16 +25,18 @@ async function listeningTrap(): Promise<{ url: string; seen: string[]; close(): 
 }
 
 /** Two GETs of `target` pipelined on one keep-alive socket, parsed by Content-Length (as a client would). */
-function twoOnOneSocket(origin: string, target: string): Promise<Res[]> {
+function twoOnOneSocket(origin: string, target: string): Promise<[Res, Res]> {
   const u = new URL(origin);
   return new Promise((resolve, reject) => {
     const sock = connect(Number(u.port), u.hostname);
     const req = `GET ${target} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`;
     let buf = Buffer.alloc(0);
     const out: Res[] = [];
+    // Status 0 and why stand in for an answer that never came.
+    const pair = (why = ''): [Res, Res] => [out[0] ?? { status: 0, headers: {}, text: why }, out[1] ?? { status: 0, headers: {}, text: why }];
     const timer = setTimeout(() => {
       sock.destroy();
-      resolve(out.concat([{ status: 0, headers: {}, text: 'no answer' }]).slice(0, 2));
+      resolve(pair('no answer'));
     }, 10_000);
     sock.on('connect', () => sock.write(req + req));
     sock.on('error', reject);
@@ -53,14 +55,14 @@ function twoOnOneSocket(origin: string, target: string): Promise<Res[]> {
         if (out.length === 2) {
           clearTimeout(timer);
           sock.destroy();
-          resolve(out);
+          resolve(pair());
           return;
         }
       }
     });
     sock.on('close', () => {
       clearTimeout(timer);
-      resolve(out.concat([{ status: 0, headers: {}, text: 'closed' }, { status: 0, headers: {}, text: 'closed' }]).slice(0, 2));
+      resolve(pair('closed'));
     });
   });
 }

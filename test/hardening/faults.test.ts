@@ -39,7 +39,7 @@ describe('Glance drops the connection mid-upload (FAULT PROXY)', () => {
       const sw = await c.mySoftware_create({ uid: 'alice', body: { name: 'payload', version: '1' } });
       const art = await c.mySoftwareArtifact_add({ uid: 'alice', msid: String(sw.dbId), body: { kind: 'SoftwareFile', name: 'p.bin' } } as never);
       await c.upload({ uid: 'alice', msid: String(sw.dbId), said: String(art.dbId), fileName: 'p.bin' }, { file: knownFile(join(h.dataDir, 'p.bin'), 12 * 1024 * 1024).path });
-      await c.appliance_update({ uid: 'alice', aid, body: { mySoftwareList: [{ uri: sw.uri! }] } } as never);
+      await c.appliance_update({ uid: 'alice', aid, body: { mySoftwareList: [{ uri: sw.uri! }] } });
       const img = await c.machineImage_generate({ uid: 'alice', aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
       expect((await c.waitForJob(img, { timeoutMs: 900_000 })).complete).toBe(true);
       const itid = String(img.dbId);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client';
 import { createUser, type CreatedUser } from '../../src/server';
-import { imagesNamed, openStackServices, type OpenStackEnv } from '../support/openstack';
+import { imagesNamed, openStackServices } from '../support/openstack';
 import { spawnServer, type ChildServer } from './support/child-server';
 import { generatableAppliance, knownFile, sha256OfDownload, sleep, type KnownFile } from './support/fixtures';
 import { LONG, tempDir } from './support/harness';
@@ -25,7 +25,7 @@ async function withPayload(c: Client, aid: string, f: KnownFile): Promise<string
   const sw = await c.mySoftware_create({ uid: 'alice', body: { name: 'payload', version: '1' } });
   const art = await c.mySoftwareArtifact_add({ uid: 'alice', msid: String(sw.dbId), body: { kind: 'SoftwareFile', name: 'big.bin' } } as never);
   await c.upload({ uid: 'alice', msid: String(sw.dbId), said: String(art.dbId), fileName: 'big.bin' }, { file: f.path });
-  await c.appliance_update({ uid: 'alice', aid, body: { mySoftwareList: [{ uri: sw.uri! }] } } as never);
+  await c.appliance_update({ uid: 'alice', aid, body: { mySoftwareList: [{ uri: sw.uri! }] } });
   return sw.uri!;
 }
 
@@ -154,7 +154,7 @@ describe('SIGKILL during uploads and generations', () => {
 
 describe('SIGKILL during publications (real Keystone/Glance)', () => {
   const os = openStackServices();
-  const env = os.env as OpenStackEnv | undefined;
+  const env = os.env;
   if (!env) console.log(`[hardening] publication kill test skipped: ${os.skip}`);
 
   it.skipIf(!env)('every publication ends terminal after a restart; a published one exists in Glance', async () => {

@@ -48,7 +48,7 @@ export async function startFaultProxy(target: string, o: FaultProxyOptions = {})
         return;
       }
       const at = o.corruptAtByte === undefined ? -1 : o.corruptAtByte - (up - b.length);
-      if (at >= 0 && at < b.length) b[at] ^= 0xff;
+      if (at >= 0 && at < b.length) b[at]! ^= 0xff;
       if (!upstream.write(b)) client.pause();
     });
     upstream.on('drain', () => {

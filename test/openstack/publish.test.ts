@@ -47,7 +47,7 @@ describe.skipIf(!svc.env)('publishToGlance against the real Keystone and Glance'
     // Progress: starts at 0, never goes back, ends at the total.
     expect(progress[0]).toMatchObject({ bytesLoaded: 0, bytesTotal: qcow2.size });
     expect(progress.at(-1)).toMatchObject({ bytesLoaded: qcow2.size, bytesTotal: qcow2.size, message: 'published' });
-    for (let i = 1; i < progress.length; i++) expect(progress[i].bytesLoaded).toBeGreaterThanOrEqual(progress[i - 1].bytesLoaded);
+    for (let i = 1; i < progress.length; i++) expect(progress[i]!.bytesLoaded).toBeGreaterThanOrEqual(progress[i - 1]!.bytesLoaded);
 
     expect(await imagesNamed(env, name)).toEqual([[imageId, 'active']]); // the checker sees the user's images
     expect(await deleteGlanceImage({ ...user(), imageId })).toEqual({ deleted: true });

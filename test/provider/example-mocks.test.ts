@@ -57,7 +57,7 @@ beforeAll(async () => {
     const raw = req.getObject().toJavaScript();
     registered.push({ type: req.getType(), name: req.getName(), inputs: {}, raw, additionalSecretOutputs: req.getAdditionalsecretoutputsList() });
     return original.apply(this, args);
-  } as never;
+  };
 
   await pulumi.runtime.setMocks({
     newResource: (a) => {

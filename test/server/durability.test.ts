@@ -34,7 +34,7 @@ async function serve(dataDir: string): Promise<Proc> {
   const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data', dataDir, '--no-catalog-refresh'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const url = await new Promise<string>((res, rej) => {
     let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
+    child.stdout.on('data', (b: Buffer) => {
       out += b.toString();
       const line = out.split('\n')[0];
       if (out.includes('\n')) res(line!.trim());

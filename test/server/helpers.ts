@@ -72,7 +72,7 @@ export async function startTestServer(o: Partial<StartOptions> = {}): Promise<Te
       const http = new HttpClient(base.origin);
       const res = await http.request({
         path: `${base.pathname}/${target}`,
-        method: method as 'GET',
+        method,
         headers,
         ...(r.body !== undefined ? { body: r.body } : {}),
       });

@@ -40,7 +40,7 @@ describe('generation jobs', () => {
     expect(image.status).toBeTruthy();
     const dup = await t.raw('POST', `users/alice/appliances/${aid}/images`, { headers: { 'content-type': 'application/xml' }, body: '<image><targetFormat><name>QCOW2</name></targetFormat><installProfile><diskSize>1024</diskSize></installProfile></image>' });
     expect([201, 409]).toContain(dup.status); // 409 unless the first one already finished
-    const final = await c.waitForJob(image as never, { timeoutMs: 900_000, pollMs: 100 });
+    const final = await c.waitForJob(image, { timeoutMs: 900_000, pollMs: 100 });
     expect(final.complete).toBe(true);
     expect(final.percentage).toBe(100);
     await t.server.jobs.idle();

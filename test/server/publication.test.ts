@@ -40,7 +40,7 @@ describe.skipIf(!svc.env)('publication to Glance', () => {
     });
     expect(sent.status).toBe(201);
     const pub = sent.value as { uri: string; dbId: number };
-    const final = await c.waitForJob(pub as never, { timeoutMs: 900_000, pollMs: 200 });
+    const final = await c.waitForJob(pub, { timeoutMs: 900_000, pollMs: 200 });
     expect(final.published).toBe(true);
     const rec = await c.machineImagePublished_get({ uid: 'alice', aid, itid, pitid: pub.dbId });
     expect(rec.cloudId).toBeTruthy();

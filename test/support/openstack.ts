@@ -51,7 +51,7 @@ function parseEnvFile(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of text.split('\n')) {
     const m = /^\s*(?:export\s+)?([A-Z0-9_]+)=(.*)$/.exec(line);
-    if (m) out[m[1]] = m[2].replace(/^(['"])(.*)\1$/, '$2');
+    if (m) out[m[1]!] = m[2]!.replace(/^(['"])(.*)\1$/, '$2');
   }
   return out;
 }

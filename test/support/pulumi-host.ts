@@ -69,7 +69,7 @@ export function makeProject(layout: Layout, name = 'forge-test'): { dir: string;
 }
 
 const toStruct = (v: Props): Struct => Struct.fromJavaScript(v as Record<string, JavaScriptValue>);
-const fromStruct = (s: Struct | undefined): Props => (s ? (s.toJavaScript() as Props) : {});
+const fromStruct = (s: Struct | undefined): Props => (s ? s.toJavaScript() : {});
 
 type Callback<Res> = (err: grpc.ServiceError | null, res: Res) => void;
 

@@ -46,7 +46,7 @@ export type Routes = Partial<Record<OperationId, Handler>>;
 
 /** Typed helper so a handler's document matches its root. */
 export function doc<R extends DocumentRoot>(root: R, value: DocumentOf<R>, extra: Omit<DocResult<R>, 'root' | 'value'> = {}): DocResult {
-  return { root, value, ...extra } as DocResult;
+  return { root, value, ...extra };
 }
 
 export const NO_CONTENT = { status: 204 } as const;

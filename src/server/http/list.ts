@@ -26,7 +26,7 @@ export function selectorsOf<R>(m: AnyModel): Selectors<R> {
     s = fieldSelectors(types);
     cache.set(m, s);
   }
-  return s as Selectors<R>;
+  return s;
 }
 
 function collect(m: AnyModel, prefix: string, into: Record<string, SelectorType>, depth: number): void {

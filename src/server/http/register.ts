@@ -2,7 +2,6 @@
 // row gets its handler, every path answers 405 + Allow for the methods it does not take (§5).
 import contentDisposition from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Readable } from 'node:stream';
 import { decodeBody, encode, formatOfAccept, MEDIA_TYPE } from '../../codec';
 import { operations, type Operation, type OperationId } from '../../model/operations';
 import type { DocumentRoot } from '../../model/resources';
@@ -11,7 +10,7 @@ import type { Ctx } from '../context';
 import { badRequest, forbidden, notFound, ServiceError } from '../service-error';
 import { baseUrlOf } from './errors';
 import { etagOfText, httpDate, notModified, quoteEtag } from './conditional';
-import type { DocResult, FileResult, Handler, Req, Result } from './handler';
+import type { FileResult, Handler, Req, Result } from './handler';
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
@@ -29,7 +28,7 @@ export interface RegisterOptions {
 /** Registers every operation; returns the routes (operation id, method, Fastify URL) for the drift test. */
 export function registerOperations(app: FastifyInstance, o: RegisterOptions): Array<{ id: OperationId; method: string; url: string }> {
   const sp = o.ctx.servicePath;
-  const table: Array<{ op: Operation; path: string }> = operations.map((op) => ({ op, path: op.path as string }));
+  const table: Array<{ op: Operation; path: string }> = operations.map((op) => ({ op, path: op.path }));
   for (const a of o.aliases) table.push({ op: operationById(a.id), path: a.path });
   const done: Array<{ id: OperationId; method: string; url: string }> = [];
   const methodsByUrl = new Map<string, Set<string>>();
@@ -155,9 +154,9 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
       r.file.destroy();
       return reply.send();
     }
-    return reply.send(r.file as Readable);
+    return reply.send(r.file);
   }
-  const d = r as DocResult;
+  const d = r;
   const format = formatOfAccept(request.headers.accept);
   const body = encode(format, d.root, d.value);
   const rec = d.value as { digest?: string; lastModified?: string };

@@ -51,7 +51,7 @@ const fail = (path: string, why: string): never => {
 
 /** The profile as responses show it: no password, not even its hash (`encrypted: true` says one is set). */
 export function installProfileView(p: InstallProfile): InstallProfile {
-  return redactRecord(installProfile, p) as InstallProfile;
+  return redactRecord(installProfile, p);
 }
 
 /** sha512-crypt (`$6$`, 5000 rounds, 16-character random salt) of a password: unixcrypt, ESM only. */

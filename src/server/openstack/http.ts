@@ -126,7 +126,7 @@ export class Connection {
   private transportError(o: CallOptions, e: unknown, abortable: boolean): Error {
     if (e instanceof OpenStackError) return e;
     if (abortable && this.signal?.aborted) return this.aborted();
-    const code = typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : '';
+    const code = typeof e === 'object' && e !== null && 'code' in e ? String(e.code) : '';
     const text = messageOf(e);
     const where = `${o.service === 'keystone' ? 'Keystone' : 'Glance'} at ${shown(o.url)}`;
     const details = { service: o.service };

@@ -67,7 +67,7 @@ const nameKey = (name: string): string => name.toLowerCase();
 export const accountRoutes = (ctx: Ctx) =>
   ({
     cloudAccount_getAll: (req) => {
-      const all = ctx.store.list('account', req.params.uid!).map(view);
+      const all = ctx.store.list('account', req.params.uid).map(view);
       const { total, items } = page('credAccount', all, req.query);
       return doc('credAccounts', { total, credAccounts: items });
     },

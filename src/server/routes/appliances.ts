@@ -90,7 +90,7 @@ function loadAppliance(ctx: Ctx, req: Req): Row<'appliance'> {
 export const applianceRoutes = (ctx: Ctx) =>
   ({
     appliance_getAll: (req) => {
-      const all = ctx.store.list('appliance', req.params.uid!).map((r) => applianceView(ctx, r));
+      const all = ctx.store.list('appliance', req.params.uid).map((r) => applianceView(ctx, r));
       const { total, items } = page('appliance', all, req.query);
       return doc('appliances', { total, appliances: items });
     },

@@ -193,10 +193,10 @@ export const imageRoutes = (ctx: Ctx) =>
     machineImage_downloadFile: (req) => imageFile(ctx, loadImage(ctx, req).image, req.params.fileName),
 
     userMachineImage_getAll: (req) => {
-      const items = ctx.store.list('image', req.params.uid!).map((r) => imageView(ctx, r));
+      const items = ctx.store.list('image', req.params.uid).map((r) => imageView(ctx, r));
       return doc('images', { total: items.length, images: items });
     },
 
-    userMachineImageStatus_get: (req) => statuses(ctx.store.list('image', req.params.uid!)),
+    userMachineImageStatus_get: (req) => statuses(ctx.store.list('image', req.params.uid)),
   }) satisfies Routes;
 

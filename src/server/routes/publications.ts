@@ -168,10 +168,10 @@ export const publicationRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    userMachineImagePublished_getAll: (req) => list(ctx, ctx.store.list('pimage', req.params.uid!)),
+    userMachineImagePublished_getAll: (req) => list(ctx, ctx.store.list('pimage', req.params.uid)),
 
     userMachineImagePublishedStatus_getAll: (req) => {
-      const items = ctx.store.list('pimage', req.params.uid!).map(pubStatus);
+      const items = ctx.store.list('pimage', req.params.uid).map(pubStatus);
       return doc('statuses', { total: items.length, statuses: items });
     },
   }) satisfies Routes;

@@ -76,7 +76,7 @@ export const userRoutes = (ctx: Ctx) =>
     },
 
     apiKey_getAll: (req) => {
-      const items = ctx.store.list('apikey', req.params.uid!).map(keyView);
+      const items = ctx.store.list('apikey', req.params.uid).map(keyView);
       return doc('apiKeyPairs', { total: items.length, apiKeyPairs: items });
     },
 

@@ -198,7 +198,7 @@ export class Store {
         for (const r of this.list(kind)) {
           if (isTerminal(r.doc.status)) continue;
           const status: OpStatus = { ...r.doc.status, error: true, errorMessage: INTERRUPTED, message: INTERRUPTED };
-          this.update(kind, r.id, { ...r.doc, status } as KindDocs[typeof kind]);
+          this.update(kind, r.id, { ...r.doc, status });
           n++;
         }
       }

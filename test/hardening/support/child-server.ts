@@ -44,8 +44,8 @@ export async function spawnServer(dataDir: string, o: { log?: boolean; extra?: s
         }
       }
     };
-    proc.stdout!.on('data', take);
-    proc.stderr!.on('data', take);
+    proc.stdout.on('data', take);
+    proc.stderr.on('data', take);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited (${code}) before printing its URL: ${lines.join('\n')}`));

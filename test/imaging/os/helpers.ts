@@ -76,7 +76,7 @@ export function startWorker(args: unknown, env: NodeJS.ProcessEnv = process.env)
   const all: unknown[] = [];
   const waiters: ((m: unknown) => void)[] = [];
   let buf = '';
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+  child.stdout.setEncoding('utf8').on('data', (s: string) => {
     buf += s;
     const lines = buf.split('\n');
     buf = lines.pop() ?? '';
