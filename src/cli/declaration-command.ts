@@ -2,7 +2,7 @@
 // flags, then APPLIANCE_FORGE_* variables; without a URL the embedded server serves the run.
 // Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
 import {
-  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planDeclaration, planSummary, saveImages,
+  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
   type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { connect, type Connection } from '../engine/connect';
@@ -81,6 +81,8 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   const env = io.env;
   const json = values.json === true;
   const quiet = values.quiet === true;
+  // terraform plan -detailed-exitcode: 0 no changes, 2 changes present, 1 any error.
+  const detailed = values['detailed-exitcode'] === true;
   const secrets = new SecretSet();
   const settings = {
     url: values.url ?? env.APPLIANCE_FORGE_URL,
@@ -111,14 +113,14 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     if (mode === 'plan') {
       const { plan } = await planDeclaration(loaded.declaration, o);
       renderer.finish();
-      if (json) out(JSON.stringify({ ok: true, mode, ...planJson(plan), warnings }));
+      if (json) out(JSON.stringify({ ok: true, mode, ...planJson(plan, secrets), warnings }));
       else for (const l of formatPlan(plan)) out(l);
-      return 0;
+      return detailed && plan.hasChanges ? 2 : 0;
     }
     const r = await applyDeclaration(loaded.declaration, o);
     const files = values.output === undefined ? undefined : await saveImages(conn.client, r.images, values.output, o);
     renderer.finish();
-    if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan), result: r, ...(files ? { files } : {}), warnings }));
+    if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
     else for (const l of [...formatResult(r), ...formatFiles(files)]) out(l);
     return 0;
   } catch (e) {
@@ -128,15 +130,16 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     // Every problem in file order, warnings too (an unknown field next to an error is often its cause).
     else if (f.problems.length) err([f.message.split('\n')[0]!, ...f.problems.map(formatProblem)].join('\n'));
     else err(`${mode} failed: ${f.message}`);
-    return f.interrupted ? 130 : f.exitCode;
+    return f.interrupted ? 130 : detailed ? 1 : f.exitCode;
   } finally {
     release();
     await conn?.close();
   }
 }
 
-function planJson(plan: Plan) {
-  return { summary: planSummary(plan), plan: formatPlan(plan) };
+/** `summary` counts; `changes` one object per planned item (engine/changes.ts), no-ops included. */
+function planJson(plan: Plan, secrets: SecretSet) {
+  return { summary: planSummary(plan), changes: planChanges(plan, secrets) };
 }
 
 function formatFiles(files: readonly SavedImage[] | undefined): string[] {
