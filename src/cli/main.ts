@@ -9,6 +9,7 @@ import { packageVersion } from './version';
 const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<CommandModule> }>> = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
   users: { summary: 'manage users of a server data dir (users add <login>)', load: async () => (await import('./commands/users.js')).users },
+  validate: { summary: 'check a declaration FILE offline: no service, no credentials', load: async () => (await import('./commands/validate.js')).validate },
   plan: { summary: 'say what apply would change for a declaration FILE (changes nothing)', load: async () => (await import('./commands/plan.js')).plan },
   apply: { summary: 'build and publish the images a declaration FILE describes', load: async () => (await import('./commands/apply.js')).apply },
   boot: { summary: 'boot an IMAGE under QEMU: did it reach login? (--login, --run CMD)', load: async () => (await import('./commands/boot.js')).boot },
