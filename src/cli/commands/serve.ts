@@ -24,7 +24,7 @@ options:
       --max-jobs N              running jobs in all
       --public-url URL          the base URL clients see (behind a proxy)
       --cloud-endpoint URL      an OpenStack endpoint publications may reach; repeatable
-      --mirror URL              Debian archive for builds and the catalog (default deb.debian.org)
+      --mirror URL              Debian archive for builds and the catalog (default: the Debian archive)
       --security-mirror URL|none
       --no-catalog-refresh      keep the shipped package catalog
       --cache-dir DIR           cached OS layers
