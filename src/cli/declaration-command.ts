@@ -5,6 +5,7 @@ import {
   applyDeclaration, formatPlan, formatProblem, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
   type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
+import type { TraceEntry } from '../client';
 import { connect, type Connection } from '../engine/connect';
 import { describeFailure } from '../engine/failure';
 import { UsageError } from './command';
@@ -59,7 +60,7 @@ output:
       --no-publish       plan and apply without the publications
 ${mode === 'apply' ? '  -o, --output DIR       download every image into DIR (sha256 checked)\n' : '      --detailed-exitcode  exit 0 no changes, 2 changes present, 1 error\n'}
 exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
-environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars)
+environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_LOG=debug (a line per request on stderr)
 `;
 }
 
@@ -91,6 +92,10 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     secretKey: values['secret-key'] ?? env.APPLIANCE_FORGE_SECRET_KEY,
     password: values.password ?? env.APPLIANCE_FORGE_PASSWORD,
     dataDir: values['data-dir'],
+    // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
+    ...(env.APPLIANCE_FORGE_LOG === 'debug'
+      ? { onTrace: (t: TraceEntry) => err(`debug: ${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) }
+      : {}),
   };
   secrets.add(settings.secretKey);
   secrets.add(settings.password);

@@ -84,6 +84,21 @@ describe('command-line manners', () => {
     expect(quiet.stdout).toBe(loud.stdout);
   });
 
+  it('APPLIANCE_FORGE_LOG=debug traces each request (method, path, status, ms) without apiKey, signature or secret', async () => {
+    const dir = examplesWorkspace();
+    const env = { APPLIANCE_FORGE_URL: svc.server.url, APPLIANCE_FORGE_USER: svc.login, APPLIANCE_FORGE_API_KEY: svc.publicKey, APPLIANCE_FORGE_SECRET_KEY: svc.secretKey };
+    const r = await runCli(['plan', 'local.yml', '--json'], { cwd: dir, env: { ...env, APPLIANCE_FORGE_LOG: 'debug' } });
+    expect(r.code, r.stderr).toBe(0);
+    JSON.parse(r.stdout);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(5);
+    for (const l of lines) expect(l).toMatch(/^debug: (GET|POST|PUT|DELETE) \/api\/\S+ \d{3} \d+ms$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^debug: GET \/api\/distributions\?\S*query=\S+ 200 \d+ms$/));
+    for (const hidden of ['apiKey', 'signature', svc.publicKey, svc.secretKey]) expect(r.stderr).not.toContain(hidden);
+    const off = await runCli(['plan', 'local.yml', '--json'], { cwd: dir, env });
+    expect(off.stderr).toBe('');
+  });
+
   it('--data-dir is the one name of the data folder; --data still works, with a warning', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'af-names-'));
     const now = await runCli(['users', 'add', 'carol', '--data-dir', 'd1', '--json'], { cwd: dir });
