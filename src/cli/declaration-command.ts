@@ -9,6 +9,7 @@ import type { TraceEntry } from '../client';
 import { connect, type Connection } from '../engine/connect';
 import { describeFailure } from '../engine/failure';
 import { UsageError } from './command';
+import { readCredentialsFile } from './credentials-file';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION } from './options';
 import { createRenderer, renderMode, useColor, type Out } from './progress';
 
@@ -85,12 +86,17 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   // terraform plan -detailed-exitcode: 0 no changes, 2 changes present, 1 any error.
   const detailed = values['detailed-exitcode'] === true;
   const secrets = new SecretSet();
+  const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
+  // Flags, then the credentials file given, then the environment; a file's credentials come whole
+  // (its password is not mixed with a key pair from the environment).
+  const c = values.credentials !== undefined ? readCredentialsFile(values.credentials, warn) : undefined;
+  const fromEnv = !c;
   const settings = {
-    url: values.url ?? env.APPLIANCE_FORGE_URL,
-    user: values.user ?? env.APPLIANCE_FORGE_USER,
-    apiKey: values['api-key'] ?? env.APPLIANCE_FORGE_API_KEY,
-    secretKey: values['secret-key'] ?? env.APPLIANCE_FORGE_SECRET_KEY,
-    password: values.password ?? env.APPLIANCE_FORGE_PASSWORD,
+    url: values.url ?? c?.url ?? env.APPLIANCE_FORGE_URL,
+    user: values.user ?? c?.user ?? env.APPLIANCE_FORGE_USER,
+    apiKey: values['api-key'] ?? c?.apiKey ?? (fromEnv ? env.APPLIANCE_FORGE_API_KEY : undefined),
+    secretKey: values['secret-key'] ?? c?.secretKey ?? (fromEnv ? env.APPLIANCE_FORGE_SECRET_KEY : undefined),
+    password: values.password ?? c?.password ?? (fromEnv ? env.APPLIANCE_FORGE_PASSWORD : undefined),
     dataDir: values['data-dir'],
     // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
     ...(env.APPLIANCE_FORGE_LOG === 'debug'

@@ -13,6 +13,7 @@ export const CONNECTION_OPTIONS = {
   'api-key': { type: 'string', short: 'k' },
   'secret-key': { type: 'string', short: 's' },
   password: { type: 'string', short: 'p' },
+  credentials: { type: 'string', short: 'c' },
 } as const satisfies Options;
 
 export const CONNECTION_HELP = `connection (flags win over the APPLIANCE_FORGE_* variables; none: the embedded server):
@@ -20,7 +21,9 @@ export const CONNECTION_HELP = `connection (flags win over the APPLIANCE_FORGE_*
   -u, --user LOGIN       the user                               APPLIANCE_FORGE_USER
   -k, --api-key KEY      public key of an API key pair          APPLIANCE_FORGE_API_KEY
   -s, --secret-key KEY   its secret key                         APPLIANCE_FORGE_SECRET_KEY
-  -p, --password PW      a password instead of a key pair       APPLIANCE_FORGE_PASSWORD`;
+  -p, --password PW      a password instead of a key pair       APPLIANCE_FORGE_PASSWORD
+  -c, --credentials FILE the platform tool's credentials.yml|json (url, user, password or publickey/secretkey);
+                         flags win over it, it wins over the variables`;
 
 export const DATA_DIR_OPTION = { 'data-dir': { type: 'string' } } as const satisfies Options;
 export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const satisfies Options;

@@ -3,7 +3,7 @@
 // TERM=dumb on a real pseudo-terminal (util-linux `script`), --quiet, and a data folder that keeps
 // itself out of git (checked by git itself).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,7 @@ describe('command-line manners', () => {
   beforeAll(async () => {
     cliBundle();
     svc = await startTestService();
+    await createUser(svc.dataDir, { login: 'bob', password: 'bob-password-1' });
   });
   afterAll(async () => svc?.close());
 
@@ -64,13 +65,33 @@ describe('command-line manners', () => {
     const keys = await runCli(['plan', 'local.yml', '-a', svc.server.url, '-u', svc.login, '-k', svc.publicKey, '-s', svc.secretKey], { cwd: dir });
     expect(keys.code, keys.stderr).toBe(0);
     expect(keys.stdout).toContain('+ appliance example-web 1.0: create');
-    await createUser(svc.dataDir, { login: 'bob', password: 'bob-password-1' });
     const pw = await runCli(['plan', 'local.yml', '-a', svc.server.url, '-u', 'bob', '-p', 'bob-password-1'], { cwd: dir });
     expect(pw.code, pw.stderr).toBe(0);
     expect(pw.stdout + pw.stderr).not.toContain('bob-password-1');
     const wrong = await runCli(['plan', 'local.yml', '-a', svc.server.url, '-u', 'bob', '-p', 'not-bobs-password'], { cwd: dir });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('refused the credentials (401)');
+  });
+
+  it('-c reads the platform tool\'s credentials file (YAML or JSON); flags win over it, it wins over the variables', async () => {
+    const dir = examplesWorkspace();
+    writeFileSync(path.join(dir, 'credentials.yml'), `url: ${svc.server.url}\nuser: ${svc.login}\npublickey: ${svc.publicKey}\nsecretkey: ${svc.secretKey}\nacceptAutoSigned: true\n`, { mode: 0o600 });
+    // The variables point at nothing and carry a wrong password: the file's values are used, whole.
+    const env = { APPLIANCE_FORGE_URL: 'http://127.0.0.1:9/api', APPLIANCE_FORGE_PASSWORD: 'not-this-one' };
+    const yml = await runCli(['plan', 'local.yml', '-c', 'credentials.yml'], { cwd: dir, env });
+    expect(yml.code, yml.stderr).toBe(0);
+    expect(yml.stdout).toContain('+ appliance example-web 1.0: create');
+    expect(yml.stderr).not.toContain('warning');
+    writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify({ url: 'http://127.0.0.1:9/api', user: 'bob', password: 'bob-password-1', colour: 'blue' }));
+    chmodSync(path.join(dir, 'credentials.json'), 0o644);
+    const json = await runCli(['plan', 'local.yml', '--credentials', 'credentials.json', '--url', svc.server.url], { cwd: dir });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stderr).toContain('credentials.json: unknown key "colour" (ignored)');
+    expect(json.stderr).toContain('credentials.json can be read by other users: chmod 600 it');
+    for (const r of [yml, json]) expect(r.stdout + r.stderr).not.toMatch(new RegExp(`${svc.secretKey}|bob-password-1`));
+    const missing = await runCli(['plan', 'local.yml', '-c', 'nope.yml'], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--credentials nope.yml: ENOENT');
   });
 
   it('--quiet leaves only the result on stdout; without it the progress goes to stderr', async () => {
