@@ -1,4 +1,4 @@
-// Reads and validates a declaration in the platform tool's format (shared/design/declaration.md):
+// Reads and validates a declaration in the platform tool's format (docs/design/declaration.md):
 // YAML or JSON, sections `stack`, `builders`, `accounts`. Every problem is collected before the
 // DeclarationError is thrown, each with file, line and column.
 import { readFileSync, statSync } from 'node:fs';
