@@ -5,7 +5,7 @@
 // 2m06s CPU on this machine), which only `appliance-forge/server` and the embedded server need; what is
 // checked here (the CLI's --version and validate, the client, the engine) loads no native module.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -59,4 +59,23 @@ describe('npm pack → npm install into an empty project', () => {
     const r = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: project, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })) as Record<string, string>;
     expect(r).toEqual({ client: 'function', plan: 'function', version: pkg.version, from: path.join(project, 'node_modules/appliance-forge/dist/src/index.js') });
   });
+});
+
+// examples/pulumi the way the README installs it: the clone built (`npm ci` runs prepare: dist/), then
+// `npm install` in the example, which links the clone (`file:../..`) and installs @pulumi/pulumi. The
+// "clone" is a folder holding links to this checkout's package.json, dist/, data/ and node_modules/, so
+// nothing is written into the working tree.
+describe('examples/pulumi installs from its clone', () => {
+  it('npm install links appliance-forge from ../.. and the program type-checks against it', () => {
+    if (!existsSync(path.join(root, 'dist/provider/index.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
+    const clone = mkdtempSync(path.join(tmpdir(), 'af-clone-'));
+    for (const f of ['package.json', 'dist', 'data', 'node_modules']) symlinkSync(path.join(root, f), path.join(clone, f));
+    const example = path.join(clone, 'examples/pulumi');
+    cpSync(path.join(root, 'examples/pulumi'), example, { recursive: true, filter: (src) => !src.includes('node_modules') });
+    npm(['install', '--prefer-offline', '--ignore-scripts'], example);
+    expect(realpathSync(path.join(example, 'node_modules/appliance-forge'))).toBe(realpathSync(clone));
+    const r = execFileSync(process.execPath, ['-e', "console.log(Object.keys(require('appliance-forge/pulumi')).sort().join(','))"], { cwd: example, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    expect(r.trim().split(',')).toEqual(expect.arrayContaining(['Appliance', 'MachineImage', 'Publication', 'Software']));
+    execFileSync(process.execPath, [path.join(example, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--esModuleInterop', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--skipLibCheck', 'index.ts'], { cwd: example, encoding: 'utf8' });
+  }, 600_000);
 });
