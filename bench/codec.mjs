@@ -3,6 +3,7 @@
 // Runs against the build: `npx tsc -p tsconfig.json && node bench/codec.mjs`.
 import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
+import { summary } from './lib/servers.mjs';
 
 const require = createRequire(import.meta.url);
 const { encode, decode } = require('../dist/src/codec/index.js');
@@ -65,3 +66,7 @@ for (const r of rows) {
   const ratio = baseline.perSec / r.perSec;
   console.log(`${r.label.padEnd(32)} ${Math.round(r.perSec).toLocaleString('en').padStart(12)} records/s  ${r.ms.toFixed(2).padStart(8)} ms/doc  ${r === baseline ? '' : `${ratio.toFixed(1)}× slower than baseline`}`);
 }
+const [, xml, json] = rows;
+const vsJson = json.perSec / xml.perSec;
+console.log(`XML encode+decode vs JSON encode+decode: ${vsJson.toFixed(2)}× the time (target ≤ 3×)`);
+summary('codec', 'XML encode+decode ms/doc (1,000 images)', Number(xml.ms.toFixed(1)), Number(json.ms.toFixed(1)), vsJson, 'baseline: JSON codec encode+decode; target ≤ 3× the time');

@@ -1,10 +1,8 @@
 // XML codec (wire contract §2): ns0-qualified root, unqualified children in canonical order, any
 // order and unknown elements accepted, `xsi:type` both ways, no DTDs and no entity expansion.
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { create } from 'xmlbuilder2';
-import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces';
+import { SaxesParser } from 'saxes';
 import { DecodeError } from '../errors';
-import { type AnyModel, defaultKind, fieldsOf, hasKind, kindToWrite, presentFields } from '../model/schema';
+import { type AnyModel, defaultKind, type Field, fieldsOf, hasKind, kindToWrite, type ScalarField } from '../model/schema';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import { scalarFromText, scalarToText } from './values';
 
@@ -15,46 +13,112 @@ type Rec = Record<string, unknown>;
 
 // ---- encode --------------------------------------------------------------------------------------
 
-/** Write a document. `root` may be an alias (`linuxProfile`), which fixes the kind and omits `xsi:type`. */
-export function encodeXml<R extends DocumentRoot>(root: R | keyof typeof rootAliases, value: DocumentOf<R>): string {
-  const alias = rootAliases[root];
-  const m: AnyModel = documents[(alias?.root ?? root) as DocumentRoot];
-  const doc = create({ version: '1.0', encoding: 'UTF-8', standalone: true });
-  const el = doc.ele(UFORGE_NS, `ns0:${root}`);
-  writeRecord(el, m, value as Rec, root, alias ? alias.kind : undefined, !alias);
-  return doc.end({ headless: false });
+// Written straight to text from the model (no DOM): each model and kind has a precomputed plan of
+// its fields with their tags, so writing is string concatenation in canonical order.
+const XML_DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>';
+const XSI_DECL = ` xmlns:xsi="${XSI_NS}"`;
+
+interface Slot {
+  name: string;
+  f: Field;
+  open: string;
+  close: string;
+  empty: string;
 }
 
-function writeRecord(el: XMLBuilder, m: AnyModel, v: Rec, path: string, forcedKind?: string, writeType = true): void {
-  const kind = kindToWrite(m, v, path, forcedKind);
-  if (kind !== undefined && writeType) el.att(XSI_NS, 'xsi:type', `ns0:${kind}`);
-  for (const [name, f, fv] of presentFields(m, kind, v)) {
-    const p = `${path}.${name}`;
+const plans = new WeakMap<AnyModel, Map<string | undefined, Slot[]>>();
+
+function planOf(m: AnyModel, kind: string | undefined): Slot[] {
+  let byKind = plans.get(m);
+  if (!byKind) plans.set(m, (byKind = new Map()));
+  let plan = byKind.get(kind);
+  if (!plan) {
+    plan = fieldsOf(m, kind).map(([name, f]) => ({ name, f, open: `<${name}>`, close: `</${name}>`, empty: `<${name}/>` }));
+    byKind.set(kind, plan);
+  }
+  return plan;
+}
+
+/** Write a document. `root` may be an alias (`linuxProfile`), which fixes the kind and omits `xsi:type`. */
+export function encodeXml<R extends DocumentRoot>(root: R | keyof typeof rootAliases, value: DocumentOf<R>): string {
+  const { head, body, tail } = xmlDocumentParts(root, value as Rec);
+  return body === '' ? `${head.slice(0, -1)}/>` : head + body + tail;
+}
+
+/**
+ * The parts of a document: `head` is the declaration and the root's start tag, `body` its content,
+ * `tail` its end tag (all three joined are `encodeXml`, save the empty root which closes itself).
+ */
+export function xmlDocumentParts(root: string, value: Rec): { head: string; body: string; tail: string } {
+  const alias = rootAliases[root];
+  const m: AnyModel = documents[(alias?.root ?? root) as DocumentRoot];
+  const kind = kindToWrite(m, value, root, alias?.kind);
+  const attrs = ` xmlns:ns0="${UFORGE_NS}"${kind !== undefined && !alias ? `${XSI_DECL} xsi:type="ns0:${kind}"` : ''}`;
+  const body = writeFields(m, kind, value, root, kind !== undefined && !alias);
+  return { head: `${XML_DECL}<ns0:${root}${attrs}>`, body, tail: `</ns0:${root}>` };
+}
+
+function writeElement(openNoGt: string, close: string, m: AnyModel, v: Rec, path: string, xsiDeclared: boolean): string {
+  const kind = kindToWrite(m, v, path);
+  let open = openNoGt;
+  if (kind !== undefined) {
+    open += `${xsiDeclared ? '' : XSI_DECL} xsi:type="ns0:${kind}"`;
+    xsiDeclared = true;
+  }
+  const body = writeFields(m, kind, v, path, xsiDeclared);
+  return body === '' ? `${open}/>` : `${open}>${body}${close}`;
+}
+
+function writeFields(m: AnyModel, kind: string | undefined, v: Rec, path: string, xsiDeclared: boolean): string {
+  let out = '';
+  for (const s of planOf(m, kind)) {
+    const fv = v[s.name];
+    if (fv === undefined || fv === null) continue;
+    const f = s.f;
     switch (f.t) {
       case 'scalar':
-        el.ele(name).txt(ampersands(scalarToText(f, fv, p)));
+        out += s.open + escapeText(scalarText(f, fv, path, s.name)) + s.close;
         break;
       case 'uriList': {
-        const w = el.ele(name);
-        for (const u of asArray(fv, p)) w.ele('uri').txt(ampersands(scalarToText({ t: 'scalar', type: 'uri' }, u, p)));
+        let items = '';
+        for (const u of asArray(fv, `${path}.${s.name}`)) items += `<uri>${escapeText(scalarText(URI, u, path, s.name))}</uri>`;
+        out += items === '' ? s.empty : s.open + items + s.close;
         break;
       }
       case 'object':
-        writeRecord(el.ele(name), f.model(), fv as Rec, p);
+        out += writeElement(`<${s.name}`, s.close, f.model(), fv as Rec, `${path}.${s.name}`, xsiDeclared);
         break;
       case 'list': {
-        const w = el.ele(name);
         const im = f.model();
-        asArray(fv, p).forEach((item, i) => writeRecord(w.ele(f.item), im, item as Rec, `${p}[${i}]`));
+        const open = `<${f.item}`;
+        const close = `</${f.item}>`;
+        const arr = asArray(fv, `${path}.${s.name}`);
+        let items = '';
+        for (let i = 0; i < arr.length; i++) items += writeElement(open, close, im, arr[i] as Rec, `${path}.${s.name}[${i}]`, xsiDeclared);
+        out += items === '' ? s.empty : s.open + items + s.close;
         break;
       }
     }
   }
+  return out;
 }
 
-// xmlbuilder2 leaves an `&` that looks like an entity (`&amp;`, `&x;`, `&#1;`) unescaped, so the text
-// "&amp;" would come back as "&": escape those ourselves (xmlbuilder2 then keeps our `&amp;` as is).
-const ampersands = (s: string): string => s.replace(/&(?=[A-Za-z]+;|#\d+;)/g, '&amp;');
+const URI: ScalarField = { t: 'scalar', type: 'uri' };
+
+/** The common cases inline; anything else (and every type error) through `scalarToText`. */
+function scalarText(f: ScalarField, v: unknown, path: string, name: string): string {
+  if (typeof v === 'string' && f.type !== 'boolean' && f.type !== 'int' && f.type !== 'long') return v;
+  return scalarToText(f, v, `${path}.${name}`);
+}
+
+// Every `&` is escaped, also one that looks like an entity: the text "&amp;" comes back as "&amp;".
+const SPECIAL = /[&<>]/;
+const SPECIAL_ALL = /[&<>]/g;
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+function escapeText(s: string): string {
+  return SPECIAL.test(s) ? s.replace(SPECIAL_ALL, (c) => ESCAPES[c]!) : s;
+}
 
 function asArray(v: unknown, path: string): unknown[] {
   if (!Array.isArray(v)) throw new TypeError(`${path}: expected an array`);
@@ -63,19 +127,19 @@ function asArray(v: unknown, path: string): unknown[] {
 
 // ---- decode --------------------------------------------------------------------------------------
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  parseTagValue: false, // "007" stays "007"
-  parseAttributeValue: false,
-  processEntities: false, // entities are decoded below, the five predefined ones and character references only
-  htmlEntities: false,
-  trimValues: true,
-  isArray: (_name, _jpath, _leaf, isAttribute) => !isAttribute,
-});
+// saxes checks well-formedness in the same pass (XML 1.0 characters, the five predefined entities
+// and character references only); the events build a small tree indexed by local name, which the
+// model then reads.
+interface XNode {
+  attrs: Record<string, string>;
+  /** Children by local name (any prefix: unqualified is canonical), in document order. */
+  kids: Map<string, XNode[]> | undefined;
+  text: string;
+}
 
-type Node = Rec;
 const DTD = /<!(DOCTYPE|ENTITY|ELEMENT|ATTLIST)/i;
+/** Far deeper than any document of the model; deeper input is refused rather than held. */
+const MAX_DEPTH = 64;
 
 export interface DecodedDocument<T = Rec> {
   /** The root element's local name as sent (an alias such as `linuxProfile` included). */
@@ -92,26 +156,11 @@ export interface DecodedDocument<T = Rec> {
 export function decodeXml<R extends DocumentRoot>(text: string, accept: R | readonly R[]): DecodedDocument<DocumentOf<R>> {
   const roots: readonly string[] = typeof accept === 'string' ? [accept] : accept;
   if (DTD.test(text)) throw new DecodeError('document type declarations and entities are not accepted');
-  const valid = XMLValidator.validate(text);
-  if (valid !== true) {
-    const { msg, line, col } = valid.err;
-    throw new DecodeError(`malformed XML at line ${line}, column ${col}: ${msg}`);
-  }
-  let tree: Rec;
-  try {
-    tree = parser.parse(text) as Rec;
-  } catch (e) {
-    throw new DecodeError(`malformed XML: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  const elements = Object.keys(tree).filter((k) => !k.startsWith('?') && !k.startsWith('#'));
-  if (elements.length !== 1 || (tree[elements[0]!] as unknown[]).length !== 1) throw new DecodeError('expected exactly one root element');
-  const qname = elements[0]!;
+  const { qname, node } = parseTree(text);
   const local = localName(qname);
   const alias = rootAliases[local];
   const root = (alias?.root ?? local) as DocumentRoot;
   if (!roots.includes(root)) throw new DecodeError(`expected root element ${roots.join(' or ')}, got ${local}`);
-  const node = ((tree[qname] as Node[])[0] ?? {}) as Node;
-  if (typeof node !== 'object') throw new DecodeError(`${local} must be an element with children`);
   const ns = nsScope(node, {});
   const m: AnyModel = documents[root];
   const kind = alias?.kind ?? xsiType(node, ns, m, local);
@@ -119,28 +168,65 @@ export function decodeXml<R extends DocumentRoot>(text: string, accept: R | read
   return { element: local, root: root as R, ...(m.kinds ? { kind } : {}), value: value as DocumentOf<R> };
 }
 
+function parseTree(text: string): { qname: string; node: XNode } {
+  const parser = new SaxesParser();
+  const stack: XNode[] = [];
+  let top: { qname: string; node: XNode } | undefined;
+  parser.on('opentag', (tag) => {
+    const node: XNode = { attrs: tag.attributes as Record<string, string>, kids: undefined, text: '' };
+    const parent = stack[stack.length - 1];
+    if (parent) {
+      const name = localName(tag.name);
+      const kids = (parent.kids ??= new Map());
+      const same = kids.get(name);
+      if (same) same.push(node);
+      else kids.set(name, [node]);
+    } else top = { qname: tag.name, node };
+    if (!tag.isSelfClosing) stack.push(node);
+    if (stack.length > MAX_DEPTH) throw new DecodeError(`elements nested deeper than ${MAX_DEPTH} levels`);
+  });
+  parser.on('closetag', (tag) => {
+    if (!tag.isSelfClosing) stack.pop();
+  });
+  const onText = (t: string): void => {
+    const n = stack[stack.length - 1];
+    if (n) n.text += t;
+  };
+  parser.on('text', onText);
+  parser.on('cdata', onText);
+  try {
+    parser.write(text).close();
+  } catch (e) {
+    if (e instanceof DecodeError) throw e;
+    const msg = e instanceof Error ? e.message.replace(/^\d+:\d+: /, '') : String(e);
+    throw new DecodeError(`malformed XML at line ${parser.line}, column ${parser.column}: ${msg}`);
+  }
+  if (!top) throw new DecodeError('expected exactly one root element');
+  return top;
+}
+
 function localName(q: string): string {
   const i = q.indexOf(':');
   return i < 0 ? q : q.slice(i + 1);
 }
 
-function nsScope(node: Node, parent: Record<string, string>): Record<string, string> {
+function nsScope(node: XNode, parent: Record<string, string>): Record<string, string> {
   let scope = parent;
-  for (const k of Object.keys(node)) {
-    if (k.startsWith('@xmlns:')) {
+  for (const k in node.attrs) {
+    if (k.startsWith('xmlns:')) {
       if (scope === parent) scope = { ...parent };
-      scope[k.slice(7)] = String(node[k]);
+      scope[k.slice(6)] = node.attrs[k]!;
     }
   }
   return scope;
 }
 
-function xsiType(node: Node, ns: Record<string, string>, m: AnyModel, path: string): string | undefined {
+function xsiType(node: XNode, ns: Record<string, string>, m: AnyModel, path: string): string | undefined {
   let raw: string | undefined;
-  for (const k of Object.keys(node)) {
-    if (!k.startsWith('@') || !k.endsWith(':type')) continue;
-    const prefix = k.slice(1, -5);
-    if (ns[prefix] === XSI_NS || prefix === 'xsi') raw = String(node[k]);
+  for (const k in node.attrs) {
+    if (!k.endsWith(':type')) continue;
+    const prefix = k.slice(0, -5);
+    if (ns[prefix] === XSI_NS || prefix === 'xsi') raw = node.attrs[k];
   }
   if (!m.kinds) return undefined;
   if (raw === undefined) return defaultKind(m);
@@ -151,37 +237,42 @@ function xsiType(node: Node, ns: Record<string, string>, m: AnyModel, path: stri
   return kind;
 }
 
-function readRecord(m: AnyModel, node: Node, path: string, ns: Record<string, string>, kind: string | undefined): Rec {
+/** An element with neither children nor attributes holds text only (or nothing). */
+const textOnly = (n: XNode): boolean => n.kids === undefined && isEmpty(n.attrs);
+
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
+}
+
+function readRecord(m: AnyModel, node: XNode, path: string, ns: Record<string, string>, kind: string | undefined): Rec {
   const out: Rec = {};
   if (kind !== undefined) out.kind = kind;
-  // Children may be qualified by any prefix (unqualified is canonical): index them by local name.
-  const children = new Map<string, Node[] | string[]>();
-  for (const k of Object.keys(node)) {
-    if (k.startsWith('@') || k === '#text') continue;
-    children.set(localName(k), node[k] as Node[]);
-  }
-  for (const [name, f] of fieldsOf(m, kind)) {
-    const els = children.get(name);
-    if (!els || els.length === 0) continue;
-    const p = `${path}.${name}`;
+  const children = node.kids;
+  if (!children) return out;
+  for (const s of planOf(m, kind)) {
+    const els = children.get(s.name);
+    if (!els) continue;
+    const f = s.f;
+    const p = `${path}.${s.name}`;
     if (f.unsupported) throw new DecodeError(`not supported by this service: ${f.unsupported}`, p);
     if (els.length > 1 && f.t !== 'list') throw new DecodeError('element repeated', p);
     const el = els[0]!;
     switch (f.t) {
       case 'scalar':
-        out[name] = scalarFromText(f, text(el, p), p);
+        out[s.name] = scalarFromText(f, textOf(el, p), p);
         break;
       case 'uriList':
-        out[name] = childList(el, 'uri').map((u, i) => scalarFromText({ t: 'scalar', type: 'uri' }, text(u, `${p}[${i}]`), `${p}[${i}]`));
+        out[s.name] = (el.kids?.get('uri') ?? []).map((u, i) => scalarFromText(URI, textOf(u, `${p}[${i}]`), `${p}[${i}]`));
         break;
       case 'object': {
-        if (typeof el !== 'object') {
-          if (text(el, p) === '') continue; // an empty element is an absent record
+        if (textOnly(el)) {
+          if (el.text.trim() === '') continue; // an empty element is an absent record
           throw new DecodeError('expected child elements, got text', p);
         }
         const sub = f.model();
         const scope = nsScope(el, ns);
-        out[name] = readRecord(sub, el, p, scope, xsiType(el, scope, sub, p));
+        out[s.name] = readRecord(sub, el, p, scope, xsiType(el, scope, sub, p));
         break;
       }
       case 'list': {
@@ -189,16 +280,14 @@ function readRecord(m: AnyModel, node: Node, path: string, ns: Record<string, st
         const items: Rec[] = [];
         // Several wrappers are merged: order of items is kept.
         for (const w of els) {
-          childList(w, f.item).forEach((item) => {
+          for (const item of w.kids?.get(f.item) ?? []) {
             const ip = `${p}[${items.length}]`;
-            if (typeof item !== 'object') {
-              throw new DecodeError('expected child elements, got text', ip);
-            }
+            if (textOnly(item)) throw new DecodeError('expected child elements, got text', ip);
             const scope = nsScope(item, ns);
             items.push(readRecord(sub, item, ip, scope, xsiType(item, scope, sub, ip)));
-          });
+          }
         }
-        out[name] = items;
+        out[s.name] = items;
         break;
       }
     }
@@ -206,33 +295,7 @@ function readRecord(m: AnyModel, node: Node, path: string, ns: Record<string, st
   return out;
 }
 
-function childList(el: Node | string, name: string): Array<Node | string> {
-  if (typeof el !== 'object') return [];
-  for (const k of Object.keys(el)) if (!k.startsWith('@') && localName(k) === name) return el[k] as Node[];
-  return [];
-}
-
-function text(el: Node | string, path: string): string {
-  if (typeof el === 'string') return decodeEntities(el, path);
-  const keys = Object.keys(el).filter((k) => !k.startsWith('@'));
-  if (keys.length === 0) return '';
-  if (keys.length === 1 && keys[0] === '#text') return decodeEntities(String(el['#text']), path);
-  throw new DecodeError('expected text, got child elements', path);
-}
-
-const ENTITY = /&(#x[0-9a-fA-F]+|#[0-9]+|[A-Za-z][A-Za-z0-9]*);/g;
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-
-function decodeEntities(s: string, path: string): string {
-  if (!s.includes('&')) return s;
-  return s.replace(ENTITY, (_, e: string) => {
-    if (e[0] === '#') {
-      const cp = e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      if (!(cp > 0 && cp <= 0x10ffff)) throw new DecodeError(`invalid character reference &${e};`, path);
-      return String.fromCodePoint(cp);
-    }
-    const v = NAMED[e];
-    if (v === undefined) throw new DecodeError(`undefined entity &${e};`, path);
-    return v;
-  });
+function textOf(el: XNode, path: string): string {
+  if (el.kids !== undefined) throw new DecodeError('expected text, got child elements', path);
+  return el.text.trim();
 }

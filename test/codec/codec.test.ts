@@ -66,6 +66,19 @@ describe.skipIf(!existsSync(XSD))('every written XML document validates against 
   });
 });
 
+describe.skipIf(!existsSync(XSD))('escaping, read back by xmllint', () => {
+  it('every &, < and > is escaped, one that looks like an entity too; quotes and ]]> stay readable', () => {
+    const names = ['a & b', '&amp;', '&#65;', '&#x41;', '&x1;', '<b>', 'x]]>y', `"q" 'a'`, 'é 日本 😀'];
+    for (const [i, name] of names.entries()) {
+      const f = join(dir, `escape-${i}.xml`);
+      writeFileSync(f, encodeXml('appliance', { name }));
+      const read = execFileSync('xmllint', ['--noout', '--xpath', 'string(/*/name)', f], { stdio: 'pipe' }).toString().replace(/\n$/, '');
+      expect(read).toBe(name);
+      expect(decodeXml(encodeXml('appliance', { name }), 'appliance').value.name).toBe(name);
+    }
+  });
+});
+
 describe('decoding rules', () => {
   const NS = 'xmlns:ns0="http://www.usharesoft.com/uforge"';
   it('booleans stay booleans, "007" stays a string, numbers are numbers', () => {
@@ -92,6 +105,13 @@ describe('decoding rules', () => {
       `<ns0:appliance ${NS}><name>&undefined;</name></ns0:appliance>`,
     ];
     for (const b of bombs) expect(() => decodeXml(b, 'appliance')).toThrow(DecodeError);
+  });
+  it('refuses what is not well-formed XML and nesting deeper than any document', () => {
+    for (const bad of [`<ns0:appliance ${NS}><name>a]]>b</name></ns0:appliance>`, `<ns0:appliance ${NS}><name a="<">x</name></ns0:appliance>`, `<ns0:appliance ${NS}><name>\u0001</name></ns0:appliance>`]) {
+      expect(() => decodeXml(bad, 'appliance')).toThrow(DecodeError);
+    }
+    const deep = `<ns0:appliance ${NS}><name>x</name>${'<a>'.repeat(100)}${'</a>'.repeat(100)}</ns0:appliance>`;
+    expect(() => decodeXml(deep, 'appliance')).toThrow(/nested deeper/);
   });
   it('rejects an unknown xsi:type, in XML and JSON', () => {
     const xml = `<ns0:credAccount ${NS} xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="ns0:CredAccountAws"><name>x</name></ns0:credAccount>`;
