@@ -2,7 +2,7 @@
 // order and unknown elements accepted, `xsi:type` both ways, no DTDs and no entity expansion.
 import { SaxesParser } from 'saxes';
 import { DecodeError } from '../errors';
-import { type AnyModel, defaultKind, type Field, fieldsOf, hasKind, kindToWrite, type ScalarField } from '../model/schema';
+import { type AnyModel, defaultKind, type Field, fieldsOf, hasKind, kindToWrite, type ListField, type ScalarField } from '../model/schema';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import { scalarFromText, scalarToText } from './values';
 
@@ -56,6 +56,45 @@ export function xmlDocumentParts(root: string, value: Rec): { head: string; body
   const attrs = ` xmlns:ns0="${UFORGE_NS}"${kind !== undefined && !alias ? `${XSI_DECL} xsi:type="ns0:${kind}"` : ''}`;
   const body = writeFields(m, kind, value, root, kind !== undefined && !alias);
   return { head: `${XML_DECL}<ns0:${root}${attrs}>`, body, tail: `</ns0:${root}>` };
+}
+
+/**
+ * A document whose list field `list` (the last field the document holds) is written as `items` are
+ * read, in chunks of at least `chunkChars` characters: the joined chunks are `encodeXml` of the whole.
+ */
+export function* xmlListChunks(root: string, value: Rec, list: string, items: Iterable<Rec>, chunkChars: number): Generator<string> {
+  const alias = rootAliases[root];
+  const m: AnyModel = documents[(alias?.root ?? root) as DocumentRoot];
+  const kind = kindToWrite(m, value, root, alias?.kind);
+  const slot = listSlot(planOf(m, kind), value, root, list);
+  const f = slot.f as ListField;
+  const { head, body, tail } = xmlDocumentParts(root, value);
+  const im = f.model();
+  const open = `<${f.item}`;
+  const close = `</${f.item}>`;
+  const xsiDeclared = kind !== undefined && !alias;
+  let buf = head + body;
+  let i = 0;
+  for (const item of items) {
+    buf += (i === 0 ? slot.open : '') + writeElement(open, close, im, item, `${root}.${list}[${i}]`, xsiDeclared);
+    i++;
+    if (buf.length >= chunkChars) {
+      yield buf;
+      buf = '';
+    }
+  }
+  yield buf + (i === 0 ? slot.empty : slot.close) + tail;
+}
+
+/** The slot of a streamed list: a list field, after every field the document holds. */
+function listSlot(plan: Slot[], value: Rec, root: string, list: string): Slot {
+  const at = plan.findIndex((s) => s.name === list);
+  const slot = plan[at];
+  if (!slot || slot.f.t !== 'list') throw new TypeError(`${root}.${list}: not a list field`);
+  for (const later of plan.slice(at)) {
+    if (value[later.name] !== undefined && value[later.name] !== null) throw new TypeError(`${root}.${later.name}: written before the streamed list ${list}`);
+  }
+  return slot;
 }
 
 function writeElement(openNoGt: string, close: string, m: AnyModel, v: Rec, path: string, xsiDeclared: boolean): string {

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decode, decodeJson, decodeXml, encode, encodeXml } from '../../src/codec/index';
+import { decode, decodeJson, decodeXml, encode, encodeListChunks, encodeXml } from '../../src/codec/index';
 import { DecodeError } from '../../src/errors';
 import { documents, rootAliases, type DocumentRoot } from '../../src/model/resources';
 import type { AnyModel } from '../../src/model/schema';
@@ -76,6 +76,29 @@ describe.skipIf(!existsSync(XSD))('escaping, read back by xmllint', () => {
       expect(read).toBe(name);
       expect(decodeXml(encodeXml('appliance', { name }), 'appliance').value.name).toBe(name);
     }
+  });
+});
+
+describe('lists written as they are read', () => {
+  const cases = [
+    { root: 'packages', list: 'pkgs', head: {} },
+    { root: 'appliances', list: 'appliances', head: { total: 42 } },
+    { root: 'credAccounts', list: 'credAccounts', head: {} },
+  ] as const;
+  for (const format of ['xml', 'json'] as const) {
+    it.each(cases)(`${format}: %s in chunks joins into the whole document`, ({ root, list, head }) => {
+      const item = documents[root].fields[list as never] as { model: () => AnyModel };
+      for (const n of [0, 1, 5]) {
+        const items = Array.from({ length: n }, (_, i) => samplesOf(item.model(), i)).flat();
+        const chunks = [...encodeListChunks(format, root, head as never, list, items, 100)];
+        expect(chunks.join('')).toBe(encode(format, root, { ...head, [list]: items } as never));
+        if (n === 5) expect(chunks.length).toBeGreaterThan(2);
+      }
+    });
+  }
+  it('refuses a list that is not the last field written', () => {
+    expect(() => [...encodeListChunks('xml', 'packages', { pkgs: [] } as never, 'pkgs', [])]).toThrow(TypeError);
+    expect(() => [...encodeListChunks('json', 'packages', {} as never, 'addedPkgUris', [])]).toThrow(TypeError);
   });
 });
 
