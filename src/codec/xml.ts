@@ -170,9 +170,11 @@ function asArray(v: unknown, path: string): unknown[] {
 // and character references only); the events build a small tree indexed by local name, which the
 // model then reads.
 interface XNode {
+  /** Local name: children may be qualified by any prefix (unqualified is canonical). */
+  name: string;
   attrs: Record<string, string>;
-  /** Children by local name (any prefix: unqualified is canonical), in document order. */
-  kids: Map<string, XNode[]> | undefined;
+  /** Child elements in document order. */
+  kids: XNode[] | undefined;
   text: string;
 }
 
@@ -212,15 +214,10 @@ function parseTree(text: string): { qname: string; node: XNode } {
   const stack: XNode[] = [];
   let top: { qname: string; node: XNode } | undefined;
   parser.on('opentag', (tag) => {
-    const node: XNode = { attrs: tag.attributes as Record<string, string>, kids: undefined, text: '' };
+    const node: XNode = { name: localName(tag.name), attrs: tag.attributes as Record<string, string>, kids: undefined, text: '' };
     const parent = stack[stack.length - 1];
-    if (parent) {
-      const name = localName(tag.name);
-      const kids = (parent.kids ??= new Map());
-      const same = kids.get(name);
-      if (same) same.push(node);
-      else kids.set(name, [node]);
-    } else top = { qname: tag.name, node };
+    if (parent) (parent.kids ??= []).push(node);
+    else top = { qname: tag.name, node };
     if (!tag.isSelfClosing) stack.push(node);
     if (stack.length > MAX_DEPTH) throw new DecodeError(`elements nested deeper than ${MAX_DEPTH} levels`);
   });
@@ -287,23 +284,29 @@ function isEmpty(o: object): boolean {
 function readRecord(m: AnyModel, node: XNode, path: string, ns: Record<string, string>, kind: string | undefined): Rec {
   const out: Rec = {};
   if (kind !== undefined) out.kind = kind;
-  const children = node.kids;
-  if (!children) return out;
-  for (const s of planOf(m, kind)) {
-    const els = children.get(s.name);
-    if (!els) continue;
+  if (!node.kids) return out;
+  const slots = slotIndex(m, kind);
+  let seen: Set<string> | undefined;
+  for (const el of node.kids) {
+    const s = slots.get(el.name);
+    if (!s) continue; // unknown elements are ignored
     const f = s.f;
     const p = `${path}.${s.name}`;
     if (f.unsupported) throw new DecodeError(`not supported by this service: ${f.unsupported}`, p);
-    if (els.length > 1 && f.t !== 'list') throw new DecodeError('element repeated', p);
-    const el = els[0]!;
+    if (f.t !== 'list') {
+      if ((seen ??= new Set()).has(s.name)) throw new DecodeError('element repeated', p);
+      seen.add(s.name);
+    }
     switch (f.t) {
       case 'scalar':
         out[s.name] = scalarFromText(f, textOf(el, p), p);
         break;
-      case 'uriList':
-        out[s.name] = (el.kids?.get('uri') ?? []).map((u, i) => scalarFromText(URI, textOf(u, `${p}[${i}]`), `${p}[${i}]`));
+      case 'uriList': {
+        const items: unknown[] = [];
+        for (const u of el.kids ?? []) if (u.name === 'uri') items.push(scalarFromText(URI, textOf(u, `${p}[${items.length}]`), `${p}[${items.length}]`));
+        out[s.name] = items;
         break;
+      }
       case 'object': {
         if (textOnly(el)) {
           if (el.text.trim() === '') continue; // an empty element is an absent record
@@ -316,22 +319,30 @@ function readRecord(m: AnyModel, node: XNode, path: string, ns: Record<string, s
       }
       case 'list': {
         const sub = f.model();
-        const items: Rec[] = [];
         // Several wrappers are merged: order of items is kept.
-        for (const w of els) {
-          for (const item of w.kids?.get(f.item) ?? []) {
-            const ip = `${p}[${items.length}]`;
-            if (textOnly(item)) throw new DecodeError('expected child elements, got text', ip);
-            const scope = nsScope(item, ns);
-            items.push(readRecord(sub, item, ip, scope, xsiType(item, scope, sub, ip)));
-          }
+        const items = (out[s.name] ??= []) as Rec[];
+        for (const item of el.kids ?? []) {
+          if (item.name !== f.item) continue;
+          const ip = `${p}[${items.length}]`;
+          if (textOnly(item)) throw new DecodeError('expected child elements, got text', ip);
+          const scope = nsScope(item, ns);
+          items.push(readRecord(sub, item, ip, scope, xsiType(item, scope, sub, ip)));
         }
-        out[s.name] = items;
         break;
       }
     }
   }
   return out;
+}
+
+const slotIndexes = new WeakMap<Slot[], Map<string, Slot>>();
+
+/** The plan of a model and kind by element name. */
+function slotIndex(m: AnyModel, kind: string | undefined): Map<string, Slot> {
+  const plan = planOf(m, kind);
+  let idx = slotIndexes.get(plan);
+  if (!idx) slotIndexes.set(plan, (idx = new Map(plan.map((s) => [s.name, s]))));
+  return idx;
 }
 
 function textOf(el: XNode, path: string): string {
