@@ -167,16 +167,8 @@ function asArray(v: unknown, path: string): unknown[] {
 // ---- decode --------------------------------------------------------------------------------------
 
 // saxes checks well-formedness in the same pass (XML 1.0 characters, the five predefined entities
-// and character references only); the events build a small tree indexed by local name, which the
-// model then reads.
-interface XNode {
-  /** Local name: children may be qualified by any prefix (unqualified is canonical). */
-  name: string;
-  attrs: Record<string, string>;
-  /** Child elements in document order. */
-  kids: XNode[] | undefined;
-  text: string;
-}
+// and character references only); its events are read against the model as they come (a stack of
+// open elements, each read as a record, a scalar, a URI list, a list or skipped), so no tree is built.
 
 const DTD = /<!(DOCTYPE|ENTITY|ELEMENT|ATTLIST)/i;
 /** Far deeper than any document of the model; deeper input is refused rather than held. */
@@ -190,6 +182,26 @@ export interface DecodedDocument<T = Rec> {
   value: T;
 }
 
+/** An open element and what it is read as. */
+interface Frame {
+  t: 'record' | 'scalar' | 'uris' | 'list' | 'skip';
+  /** Where the value goes: the root, a field of the parent record, an item of the parent list. */
+  role: 'root' | 'field' | 'item';
+  path: string;
+  ns: Record<string, string>;
+  /** The field in the parent record (role 'field'). */
+  slot?: Slot;
+  m?: AnyModel;
+  kind?: string;
+  out?: Rec;
+  seen?: Set<string>;
+  /** Items of a list or URI list. */
+  items?: unknown[];
+  text: string;
+  kids: boolean;
+  attrs: boolean;
+}
+
 /**
  * Read a document whose root is one of `accept` (or an alias of one). Throws DecodeError with a
  * position or a field path on anything malformed.
@@ -197,36 +209,41 @@ export interface DecodedDocument<T = Rec> {
 export function decodeXml<R extends DocumentRoot>(text: string, accept: R | readonly R[]): DecodedDocument<DocumentOf<R>> {
   const roots: readonly string[] = typeof accept === 'string' ? [accept] : accept;
   if (DTD.test(text)) throw new DecodeError('document type declarations and entities are not accepted');
-  const { qname, node } = parseTree(text);
-  const local = localName(qname);
-  const alias = rootAliases[local];
-  const root = (alias?.root ?? local) as DocumentRoot;
-  if (!roots.includes(root)) throw new DecodeError(`expected root element ${roots.join(' or ')}, got ${local}`);
-  const ns = nsScope(node, {});
-  const m: AnyModel = documents[root];
-  const kind = alias?.kind ?? xsiType(node, ns, m, local);
-  const value = readRecord(m, node, local, ns, kind);
-  return { element: local, root: root as R, ...(m.kinds ? { kind } : {}), value: value as DocumentOf<R> };
-}
-
-function parseTree(text: string): { qname: string; node: XNode } {
   const parser = new SaxesParser();
-  const stack: XNode[] = [];
-  let top: { qname: string; node: XNode } | undefined;
+  const stack: Frame[] = [];
+  let result: DecodedDocument<DocumentOf<R>> | undefined;
   parser.on('opentag', (tag) => {
-    const node: XNode = { name: localName(tag.name), attrs: tag.attributes as Record<string, string>, kids: undefined, text: '' };
-    const parent = stack[stack.length - 1];
-    if (parent) (parent.kids ??= []).push(node);
-    else top = { qname: tag.name, node };
-    if (!tag.isSelfClosing) stack.push(node);
-    if (stack.length > MAX_DEPTH) throw new DecodeError(`elements nested deeper than ${MAX_DEPTH} levels`);
+    if (stack.length >= MAX_DEPTH) throw new DecodeError(`elements nested deeper than ${MAX_DEPTH} levels`);
+    const attrs = tag.attributes as Record<string, string>;
+    const top = stack[stack.length - 1];
+    if (top) {
+      top.kids = true;
+      stack.push(childFrame(top, localName(tag.name), attrs));
+      return;
+    }
+    const local = localName(tag.name);
+    const alias = rootAliases[local];
+    const root = (alias?.root ?? local) as DocumentRoot;
+    if (!roots.includes(root)) throw new DecodeError(`expected root element ${roots.join(' or ')}, got ${local}`);
+    const ns = nsScope(attrs, {});
+    const m: AnyModel = documents[root];
+    const kind = alias?.kind ?? xsiType(attrs, ns, m, local);
+    stack.push(recordFrame('root', local, ns, attrs, m, kind));
+    result = { element: local, root: root as R, ...(m.kinds ? { kind } : {}), value: undefined as unknown as DocumentOf<R> };
   });
-  parser.on('closetag', (tag) => {
-    if (!tag.isSelfClosing) stack.pop();
+  parser.on('closetag', () => {
+    const f = stack.pop()!;
+    const parent = stack[stack.length - 1];
+    if (parent) close(f, parent);
+    else {
+      if (!f.kids && !f.attrs) throw new DecodeError(`${f.path} must be an element with children`);
+      result!.value = f.out as DocumentOf<R>;
+    }
   });
   const onText = (t: string): void => {
-    const n = stack[stack.length - 1];
-    if (n) n.text += t;
+    const top = stack[stack.length - 1];
+    // Text only matters in a scalar, or in a record that has no child (text there is an error).
+    if (top && (top.t === 'scalar' || (top.t === 'record' && !top.kids))) top.text += t;
   };
   parser.on('text', onText);
   parser.on('cdata', onText);
@@ -237,8 +254,84 @@ function parseTree(text: string): { qname: string; node: XNode } {
     const msg = e instanceof Error ? e.message.replace(/^\d+:\d+: /, '') : String(e);
     throw new DecodeError(`malformed XML at line ${parser.line}, column ${parser.column}: ${msg}`);
   }
-  if (!top) throw new DecodeError('expected exactly one root element');
-  return top;
+  if (!result) throw new DecodeError('expected exactly one root element');
+  return result;
+}
+
+/** Every frame has the same shape (one hidden class: the handlers stay fast). */
+function frame(t: Frame['t'], role: Frame['role'], path: string, ns: Record<string, string>, slot?: Slot, items?: unknown[]): Frame {
+  return { t, role, path, ns, slot, m: undefined, kind: undefined, out: undefined, seen: undefined, items, text: '', kids: false, attrs: false };
+}
+
+function recordFrame(role: Frame['role'], path: string, ns: Record<string, string>, attrs: Record<string, string>, m: AnyModel, kind: string | undefined, slot?: Slot): Frame {
+  const f = frame('record', role, path, ns, slot);
+  f.m = m;
+  f.kind = kind;
+  f.out = kind === undefined ? {} : { kind };
+  f.attrs = !isEmpty(attrs);
+  return f;
+}
+
+/** The frame of a child element of `top`, by what `top` is read as. */
+function childFrame(top: Frame, name: string, attrs: Record<string, string>): Frame {
+  switch (top.t) {
+    case 'skip':
+      return frame('skip', 'field', top.path, top.ns);
+    case 'scalar':
+      throw new DecodeError('expected text, got child elements', top.path);
+    case 'uris':
+      if (name !== 'uri') return frame('skip', 'field', top.path, top.ns);
+      return frame('scalar', 'item', `${top.path}[${top.items!.length}]`, top.ns);
+    case 'list': {
+      const f = top.slot!.f as ListField;
+      if (name !== f.item) return frame('skip', 'field', top.path, top.ns);
+      const sub = f.model();
+      const ip = `${top.path}[${top.items!.length}]`;
+      const scope = nsScope(attrs, top.ns);
+      return recordFrame('item', ip, scope, attrs, sub, xsiType(attrs, scope, sub, ip));
+    }
+    case 'record': {
+      const slot = slotIndex(top.m!, top.kind).get(name);
+      if (!slot) return frame('skip', 'field', top.path, top.ns); // unknown elements are ignored
+      const f = slot.f;
+      const p = `${top.path}.${name}`;
+      if (f.unsupported) throw new DecodeError(`not supported by this service: ${f.unsupported}`, p);
+      // Several wrappers of a list are merged: order of items is kept.
+      if (f.t === 'list') return frame('list', 'field', p, top.ns, slot, (top.out![name] ??= []) as unknown[]);
+      if ((top.seen ??= new Set()).has(name)) throw new DecodeError('element repeated', p);
+      top.seen.add(name);
+      if (f.t === 'scalar') return frame('scalar', 'field', p, top.ns, slot);
+      if (f.t === 'uriList') return frame('uris', 'field', p, top.ns, slot, []);
+      const sub = f.model();
+      const scope = nsScope(attrs, top.ns);
+      return recordFrame('field', p, scope, attrs, sub, xsiType(attrs, scope, sub, p), slot);
+    }
+  }
+}
+
+/** A closed element's value into its parent. */
+function close(f: Frame, parent: Frame): void {
+  switch (f.t) {
+    case 'skip':
+    case 'list':
+      return;
+    case 'scalar':
+      if (f.role === 'item') parent.items!.push(scalarFromText(URI, f.text.trim(), f.path));
+      else parent.out![f.slot!.name] = scalarFromText(f.slot!.f as ScalarField, f.text.trim(), f.path);
+      return;
+    case 'uris':
+      parent.out![f.slot!.name] = f.items;
+      return;
+    case 'record':
+      if (!f.kids && !f.attrs) {
+        // An empty element is an absent record; text where a record is expected is an error.
+        if (f.role === 'item' || f.text.trim() !== '') throw new DecodeError('expected child elements, got text', f.path);
+        return;
+      }
+      if (f.role === 'item') parent.items!.push(f.out);
+      else parent.out![f.slot!.name] = f.out;
+      return;
+  }
 }
 
 function localName(q: string): string {
@@ -246,23 +339,23 @@ function localName(q: string): string {
   return i < 0 ? q : q.slice(i + 1);
 }
 
-function nsScope(node: XNode, parent: Record<string, string>): Record<string, string> {
+function nsScope(attrs: Record<string, string>, parent: Record<string, string>): Record<string, string> {
   let scope = parent;
-  for (const k in node.attrs) {
+  for (const k in attrs) {
     if (k.startsWith('xmlns:')) {
       if (scope === parent) scope = { ...parent };
-      scope[k.slice(6)] = node.attrs[k]!;
+      scope[k.slice(6)] = attrs[k]!;
     }
   }
   return scope;
 }
 
-function xsiType(node: XNode, ns: Record<string, string>, m: AnyModel, path: string): string | undefined {
+function xsiType(attrs: Record<string, string>, ns: Record<string, string>, m: AnyModel, path: string): string | undefined {
   let raw: string | undefined;
-  for (const k in node.attrs) {
+  for (const k in attrs) {
     if (!k.endsWith(':type')) continue;
     const prefix = k.slice(0, -5);
-    if (ns[prefix] === XSI_NS || prefix === 'xsi') raw = node.attrs[k];
+    if (ns[prefix] === XSI_NS || prefix === 'xsi') raw = attrs[k];
   }
   if (!m.kinds) return undefined;
   if (raw === undefined) return defaultKind(m);
@@ -273,66 +366,9 @@ function xsiType(node: XNode, ns: Record<string, string>, m: AnyModel, path: str
   return kind;
 }
 
-/** An element with neither children nor attributes holds text only (or nothing). */
-const textOnly = (n: XNode): boolean => n.kids === undefined && isEmpty(n.attrs);
-
 function isEmpty(o: object): boolean {
   for (const _ in o) return false;
   return true;
-}
-
-function readRecord(m: AnyModel, node: XNode, path: string, ns: Record<string, string>, kind: string | undefined): Rec {
-  const out: Rec = {};
-  if (kind !== undefined) out.kind = kind;
-  if (!node.kids) return out;
-  const slots = slotIndex(m, kind);
-  let seen: Set<string> | undefined;
-  for (const el of node.kids) {
-    const s = slots.get(el.name);
-    if (!s) continue; // unknown elements are ignored
-    const f = s.f;
-    const p = `${path}.${s.name}`;
-    if (f.unsupported) throw new DecodeError(`not supported by this service: ${f.unsupported}`, p);
-    if (f.t !== 'list') {
-      if ((seen ??= new Set()).has(s.name)) throw new DecodeError('element repeated', p);
-      seen.add(s.name);
-    }
-    switch (f.t) {
-      case 'scalar':
-        out[s.name] = scalarFromText(f, textOf(el, p), p);
-        break;
-      case 'uriList': {
-        const items: unknown[] = [];
-        for (const u of el.kids ?? []) if (u.name === 'uri') items.push(scalarFromText(URI, textOf(u, `${p}[${items.length}]`), `${p}[${items.length}]`));
-        out[s.name] = items;
-        break;
-      }
-      case 'object': {
-        if (textOnly(el)) {
-          if (el.text.trim() === '') continue; // an empty element is an absent record
-          throw new DecodeError('expected child elements, got text', p);
-        }
-        const sub = f.model();
-        const scope = nsScope(el, ns);
-        out[s.name] = readRecord(sub, el, p, scope, xsiType(el, scope, sub, p));
-        break;
-      }
-      case 'list': {
-        const sub = f.model();
-        // Several wrappers are merged: order of items is kept.
-        const items = (out[s.name] ??= []) as Rec[];
-        for (const item of el.kids ?? []) {
-          if (item.name !== f.item) continue;
-          const ip = `${p}[${items.length}]`;
-          if (textOnly(item)) throw new DecodeError('expected child elements, got text', ip);
-          const scope = nsScope(item, ns);
-          items.push(readRecord(sub, item, ip, scope, xsiType(item, scope, sub, ip)));
-        }
-        break;
-      }
-    }
-  }
-  return out;
 }
 
 const slotIndexes = new WeakMap<Slot[], Map<string, Slot>>();
@@ -343,9 +379,4 @@ function slotIndex(m: AnyModel, kind: string | undefined): Map<string, Slot> {
   let idx = slotIndexes.get(plan);
   if (!idx) slotIndexes.set(plan, (idx = new Map(plan.map((s) => [s.name, s]))));
   return idx;
-}
-
-function textOf(el: XNode, path: string): string {
-  if (el.kids !== undefined) throw new DecodeError('expected text, got child elements', path);
-  return el.text.trim();
 }
