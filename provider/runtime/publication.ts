@@ -4,11 +4,12 @@
 import type { Client } from '../../src/client';
 import { isForgeError } from '../../src/errors';
 import type { PublishImage } from '../../src/model/resources';
-import { deleteIfThere, unlessGone, uriParts, type Handler } from './handler';
+import { deleteIfThere, unlessGone, type Handler } from './handler';
+import { uriOf, uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import { DEFAULT_TIMEOUT_S } from './machine-image';
 import { isUnknown, messageOf, type Inputs, type Props } from './values';
 
-const IMAGE_URI = /^users\/[^/]+\/appliances\/[^/]+\/images\/[^/]+$/;
+const IMAGE_URI = uriPattern('machineImage_get');
 const URL_PATTERN = /^https?:\/\/[^\s/]+(\/\S*)?$/;
 
 export interface AccountSpec {
@@ -32,7 +33,6 @@ export function checkAccountFields(a: Inputs): AccountSpec {
   };
 }
 
-const ids = (uri: string) => uriParts(uri) as { uid: string; appliances: string; images: string; pimages: string };
 
 function outputs(inputs: Props, p: PublishImage): Props {
   return { ...inputs, uri: p.uri, cloudId: p.cloudId };
@@ -45,10 +45,11 @@ export const publication: Handler = {
   identity: [],
 
   check(r) {
-    const image = r.string('image', { required: true, pattern: IMAGE_URI, hint: 'must be a MachineImage URI users/<uid>/appliances/<id>/images/<id>' });
-    let appliance = r.string('appliance', { pattern: /^users\/[^/]+\/appliances\/[^/]+$/, hint: 'must be an Appliance URI' });
+    const image = r.string('image', { required: true, pattern: IMAGE_URI, hint: `must be a MachineImage URI ${uriShapeText('machineImage_get')}` });
+    let appliance = r.string('appliance', { pattern: uriPattern('appliance_get'), hint: `must be an Appliance URI ${uriShapeText('appliance_get')}` });
     // The image URI names its appliance; an explicit one must agree.
-    const implied = image && !isUnknown(image) ? image.replace(/\/images\/[^/]+$/, '') : undefined;
+    const named = image && !isUnknown(image) ? uriParams('machineImage_get', image) : undefined;
+    const implied = named ? uriOf('appliance_get', named) : undefined;
     if (appliance === undefined) appliance = implied;
     else if (implied && !isUnknown(appliance) && appliance !== implied) {
       r.fail('appliance', `appliance ${appliance} is not the appliance of image ${image}`);
@@ -66,7 +67,7 @@ export const publication: Handler = {
   },
 
   async create(client, inputs) {
-    const { uid, appliances: aid, images: itid } = ids(inputs.image as string);
+    const { uid, aid, itid } = uriParams('machineImage_get', inputs.image as string);
     const a = inputs.account as unknown as AccountSpec;
     let p = inputs.adopt === true ? await findExisting(client, inputs) : undefined;
     p ??= await client.applianceImage_publish({
@@ -123,13 +124,13 @@ export const publication: Handler = {
 };
 
 async function removePublication(client: Client, uri: string): Promise<void> {
-  const { uid, appliances: aid, images: itid, pimages: pitid } = ids(uri);
+  const { uid, aid, itid, pitid } = uriParams('machineImagePublished_get', uri);
   await deleteIfThere(client.machineImagePublished_delete({ uid, aid, itid, pitid }));
 }
 
 /** A publication of that image under that name that did not fail, for `adopt`. */
 async function findExisting(client: Client, inputs: Props): Promise<PublishImage | undefined> {
-  const { uid, appliances: aid } = ids(inputs.image as string);
+  const { uid, aid } = uriParams('machineImage_get', inputs.image as string);
   const list = await client.machineImagePublished_getAll({ uid, aid });
   return (list.publishImages ?? []).find(
     (p) => p.uri && p.imageUri === inputs.image && p.displayName === inputs.displayName && p.status?.error !== true && p.status?.cancelled !== true,

@@ -2,6 +2,7 @@
 // A status is terminal when `error`, `cancelled` or `complete` is true, tested in that order.
 import { AbortedError, JobCancelledError, JobFailedError, WaitTimeoutError } from '../errors';
 import type { Image, OpStatus, PublishImage } from '../model/resources';
+import { parseUri } from '../model/uris';
 import { waitUntil } from './waiter';
 
 export type JobTarget = Image | PublishImage | string;
@@ -29,40 +30,27 @@ export interface JobCalls {
   cancel(job: Job, signal?: AbortSignal): Promise<unknown>;
 }
 
-const SEG = '([^/?#]+)';
-const PUBLICATION = new RegExp(`^users/${SEG}/appliances/${SEG}/images/${SEG}/pimages/${SEG}/?$`);
-const GENERATION = new RegExp(`^users/${SEG}/appliances/${SEG}/images/${SEG}/?$`);
-const APPLIANCE_PIMAGE = new RegExp(`^users/${SEG}/appliances/${SEG}/pimages/${SEG}/?$`);
-
-/**
- * Which job a record or URI stands for. Values stay percent-encoded as they appear in the URI, so
- * they are decoded here and encoded again by `fillPath`.
- */
+/** Which job a record or URI stands for; the parameters come back decoded, `fillPath` encodes them again. */
 export function jobOf(target: JobTarget): Job {
   const rec = typeof target === 'string' ? { uri: target } : target;
   if (typeof rec !== 'object' || rec === null || typeof rec.uri !== 'string') {
     throw new TypeError('waitForJob: target must be an image or publishImage record with a uri, or its uri');
   }
-  const uri = rec.uri.replace(/^\/+/, '');
-  let m = PUBLICATION.exec(uri);
-  if (m) return { kind: 'publication', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(m[3]!), pitid: dec(m[4]!) };
-  m = APPLIANCE_PIMAGE.exec(uri);
-  if (m) {
-    // A publication made through `…/appliances/<aid>/pimages` names its image in `imageUri`.
-    const img = GENERATION.exec(('imageUri' in rec && typeof rec.imageUri === 'string' ? rec.imageUri : '').replace(/^\/+/, ''));
-    if (!img) throw new TypeError(`waitForJob: publication ${uri} has no imageUri naming its image`);
-    return { kind: 'publication', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(img[3]!), pitid: dec(m[3]!) };
-  }
-  m = GENERATION.exec(uri);
-  if (m) return { kind: 'generation', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(m[3]!) };
-  throw new TypeError(`waitForJob: ${JSON.stringify(rec.uri)} is neither an image nor a publication URI`);
-}
-
-function dec(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    throw new TypeError(`waitForJob: bad percent-encoding in ${JSON.stringify(s)}`);
+  const named = parseUri(rec.uri, ['machineImagePublished_get', 'appliancePublication', 'machineImage_get']);
+  switch (named?.shape) {
+    case 'machineImagePublished_get':
+      return { kind: 'publication', ...named.params };
+    case 'appliancePublication': {
+      // A publication made through `…/appliances/<aid>/pimages` names its image in `imageUri`.
+      const imageUri = 'imageUri' in rec && typeof rec.imageUri === 'string' ? rec.imageUri : '';
+      const img = parseUri(imageUri, ['machineImage_get']);
+      if (!img) throw new TypeError(`waitForJob: publication ${rec.uri} has no imageUri naming its image`);
+      return { kind: 'publication', ...named.params, itid: img.params.itid };
+    }
+    case 'machineImage_get':
+      return { kind: 'generation', ...named.params };
+    default:
+      throw new TypeError(`waitForJob: ${JSON.stringify(rec.uri)} is neither an image nor a publication URI`);
   }
 }
 

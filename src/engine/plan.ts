@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { jobState } from '../client/jobs';
 import type { Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
+import { canonicalUri } from '../model/uris';
 import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl, StackDecl } from './declaration';
 import { installChanges, passwordFingerprint } from './installation';
 import { ProblemList } from './problems';
@@ -106,10 +107,9 @@ export function idOf(uri: string): string {
   return uri.replace(/\/+$/, '').split('/').pop()!;
 }
 
-/** The service emits `distributions/…`; accept the spec's `distribution/…` too (wire contract §1). */
+/** The same resource, whichever of the spellings `canonicalUri` accepts. */
 function sameUri(a: string | undefined, b: string | undefined): boolean {
-  const n = (u: string | undefined) => (u ?? '').replace(/^\/+/, '').replace(/^distribution\//, 'distributions/');
-  return a !== undefined && b !== undefined && n(a) === n(b);
+  return a !== undefined && b !== undefined && canonicalUri(a) === canonicalUri(b);
 }
 
 /**

@@ -3,14 +3,11 @@
 import { createHash } from 'node:crypto';
 import type { Selectors } from '../../fiql';
 import type { Pkg } from '../../model/resources';
+import { uris } from '../views';
 import type { CatalogMeta, PackageEntry } from './data-file';
 
 /** The only repository of the catalog: Debian's `main` component. */
 export const REPOSITORY_NAME = 'main';
-
-export function pkgUri(distId: number, pkgId: number): string {
-  return `distributions/${distId}/pkgs/${pkgId}`;
-}
 
 /**
  * The model record of a row. `pkgBuildDate` is the Release file's `Date` for every package: Packages
@@ -31,7 +28,7 @@ export function toPkg(distId: number, e: PackageEntry, meta: CatalogMeta): Pkg {
     name: e.name,
     pkgBuildDate: meta.date,
     repositoryName: REPOSITORY_NAME,
-    uri: pkgUri(distId, e.id),
+    uri: uris.pkg(distId, e.id),
     version: e.version,
     epoch: e.epoch,
   };

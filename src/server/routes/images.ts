@@ -11,6 +11,7 @@ import { initialStatus, jobKey, setStatus } from '../jobs/status';
 import { badRequest, conflict, notFound } from '../service-error';
 import type { ImageDoc } from '../store/docs';
 import { isTerminal, type Row } from '../store/store';
+import { uriOf } from '../../model/uris';
 import { stamp, uris } from '../views';
 import { checkInstallProfile, installProfileView } from '../install/profile';
 import { ifMatch, owned } from './common';
@@ -18,13 +19,14 @@ import { deletePublications } from './publications';
 import { targetFormatByName, targetFormatRecord } from './target-formats';
 
 export function imageStatus(r: Row<'image'>): OpStatus {
-  const uri = uris.image(r.owner, r.parentId!, r.id);
-  return stamp(r, { ...r.doc.status, uri: `${uri}/status`, parentUri: uri });
+  const ids = { uid: r.owner, aid: r.parentId!, itid: r.id };
+  return stamp(r, { ...r.doc.status, uri: uriOf('machineImageStatus_get', ids), parentUri: uriOf('machineImage_get', ids) });
 }
 
 export function imageView(ctx: Ctx, r: Row<'image'>): Image {
   const d = r.doc;
-  const uri = uris.image(r.owner, d.applianceId, r.id);
+  const ids = { uid: r.owner, aid: d.applianceId, itid: r.id };
+  const uri = uriOf('machineImage_get', ids);
   const app = ctx.store.get('appliance', d.applianceId);
   const format = ctx.imaging.targetFormats.find((f) => f.name === d.formatName);
   const dist = app && ctx.catalog.distributions.find((x) => x.dbId === app.doc.distId);
@@ -35,13 +37,13 @@ export function imageView(ctx: Ctx, r: Row<'image'>): Image {
     parentUri: uris.appliance(r.owner, d.applianceId),
     compress: d.compress,
     ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
-    ...(f ? { downloadUri: `${uri}/downloads/${encodeURIComponent(f.fileName)}`, fileName: f.fileName, fileSize: f.size } : {}),
+    ...(f ? { downloadUri: uriOf('machineImage_downloadFile', { ...ids, fileName: f.fileName }), fileName: f.fileName, fileSize: f.size } : {}),
     ...(format ? { fileExtension: format.extension, targetFormat: targetFormatRecord(ctx, format) } : { targetFormat: { name: d.formatName } }),
     imageCreated: !!f,
     installProfile: installProfileView(d.installProfile),
     ...(app ? { name: app.doc.name, version: app.doc.version } : {}),
     revision: d.revision,
-    statusUri: `${uri}/status`,
+    statusUri: uriOf('machineImageStatus_get', ids),
     uri,
   });
 }

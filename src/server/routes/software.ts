@@ -10,6 +10,7 @@ import { page } from '../http/list';
 import { badRequest, conflict, notFound, ServiceError } from '../service-error';
 import type { ArtifactDoc, SoftwareDoc } from '../store/docs';
 import type { Row } from '../store/store';
+import { uriOf } from '../../model/uris';
 import { stamp, uris } from '../views';
 import { ifMatch, owned, requireText } from './common';
 
@@ -24,7 +25,7 @@ function softwareView(ctx: Ctx, r: Row<'software'>): MySoftware {
     ...(r.doc.description !== undefined ? { description: r.doc.description } : {}),
     size: arts.reduce((n, a) => n + (a.doc.file?.size ?? 0), 0),
     revision: r.doc.revision,
-    artifactsUri: `${uri}/artifacts`,
+    artifactsUri: uriOf('mySoftwareArtifact_getAll', { uid: r.owner, msid: r.id }),
     uri,
     softwareArtifactUris: arts.map((a) => uris.artifact(r.owner, r.id, a.id)),
     applianceUris: apps.map((a) => uris.appliance(r.owner, a.id)),
@@ -41,7 +42,7 @@ function artifactView(r: Row<'artifact'>): SoftwareArtifact {
     uploaded: !!f,
     ...(f ? { uploadedTime: f.stored } : {}),
     uri,
-    binaryUri: `${uri}/bin`,
+    binaryUri: uriOf('mySoftwareArtifact_download', { uid: r.owner, msid: r.parentId!, said: r.id }),
     parentUri: uris.software(r.owner, r.parentId!),
     ...(d.installLocation !== undefined ? { installLocation: d.installLocation } : {}),
     name: d.name,
