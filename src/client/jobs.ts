@@ -1,6 +1,7 @@
 // Waiting for generation and publication jobs (wire contract §8) with the one waiter (waiter.ts).
-// A status is terminal when `error`, `cancelled` or `complete` is true, tested in that order.
+// When a job has ended is `jobState`'s rule (src/model/job-state.ts).
 import { AbortedError, JobCancelledError, JobFailedError, WaitTimeoutError } from '../errors';
+import { jobState } from '../model/job-state';
 import type { Image, OpStatus, PublishImage } from '../model/resources';
 import { parseUri } from '../model/uris';
 import { waitUntil } from './waiter';
@@ -52,14 +53,6 @@ export function jobOf(target: JobTarget): Job {
     default:
       throw new TypeError(`waitForJob: ${JSON.stringify(rec.uri)} is neither an image nor a publication URI`);
   }
-}
-
-/** Terminal state of a status, per §8: error, then cancelled, then complete. */
-export function jobState(s: OpStatus): 'failed' | 'cancelled' | 'complete' | 'running' {
-  if (s.error === true) return 'failed';
-  if (s.cancelled === true) return 'cancelled';
-  if (s.complete === true) return 'complete';
-  return 'running';
 }
 
 const CANCEL_TIMEOUT_MS = 15_000;

@@ -2,7 +2,7 @@
 // "converges"). A pure function of the declaration, what it resolved to and what the service
 // holds, so that `plan` changes nothing and `apply` does exactly what `plan` printed.
 import { createHash } from 'node:crypto';
-import { jobState } from '../client/jobs';
+import { jobState } from '../model/job-state';
 import type { Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
 import { canonicalUri } from '../model/uris';
 import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl, StackDecl } from './declaration';

@@ -8,7 +8,7 @@ import type { Ctx } from '../context';
 import type { TargetFormatSpec } from '../ports';
 import type { ImageDoc, StoredFile } from '../store/docs';
 import type { Row } from '../store/store';
-import { isTerminal } from '../store/store';
+import { isTerminal } from '../../model/job-state';
 import { softwareFiles } from '../routes/software';
 import { redactRecord } from '../../model/redact';
 import { installProfile, type InstallProfile } from '../../model/resources';

@@ -10,7 +10,8 @@ import { assertJobRoom } from '../jobs/quota';
 import { initialStatus, jobKey, setStatus } from '../jobs/status';
 import { badRequest, conflict, notFound } from '../service-error';
 import type { ImageDoc } from '../store/docs';
-import { isTerminal, type Row } from '../store/store';
+import { isTerminal } from '../../model/job-state';
+import type { Row } from '../store/store';
 import { uriOf } from '../../model/uris';
 import { stamp, uris } from '../views';
 import { checkInstallProfile, installProfileView } from '../install/profile';
@@ -89,14 +90,8 @@ function statuses(rows: Array<Row<'image'>>) {
 }
 
 /** Cancel a running job and wait for it to record its end. */
-export async function stopJob(ctx: Ctx, key: string): Promise<void> {
-  if (ctx.jobs.cancel(key)) {
-    for (let i = 0; i < 200 && ctx.jobs.isRunning(key); i++) await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 async function deleteImage(ctx: Ctx, r: Row<'image'>): Promise<void> {
-  await stopJob(ctx, jobKey('image', r.id));
+  await ctx.jobs.cancelAndWait(jobKey('image', r.id));
   await deletePublications(ctx, ctx.store.list('pimage', r.owner).filter((p) => p.doc.imageId === r.id));
   const cur = ctx.store.get('image', r.id);
   ctx.store.remove('image', r.id);
@@ -187,7 +182,7 @@ export const imageRoutes = (ctx: Ctx) =>
       const { image } = loadImage(ctx, req);
       // Mark first, so the answer already says cancelled; the job then stops and cleans up.
       setStatus(ctx, 'image', image.id, { cancelled: true, message: 'cancelled' });
-      await stopJob(ctx, jobKey('image', image.id));
+      await ctx.jobs.cancelAndWait(jobKey('image', image.id));
       return doc('status', imageStatus(ctx.store.get('image', image.id)!));
     },
 

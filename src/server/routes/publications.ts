@@ -13,7 +13,7 @@ import { parseUri, uriOf } from '../../model/uris';
 import { idParam, stamp, uris } from '../views';
 import { accountFromBody, accountRecord, checkCloudEndpoints } from './accounts';
 import { ifMatch, owned, requireText } from './common';
-import { imageView, stopJob } from './images';
+import { imageView } from './images';
 import { targetFormatByName } from './target-formats';
 
 const pubIds = (r: Row<'pimage'>) => ({ uid: r.owner, aid: r.doc.applianceId, itid: r.doc.imageId, pitid: r.id });
@@ -105,7 +105,7 @@ function publish(ctx: Ctx, req: Req, itid: number) {
 /** Stop, delete from Glance (when published), then forget. A Glance failure → 502 and the record stays. */
 export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): Promise<void> {
   for (const r of rows) {
-    await stopJob(ctx, jobKey('pimage', r.id));
+    await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
     const cur = ctx.store.get('pimage', r.id);
     if (!cur) continue;
     if (cur.doc.cloudId) {
@@ -143,7 +143,7 @@ export const publicationRoutes = (ctx: Ctx) =>
     machineImagePublish_cancel: async (req) => {
       const r = loadPub(ctx, req);
       setStatus(ctx, 'pimage', r.id, { cancelled: true, message: 'cancelled' });
-      await stopJob(ctx, jobKey('pimage', r.id));
+      await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
       return doc('status', pubStatus(ctx.store.get('pimage', r.id)!));
     },
 
