@@ -3,6 +3,7 @@
 // the template (replace); description, packages and software change in place.
 import type { Client } from '../../src/client';
 import { fiql } from '../../src/fiql/builder';
+import { findPackage, wantedLabel } from '../../src/engine/package-choice';
 import { GROUP_KEYS, INSTALL_KEYS, installProfileOf, KEY_KEYS, ROOT_KEYS, USER_KEYS, type InstallationInput } from '../../src/engine/installation';
 import type { Appliance, InstallProfile, MySoftware } from '../../src/model/resources';
 import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, type Handler } from './handler';
@@ -75,16 +76,14 @@ async function resolveDistribution(client: Client, d: unknown): Promise<string> 
   return found[0]!.uri!;
 }
 
-/** Package URIs for the specs, in their order; the latest version unless one is given. */
-async function resolvePackages(client: Client, distUri: string, specs: PackageSpec[]): Promise<string[]> {
-  const id = lastId(distUri);
+/** Package URIs for the specs, in their order, by the engine's recipe (src/engine/package-choice.ts). */
+export async function resolvePackages(client: Client, distUri: string, specs: PackageSpec[]): Promise<string[]> {
+  const { id } = uriParams('os_get', distUri);
   const out: string[] = [];
   for (const p of specs) {
-    const query = fiql.and(fiql.eq('name', p.name), p.version ? fiql.eq('version', p.version) : undefined, p.arch ? fiql.eq('arch', p.arch) : undefined);
-    const list = await client.osPkg_getAll({ id, params: { query, latestOnly: !p.version, count: 10 } });
-    const hit = (list.pkgs ?? []).find((x) => x.name === p.name && x.uri);
-    if (!hit) throw new Error(`package ${p.name}${p.version ? ` ${p.version}` : ''}${p.arch ? ` (${p.arch})` : ''} is not in ${distUri}`);
-    out.push(hit.uri!);
+    const hit = await findPackage(client, id, p);
+    if (!hit?.uri) throw new Error(`package ${wantedLabel(p)} is not in ${distUri}`);
+    out.push(hit.uri);
   }
   return out;
 }

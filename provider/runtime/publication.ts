@@ -2,6 +2,7 @@
 // and waiting; its output `cloudId` is the Glance image id. The account's password and login may change in
 // place (a rotation must not re-upload the image); where it goes (URLs, domain, project, name) replaces.
 import type { Client } from '../../src/client';
+import { publishImageBody } from '../../src/engine/publication-body';
 import { isForgeError } from '../../src/errors';
 import type { PublishImage } from '../../src/model/resources';
 import { deleteIfThere, unlessGone, type Handler } from './handler';
@@ -72,23 +73,14 @@ export const publication: Handler = {
     let p = inputs.adopt === true ? await findExisting(client, inputs) : undefined;
     p ??= await client.applianceImage_publish({
       uid, aid, itid,
-      body: {
-        kind: 'PublishImageOpenStack',
+      body: publishImageBody({
         imageUri: inputs.image as string,
-        credAccount: {
-          kind: 'CredAccountOpenStack',
-          targetPlatform: { name: 'OpenStack' },
-          keystoneUrl: a.keystoneUrl,
-          ...(a.glanceUrl ? { glanceUrl: a.glanceUrl } : {}),
-          login: a.login,
-          password: a.password,
-          keystoneVersion: a.keystoneVersion ?? 'v3',
-        },
+        account: a,
         keystoneDomain: inputs.keystoneDomain as string,
         keystoneProject: inputs.keystoneProject as string,
         displayName: inputs.displayName as string,
         publicImage: inputs.publicImage as boolean,
-      },
+      }),
     });
     if (!p.uri) throw new Error('the service returned no uri for the publication');
     const timeoutS = inputs.timeout as number;
