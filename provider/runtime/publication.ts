@@ -4,6 +4,7 @@
 import type { Client } from '../../src/client';
 import { publishImageBody } from '../../src/engine/publication-body';
 import { isForgeError } from '../../src/errors';
+import { HTTP_URL_PATTERN } from '../../src/model/field-rules';
 import type { PublishImage } from '../../src/model/resources';
 import { deleteIfThere, unlessGone, type Handler } from './handler';
 import { uriOf, uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
@@ -11,7 +12,6 @@ import { DEFAULT_TIMEOUT_S } from './machine-image';
 import { isUnknown, messageOf, type Inputs, type Props } from './values';
 
 const IMAGE_URI = uriPattern('machineImage_get');
-const URL_PATTERN = /^https?:\/\/[^\s/]+(\/\S*)?$/;
 
 export interface AccountSpec {
   name?: string;
@@ -26,8 +26,8 @@ export interface AccountSpec {
 export function checkAccountFields(a: Inputs): AccountSpec {
   return {
     name: a.string('name'),
-    keystoneUrl: a.string('keystoneUrl', { required: true, pattern: URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://keystone:5000/v3' }) ?? '',
-    glanceUrl: a.string('glanceUrl', { pattern: URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://glance:9292' }),
+    keystoneUrl: a.string('keystoneUrl', { required: true, pattern: HTTP_URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://keystone:5000/v3' }) ?? '',
+    glanceUrl: a.string('glanceUrl', { pattern: HTTP_URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://glance:9292' }),
     login: a.string('login', { required: true }) ?? '',
     password: a.string('password', { required: true }) ?? '',
     keystoneVersion: a.string('keystoneVersion', { default: 'v3', pattern: /^v3$/, hint: 'must be v3 (identity v3 is the one supported)' }),

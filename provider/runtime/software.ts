@@ -4,6 +4,7 @@
 import { basename, resolve } from 'node:path';
 import type { Client } from '../../src/client';
 import { sha256FileSync } from '../../src/digest';
+import { RIGHTS_PATTERN } from '../../src/model/field-rules';
 import { fiql } from '../../src/fiql/builder';
 import type { MySoftware } from '../../src/model/resources';
 import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, type Handler } from './handler';
@@ -26,7 +27,7 @@ function checkFile(f: Inputs, raw: unknown): SoftwareFileState | undefined {
   const source = f.string('source', { required: true });
   const rest = {
     destination: f.string('destination', { pattern: /^\//, hint: 'must be an absolute path' }),
-    rights: f.string('rights', { pattern: /^[0-7]{3,4}$/, hint: 'must be octal permissions such as 0644' }),
+    rights: f.string('rights', { pattern: RIGHTS_PATTERN, hint: 'must be octal permissions such as 0644' }),
     ownerGroup: f.string('ownerGroup', { pattern: /^[^:\s]+:[^:\s]+$/, hint: 'must be owner:group' }),
   };
   if (source === undefined) return undefined;

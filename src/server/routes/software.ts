@@ -2,6 +2,7 @@
 // artifacts, and the artifacts' files, uploaded as a stream and served back.
 import type { Readable } from 'node:stream';
 import { hasNonXmlChar } from '../../codec/values';
+import { RIGHTS_PATTERN } from '../../model/field-rules';
 import type { MySoftware, SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
@@ -79,7 +80,6 @@ export function checkFileName(name: string): string {
   return name;
 }
 
-const RIGHTS = /^[0-7]{3,4}$/;
 const OWNER_GROUP = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}(:[A-Za-z_][A-Za-z0-9_.-]{0,31})?$/;
 
 /** The destination directory of a file (absolute, no `..`): it becomes a path inside the image. */
@@ -97,7 +97,7 @@ function artifactFromBody(v: SoftwareArtifact, prev?: ArtifactDoc): ArtifactDoc 
   for (const f of ['fullName', 'origName', 'type', 'version'] as const) if (v[f] !== undefined) d[f] = v[f];
   if (v.installLocation !== undefined) d.installLocation = checkInstallLocation(v.installLocation);
   if (v.rights !== undefined) {
-    if (!RIGHTS.test(v.rights)) throw badRequest(`rights ${JSON.stringify(v.rights)} must be octal, e.g. 644 or 0755`);
+    if (!RIGHTS_PATTERN.test(v.rights)) throw badRequest(`rights ${JSON.stringify(v.rights)} must be octal, e.g. 644 or 0755`);
     d.rights = v.rights;
   }
   if (v.ownerGroup !== undefined) {
