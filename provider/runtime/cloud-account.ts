@@ -1,6 +1,7 @@
 // CloudAccount: an OpenStack account kept by the service (wire contract §9), for sharing one account
 // between publications. The password is write-only on the service: drift in it cannot be seen, so a new
 // password is always sent on update.
+import { openStackAccountBody } from '../../src/engine/publication-body';
 import { fiql } from '../../src/fiql/builder';
 import type { CredAccount } from '../../src/model/resources';
 import { deleteIfThere, existsMessage, isConflict, unlessGone, type Handler } from './handler';
@@ -10,19 +11,8 @@ import type { Props } from './values';
 
 const ids = (uri: string) => uriParams('cloudAccount_get', uri);
 
-function body(inputs: Props): CredAccount {
-  const a = inputs as unknown as AccountSpec;
-  return {
-    kind: 'CredAccountOpenStack',
-    name: a.name,
-    targetPlatform: { name: 'OpenStack', type: 'openstack' },
-    keystoneUrl: a.keystoneUrl,
-    ...(a.glanceUrl ? { glanceUrl: a.glanceUrl } : {}),
-    login: a.login,
-    password: a.password,
-    keystoneVersion: a.keystoneVersion ?? 'v3',
-  };
-}
+/** The account's fields only: the connection and `adopt` inputs are the provider's, not the service's. */
+const body = (inputs: Props): CredAccount => openStackAccountBody(inputs as unknown as AccountSpec);
 
 export const cloudAccount: Handler = {
   inputs: ['name', 'keystoneUrl', 'glanceUrl', 'login', 'password', 'keystoneVersion', 'connection', 'adopt'],
