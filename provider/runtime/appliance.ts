@@ -3,20 +3,22 @@
 // the template (replace); description, packages and software change in place.
 import type { Client } from '../../src/client';
 import { fiql } from '../../src/fiql/builder';
+import { findPackage, wantedLabel } from '../../src/engine/package-choice';
 import { GROUP_KEYS, INSTALL_KEYS, installProfileOf, KEY_KEYS, ROOT_KEYS, USER_KEYS, type InstallationInput } from '../../src/engine/installation';
 import type { Appliance, InstallProfile, MySoftware } from '../../src/model/resources';
-import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, uriParts, type Handler } from './handler';
+import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, type Handler } from './handler';
+import { uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import { isRecord, isUnknown, type Inputs, type Props } from './values';
 
 export interface PackageSpec { name: string; version?: string; arch?: string }
 export interface DistributionSpec { name: string; version: string; arch?: string }
 
-const DISTRIBUTION_URI = /^distributions\/\d+$/;
-const SOFTWARE_URI = /^users\/[^/]+\/mysoftware\/[^/]+$/;
+const DISTRIBUTION_URI = uriPattern('os_get');
+const SOFTWARE_URI = uriPattern('mySoftware_get');
 
 function checkDistribution(r: Inputs): DistributionSpec | string | undefined {
   const raw = r.raw('distribution');
-  if (typeof raw === 'string') return r.string('distribution', { pattern: DISTRIBUTION_URI, hint: 'must be a URI distributions/<id> or {name, version, arch}' });
+  if (typeof raw === 'string') return r.string('distribution', { pattern: DISTRIBUTION_URI, hint: `must be a URI ${uriShapeText('os_get')} or {name, version, arch}` });
   return r.object('distribution', (d) => ({
     name: d.string('name', { required: true }) ?? '',
     version: d.string('version', { required: true }) ?? '',
@@ -74,16 +76,14 @@ async function resolveDistribution(client: Client, d: unknown): Promise<string> 
   return found[0]!.uri!;
 }
 
-/** Package URIs for the specs, in their order; the latest version unless one is given. */
-async function resolvePackages(client: Client, distUri: string, specs: PackageSpec[]): Promise<string[]> {
-  const id = lastId(distUri);
+/** Package URIs for the specs, in their order, by the engine's recipe (src/engine/package-choice.ts). */
+export async function resolvePackages(client: Client, distUri: string, specs: PackageSpec[]): Promise<string[]> {
+  const { id } = uriParams('os_get', distUri);
   const out: string[] = [];
   for (const p of specs) {
-    const query = fiql.and(fiql.eq('name', p.name), p.version ? fiql.eq('version', p.version) : undefined, p.arch ? fiql.eq('arch', p.arch) : undefined);
-    const list = await client.osPkg_getAll({ id, params: { query, latestOnly: !p.version, count: 10 } });
-    const hit = (list.pkgs ?? []).find((x) => x.name === p.name && x.uri);
-    if (!hit) throw new Error(`package ${p.name}${p.version ? ` ${p.version}` : ''}${p.arch ? ` (${p.arch})` : ''} is not in ${distUri}`);
-    out.push(hit.uri!);
+    const hit = await findPackage(client, id, p);
+    if (!hit?.uri) throw new Error(`package ${wantedLabel(p)} is not in ${distUri}`);
+    out.push(hit.uri);
   }
   return out;
 }
@@ -91,7 +91,7 @@ async function resolvePackages(client: Client, distUri: string, specs: PackageSp
 /** The template's OS profile: the one it has, or one made from the named base profile. */
 async function ensureProfile(client: Client, app: Appliance, distUri: string, profileName: string): Promise<string> {
   if (app.osProfileUri) return app.osProfileUri;
-  const { uid, appliances: aid } = uriParts(app.uri!) as { uid: string; appliances: string };
+  const { uid, aid } = uriParams('appliance_get', app.uri!);
   const bases = await client.osTemplate_getAll({ id: lastId(distUri) });
   const base = (bases.distribProfiles ?? []).find((b) => b.name === profileName);
   if (!base?.uri) {
@@ -114,14 +114,14 @@ async function softwareList(client: Client, uris: string[]): Promise<MySoftware[
 
 /** Every package URI the template's OS profile installs now. */
 async function profilePackageUris(client: Client, osProfileUri: string): Promise<string[]> {
-  const { uid, appliances: aid, osprofile: osid } = uriParts(osProfileUri) as { uid: string; appliances: string; osprofile: string };
+  const { uid, aid, osid } = uriParams('applianceOSProfile_get', osProfileUri);
   const list = await client.applianceOSProfilePkg_getAll({ uid, aid, osid });
   return stringsOf((list.pkgs ?? []).map((p) => p.uri));
 }
 
 async function changePackages(client: Client, osProfileUri: string, added: string[], deleted: string[]): Promise<void> {
   if (added.length === 0 && deleted.length === 0) return;
-  const { uid, appliances: aid, osprofile: osid } = uriParts(osProfileUri) as { uid: string; appliances: string; osprofile: string };
+  const { uid, aid, osid } = uriParams('applianceOSProfile_get', osProfileUri);
   await client.applianceOSProfilePkg_updateAll({
     uid, aid, osid,
     body: { ...(added.length ? { addedPkgUris: added } : {}), ...(deleted.length ? { deletedPkgUris: deleted } : {}) },
@@ -132,7 +132,7 @@ function outputs(inputs: Props, app: Appliance, distributionUri: string, osProfi
   return { ...inputs, uri: app.uri, revision: app.revision ?? 0, distributionUri, osProfileUri, packageUris };
 }
 
-const ids = (uri: string) => uriParts(uri) as { uid: string; appliances: string };
+const ids = (uri: string) => uriParams('appliance_get', uri);
 
 export const appliance: Handler = {
   inputs: ['name', 'version', 'description', 'distribution', 'osProfile', 'packages', 'software', 'installation', 'org', 'connection', 'adopt'],
@@ -149,9 +149,9 @@ export const appliance: Handler = {
       software: r.list('software', (s, raw) =>
         isUnknown(raw) ? (raw as string)
           : typeof raw === 'string' && SOFTWARE_URI.test(raw) ? raw
-            : void s.fail('uri', `software items must be Software URIs users/<uid>/mysoftware/<id>, not ${JSON.stringify(raw)}`),
+            : void s.fail('uri', `software items must be Software URIs ${uriShapeText('mySoftware_get')}, not ${JSON.stringify(raw)}`),
       ) ?? [],
-      org: r.string('org', { pattern: /^orgs\/[^/]+$/, hint: 'must be a URI orgs/<id>' }),
+      org: r.string('org', { pattern: uriPattern('org_get'), hint: `must be a URI ${uriShapeText('org_get')}` }),
       installation: checkInstallation(r),
     };
   },
@@ -185,7 +185,7 @@ export const appliance: Handler = {
     if (!app.uri) throw new Error(`the service returned no uri for appliance ${name} ${version}`);
     const osProfileUri = await ensureProfile(client, app, distributionUri, inputs.osProfile as string);
     const packageUris = await resolvePackages(client, distributionUri, packagesOf(inputs));
-    const { uid, appliances: aid } = ids(app.uri);
+    const { uid, aid } = ids(app.uri);
     const current = new Set(app.osProfileUri ? await profilePackageUris(client, osProfileUri) : []);
     await changePackages(client, osProfileUri, packageUris.filter((u) => !current.has(u)), []);
     const sw = stringsOf(inputs.software);
@@ -203,7 +203,7 @@ export const appliance: Handler = {
   },
 
   async read(client, id, props) {
-    const { uid, appliances: aid } = ids(id);
+    const { uid, aid } = ids(id);
     const app = await unlessGone(client.appliance_get({ uid, aid }));
     if (!app) return undefined;
     // Packages removed on the service drop out of `packages`, so the next diff adds them back.
@@ -227,7 +227,7 @@ export const appliance: Handler = {
   },
 
   async update(client, id, olds, news) {
-    const { uid, appliances: aid } = ids(id);
+    const { uid, aid } = ids(id);
     const app = await client.appliance_get({ uid, aid });
     const distributionUri = app.distributionUri ?? (olds.distributionUri as string) ?? (await resolveDistribution(client, news.distribution));
     const osProfileUri = app.osProfileUri ?? (await ensureProfile(client, { ...app, uri: id }, distributionUri, news.osProfile as string));
@@ -253,7 +253,7 @@ export const appliance: Handler = {
   },
 
   async delete(client, id) {
-    const { uid, appliances: aid } = ids(id);
+    const { uid, aid } = ids(id);
     await deleteIfThere(client.appliance_delete({ uid, aid }));
   },
 };

@@ -1,27 +1,18 @@
 // CloudAccount: an OpenStack account kept by the service (wire contract §9), for sharing one account
 // between publications. The password is write-only on the service: drift in it cannot be seen, so a new
 // password is always sent on update.
+import { openStackAccountBody } from '../../src/engine/publication-body';
 import { fiql } from '../../src/fiql/builder';
 import type { CredAccount } from '../../src/model/resources';
-import { deleteIfThere, existsMessage, isConflict, unlessGone, uriParts, type Handler } from './handler';
+import { deleteIfThere, existsMessage, isConflict, unlessGone, type Handler } from './handler';
+import { uriParams } from '../../src/model/uris';
 import { checkAccountFields, type AccountSpec } from './publication';
 import type { Props } from './values';
 
-const ids = (uri: string) => uriParts(uri) as { uid: string; accounts: string };
+const ids = (uri: string) => uriParams('cloudAccount_get', uri);
 
-function body(inputs: Props): CredAccount {
-  const a = inputs as unknown as AccountSpec;
-  return {
-    kind: 'CredAccountOpenStack',
-    name: a.name,
-    targetPlatform: { name: 'OpenStack', type: 'openstack' },
-    keystoneUrl: a.keystoneUrl,
-    ...(a.glanceUrl ? { glanceUrl: a.glanceUrl } : {}),
-    login: a.login,
-    password: a.password,
-    keystoneVersion: a.keystoneVersion ?? 'v3',
-  };
-}
+/** The account's fields only: the connection and `adopt` inputs are the provider's, not the service's. */
+const body = (inputs: Props): CredAccount => openStackAccountBody(inputs as unknown as AccountSpec);
 
 export const cloudAccount: Handler = {
   inputs: ['name', 'keystoneUrl', 'glanceUrl', 'login', 'password', 'keystoneVersion', 'connection', 'adopt'],
@@ -41,7 +32,7 @@ export const cloudAccount: Handler = {
       const list = await client.cloudAccount_getAll({ params: { query: fiql.eq('name', name) } });
       const found = (list.credAccounts ?? []).find((a) => a.name === name && a.uri);
       if (found?.uri) {
-        const { uid, accounts: caid } = ids(found.uri);
+        const { uid, caid } = ids(found.uri);
         acc = await client.cloudAccount_update({ uid, caid, body: { ...body(inputs), uri: found.uri } });
         acc.uri ??= found.uri;
       }
@@ -59,7 +50,7 @@ export const cloudAccount: Handler = {
   },
 
   async read(client, id, props) {
-    const { uid, accounts: caid } = ids(id);
+    const { uid, caid } = ids(id);
     const acc = await unlessGone(client.cloudAccount_get({ uid, caid }));
     if (!acc) return undefined;
     return {
@@ -73,13 +64,13 @@ export const cloudAccount: Handler = {
   },
 
   async update(client, id, _olds, news) {
-    const { uid, accounts: caid } = ids(id);
+    const { uid, caid } = ids(id);
     await client.cloudAccount_update({ uid, caid, body: { ...body(news), uri: id } });
     return { ...news, uri: id };
   },
 
   async delete(client, id) {
-    const { uid, accounts: caid } = ids(id);
+    const { uid, caid } = ids(id);
     await deleteIfThere(client.cloudAccount_delete({ uid, caid }));
   },
 };

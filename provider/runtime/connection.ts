@@ -2,6 +2,7 @@
 // given, else the provider configuration (`appliance-forge:url`, `:user`, `:apiKey`, `:secretKey`, `:password`).
 // Credentials live only here, in memory of the host process: never in the serialized provider.
 import { createClient, type Client } from '../../src/client';
+import { HTTP_URL_PATTERN } from '../../src/model/field-rules';
 import { Inputs, isRecord, type Props } from './values';
 
 export const CONFIG_NAMESPACE = 'appliance-forge';
@@ -26,13 +27,12 @@ export function readSettings(config: ConfigReader | undefined): Settings {
   return { url: get('url'), user: get('user'), apiKey: get('apiKey'), secretKey: get('secretKey'), password: get('password') };
 }
 
-const URL_PATTERN = /^https?:\/\/[^\s/]+(\/\S*)?$/;
 
 /** `check` for the optional `connection` input; the same fields as the configuration. */
 export function checkConnection(r: Inputs): Settings | string | undefined {
   return r.object('connection', (c) => {
     const s: Settings = {
-      url: c.string('url', { required: true, pattern: URL_PATTERN, hint: 'must be an http(s) URL with the service path, e.g. https://host/api' }),
+      url: c.string('url', { required: true, pattern: HTTP_URL_PATTERN, hint: 'must be an http(s) URL with the service path, e.g. https://host/api' }),
       user: c.string('user', { required: true }),
       apiKey: c.string('apiKey'),
       secretKey: c.string('secretKey'),

@@ -60,15 +60,6 @@ export const isNotFound = (e: unknown): boolean => isForgeError(e, 'E_API') && e
 /** The service answered 409: the object exists already. */
 export const isConflict = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 409;
 
-/** `users/alice/appliances/12/images/3` → `{uid: 'alice', appliances: '12', images: '3'}`. */
-export function uriParts(uri: string): Record<string, string> {
-  const seg = uri.replace(/^\/+/, '').split('/');
-  if (seg[0] !== 'users' || !seg[1]) throw new Error(`not a user resource URI: "${uri}"`);
-  const out: Record<string, string> = { uid: decodeURIComponent(seg[1]) };
-  for (let i = 2; i + 1 < seg.length; i += 2) out[seg[i]!] = decodeURIComponent(seg[i + 1]!);
-  return out;
-}
-
 /** A last path segment (an id) of a URI. */
 export const lastId = (uri: string): string => decodeURIComponent(uri.split('/').pop() ?? '');
 

@@ -4,14 +4,15 @@ import type { Client } from '../../src/client';
 import { isForgeError, messageOf } from '../../src/errors';
 import { fiql } from '../../src/fiql/builder';
 import type { Image } from '../../src/model/resources';
-import { deleteIfThere, existsMessage, isConflict, unlessGone, uriParts, type Handler } from './handler';
+import { deleteIfThere, existsMessage, isConflict, unlessGone, type Handler } from './handler';
+import { uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import type { Props } from './values';
 
-const APPLIANCE_URI = /^users\/[^/]+\/appliances\/[^/]+$/;
+const APPLIANCE_URI = uriPattern('appliance_get');
 /** Seconds; the default wait for a generation. */
 export const DEFAULT_TIMEOUT_S = 3600;
 
-const ids = (uri: string) => uriParts(uri) as { uid: string; appliances: string; images: string };
+const ids = (uri: string) => uriParams('machineImage_get', uri);
 
 function outputs(inputs: Props, img: Image): Props {
   return {
@@ -26,7 +27,7 @@ function outputs(inputs: Props, img: Image): Props {
 
 /** A generation that did not finish leaves nothing behind: cancel if still running, then delete. */
 async function discard(client: Client, uri: string): Promise<void> {
-  const { uid, appliances: aid, images: itid } = ids(uri);
+  const { uid, aid, itid } = ids(uri);
   await client.machineImageGeneration_cancel({ uid, aid, itid }).catch(() => undefined);
   await client.machineImage_delete({ uid, aid, itid }).catch(() => undefined);
 }
@@ -39,7 +40,7 @@ async function waitAndGet(client: Client, img: Image, timeoutS: number): Promise
     const why = isForgeError(e, 'E_WAIT_TIMEOUT') ? `did not finish within ${timeoutS} s (raise \`timeout\`)` : messageOf(e);
     throw new Error(`generation of ${img.uri} failed: ${why}`);
   }
-  const { uid, appliances: aid, images: itid } = ids(img.uri!);
+  const { uid, aid, itid } = ids(img.uri!);
   return client.machineImage_get({ uid, aid, itid });
 }
 
@@ -58,7 +59,7 @@ export const machineImage: Handler = {
 
   check(r) {
     return {
-      appliance: r.string('appliance', { required: true, pattern: APPLIANCE_URI, hint: 'must be an Appliance URI users/<uid>/appliances/<id>' }),
+      appliance: r.string('appliance', { required: true, pattern: APPLIANCE_URI, hint: `must be an Appliance URI ${uriShapeText('appliance_get')}` }),
       applianceRevision: r.integer('applianceRevision', { min: 0, max: 2 ** 31 - 1 }),
       format: r.string('format', { required: true, hint: 'is a target format name such as "QCOW2" or "OpenStack QCOW2"' }),
       compress: r.boolean('compress', false),
@@ -69,7 +70,7 @@ export const machineImage: Handler = {
   },
 
   async create(client, inputs) {
-    const { uid, appliances: aid } = uriParts(inputs.appliance as string) as { uid: string; appliances: string };
+    const { uid, aid } = uriParams('appliance_get', inputs.appliance as string);
     const format = inputs.format as string;
     let img = inputs.adopt === true ? await findExisting(client, uid, aid, format) : undefined;
     if (!img) {
@@ -93,7 +94,7 @@ export const machineImage: Handler = {
   },
 
   async read(client, id, props) {
-    const { uid, appliances: aid, images: itid } = ids(id);
+    const { uid, aid, itid } = ids(id);
     const img = await unlessGone(client.machineImage_get({ uid, aid, itid }));
     // A generation that failed or was cancelled is no image: gone, to be made again.
     if (!img || img.status?.error === true || img.status?.cancelled === true) return undefined;
@@ -110,7 +111,7 @@ export const machineImage: Handler = {
   },
 
   async delete(client, id) {
-    const { uid, appliances: aid, images: itid } = ids(id);
+    const { uid, aid, itid } = ids(id);
     await deleteIfThere(client.machineImage_delete({ uid, aid, itid }));
   },
 };

@@ -2,14 +2,16 @@
 // and waiting; its output `cloudId` is the Glance image id. The account's password and login may change in
 // place (a rotation must not re-upload the image); where it goes (URLs, domain, project, name) replaces.
 import type { Client } from '../../src/client';
+import { publishImageBody } from '../../src/engine/publication-body';
 import { isForgeError, messageOf } from '../../src/errors';
+import { HTTP_URL_PATTERN } from '../../src/model/field-rules';
 import type { PublishImage } from '../../src/model/resources';
-import { deleteIfThere, unlessGone, uriParts, type Handler } from './handler';
+import { deleteIfThere, unlessGone, type Handler } from './handler';
+import { uriOf, uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import { DEFAULT_TIMEOUT_S } from './machine-image';
 import { isUnknown, type Inputs, type Props } from './values';
 
-const IMAGE_URI = /^users\/[^/]+\/appliances\/[^/]+\/images\/[^/]+$/;
-const URL_PATTERN = /^https?:\/\/[^\s/]+(\/\S*)?$/;
+const IMAGE_URI = uriPattern('machineImage_get');
 
 export interface AccountSpec {
   name?: string;
@@ -24,15 +26,14 @@ export interface AccountSpec {
 export function checkAccountFields(a: Inputs): AccountSpec {
   return {
     name: a.string('name'),
-    keystoneUrl: a.string('keystoneUrl', { required: true, pattern: URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://keystone:5000/v3' }) ?? '',
-    glanceUrl: a.string('glanceUrl', { pattern: URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://glance:9292' }),
+    keystoneUrl: a.string('keystoneUrl', { required: true, pattern: HTTP_URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://keystone:5000/v3' }) ?? '',
+    glanceUrl: a.string('glanceUrl', { pattern: HTTP_URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://glance:9292' }),
     login: a.string('login', { required: true }) ?? '',
     password: a.string('password', { required: true }) ?? '',
     keystoneVersion: a.string('keystoneVersion', { default: 'v3', pattern: /^v3$/, hint: 'must be v3 (identity v3 is the one supported)' }),
   };
 }
 
-const ids = (uri: string) => uriParts(uri) as { uid: string; appliances: string; images: string; pimages: string };
 
 function outputs(inputs: Props, p: PublishImage): Props {
   return { ...inputs, uri: p.uri, cloudId: p.cloudId };
@@ -45,10 +46,11 @@ export const publication: Handler = {
   identity: [],
 
   check(r) {
-    const image = r.string('image', { required: true, pattern: IMAGE_URI, hint: 'must be a MachineImage URI users/<uid>/appliances/<id>/images/<id>' });
-    let appliance = r.string('appliance', { pattern: /^users\/[^/]+\/appliances\/[^/]+$/, hint: 'must be an Appliance URI' });
+    const image = r.string('image', { required: true, pattern: IMAGE_URI, hint: `must be a MachineImage URI ${uriShapeText('machineImage_get')}` });
+    let appliance = r.string('appliance', { pattern: uriPattern('appliance_get'), hint: `must be an Appliance URI ${uriShapeText('appliance_get')}` });
     // The image URI names its appliance; an explicit one must agree.
-    const implied = image && !isUnknown(image) ? image.replace(/\/images\/[^/]+$/, '') : undefined;
+    const named = image && !isUnknown(image) ? uriParams('machineImage_get', image) : undefined;
+    const implied = named ? uriOf('appliance_get', named) : undefined;
     if (appliance === undefined) appliance = implied;
     else if (implied && !isUnknown(appliance) && appliance !== implied) {
       r.fail('appliance', `appliance ${appliance} is not the appliance of image ${image}`);
@@ -66,28 +68,19 @@ export const publication: Handler = {
   },
 
   async create(client, inputs) {
-    const { uid, appliances: aid, images: itid } = ids(inputs.image as string);
+    const { uid, aid, itid } = uriParams('machineImage_get', inputs.image as string);
     const a = inputs.account as AccountSpec;
     let p = inputs.adopt === true ? await findExisting(client, inputs) : undefined;
     p ??= await client.applianceImage_publish({
       uid, aid, itid,
-      body: {
-        kind: 'PublishImageOpenStack',
+      body: publishImageBody({
         imageUri: inputs.image as string,
-        credAccount: {
-          kind: 'CredAccountOpenStack',
-          targetPlatform: { name: 'OpenStack' },
-          keystoneUrl: a.keystoneUrl,
-          ...(a.glanceUrl ? { glanceUrl: a.glanceUrl } : {}),
-          login: a.login,
-          password: a.password,
-          keystoneVersion: a.keystoneVersion ?? 'v3',
-        },
+        account: a,
         keystoneDomain: inputs.keystoneDomain as string,
         keystoneProject: inputs.keystoneProject as string,
         displayName: inputs.displayName as string,
         publicImage: inputs.publicImage as boolean,
-      },
+      }),
     });
     if (!p.uri) throw new Error('the service returned no uri for the publication');
     const timeoutS = inputs.timeout as number;
@@ -123,13 +116,13 @@ export const publication: Handler = {
 };
 
 async function removePublication(client: Client, uri: string): Promise<void> {
-  const { uid, appliances: aid, images: itid, pimages: pitid } = ids(uri);
+  const { uid, aid, itid, pitid } = uriParams('machineImagePublished_get', uri);
   await deleteIfThere(client.machineImagePublished_delete({ uid, aid, itid, pitid }));
 }
 
 /** A publication of that image under that name that did not fail, for `adopt`. */
 async function findExisting(client: Client, inputs: Props): Promise<PublishImage | undefined> {
-  const { uid, appliances: aid } = ids(inputs.image as string);
+  const { uid, aid } = uriParams('machineImage_get', inputs.image as string);
   const list = await client.machineImagePublished_getAll({ uid, aid });
   return (list.publishImages ?? []).find(
     (p) => p.uri && p.imageUri === inputs.image && p.displayName === inputs.displayName && p.status?.error !== true && p.status?.cancelled !== true,

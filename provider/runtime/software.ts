@@ -4,9 +4,11 @@
 import { basename, resolve } from 'node:path';
 import type { Client } from '../../src/client';
 import { sha256FileSync } from '../../src/digest';
+import { RIGHTS_PATTERN } from '../../src/model/field-rules';
 import { fiql } from '../../src/fiql/builder';
 import type { MySoftware } from '../../src/model/resources';
-import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, uriParts, type Handler } from './handler';
+import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, type Handler } from './handler';
+import { uriParams } from '../../src/model/uris';
 import { isRecord, isUnknown, UNKNOWN, type Inputs, type Props } from './values';
 
 export interface SoftwareFileState {
@@ -25,7 +27,7 @@ function checkFile(f: Inputs, raw: unknown): SoftwareFileState | undefined {
   const source = f.string('source', { required: true });
   const rest = {
     destination: f.string('destination', { pattern: /^\//, hint: 'must be an absolute path' }),
-    rights: f.string('rights', { pattern: /^[0-7]{3,4}$/, hint: 'must be octal permissions such as 0644' }),
+    rights: f.string('rights', { pattern: RIGHTS_PATTERN, hint: 'must be octal permissions such as 0644' }),
     ownerGroup: f.string('ownerGroup', { pattern: /^[^:\s]+:[^:\s]+$/, hint: 'must be owner:group' }),
   };
   if (source === undefined) return undefined;
@@ -76,7 +78,7 @@ async function findByNameVersion(client: Client, name: string, version: string):
 
 /** Makes the artifacts of a component match `files`, reusing those whose key is unchanged. */
 async function syncFiles(client: Client, uri: string, oldFiles: SoftwareFileState[], oldUris: string[], files: SoftwareFileState[]): Promise<string[]> {
-  const { uid, mysoftware: msid } = uriParts(uri) as { uid: string; mysoftware: string };
+  const { uid, msid } = uriParams('mySoftware_get', uri);
   const kept = new Map<string, string[]>();
   oldFiles.forEach((f, i) => {
     const u = oldUris[i];
@@ -120,7 +122,7 @@ export const software: Handler = {
     if (found?.uri) {
       sw = found;
       // Adopted: its existing artifacts are unknown to us, so they are replaced by `files`.
-      const { uid, mysoftware: msid } = uriParts(found.uri) as { uid: string; mysoftware: string };
+      const { uid, msid } = uriParams('mySoftware_get', found.uri);
       const arts = await client.mySoftwareArtifact_getAll({ uid, msid });
       have = { files: [], uris: (arts.softwareArtifacts ?? []).map((a) => a.uri).filter((u): u is string => !!u) };
       if ((inputs.description ?? undefined) !== (found.description ?? undefined)) {
@@ -140,7 +142,7 @@ export const software: Handler = {
   },
 
   async read(client, id, props) {
-    const { uid, mysoftware: msid } = uriParts(id) as { uid: string; mysoftware: string };
+    const { uid, msid } = uriParams('mySoftware_get', id);
     const sw = await unlessGone(client.mySoftware_get({ uid, msid }));
     if (!sw) return undefined;
     const arts = await client.mySoftwareArtifact_getAll({ uid, msid });
@@ -159,7 +161,7 @@ export const software: Handler = {
   },
 
   async update(client, id, olds, news) {
-    const { uid, mysoftware: msid } = uriParts(id) as { uid: string; mysoftware: string };
+    const { uid, msid } = uriParams('mySoftware_get', id);
     let sw = await client.mySoftware_get({ uid, msid });
     if ((news.description ?? undefined) !== (sw.description ?? undefined)) {
       sw = await client.mySoftware_update({ uid, msid, body: { ...sw, description: news.description as string | undefined } });
@@ -169,7 +171,7 @@ export const software: Handler = {
   },
 
   async delete(client, id) {
-    const { uid, mysoftware: msid } = uriParts(id) as { uid: string; mysoftware: string };
+    const { uid, msid } = uriParams('mySoftware_get', id);
     await deleteIfThere(client.mySoftware_delete({ uid, msid }));
   },
 };

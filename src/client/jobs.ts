@@ -1,7 +1,9 @@
 // Waiting for generation and publication jobs (wire contract §8) with the one waiter (waiter.ts).
-// A status is terminal when `error`, `cancelled` or `complete` is true, tested in that order.
+// When a job has ended is `jobState`'s rule (src/model/job-state.ts).
 import { AbortedError, JobCancelledError, JobFailedError, messageOf, WaitTimeoutError } from '../errors';
+import { jobState } from '../model/job-state';
 import type { Image, OpStatus, PublishImage } from '../model/resources';
+import { parseUri } from '../model/uris';
 import { waitUntil } from './waiter';
 
 export type JobTarget = Image | PublishImage | string;
@@ -29,49 +31,28 @@ export interface JobCalls {
   cancel(job: Job, signal?: AbortSignal): Promise<unknown>;
 }
 
-const SEG = '([^/?#]+)';
-const PUBLICATION = new RegExp(`^users/${SEG}/appliances/${SEG}/images/${SEG}/pimages/${SEG}/?$`);
-const GENERATION = new RegExp(`^users/${SEG}/appliances/${SEG}/images/${SEG}/?$`);
-const APPLIANCE_PIMAGE = new RegExp(`^users/${SEG}/appliances/${SEG}/pimages/${SEG}/?$`);
-
-/**
- * Which job a record or URI stands for. Values stay percent-encoded as they appear in the URI, so
- * they are decoded here and encoded again by `fillPath`.
- */
+/** Which job a record or URI stands for; the parameters come back decoded, `fillPath` encodes them again. */
 export function jobOf(target: JobTarget): Job {
   const rec = typeof target === 'string' ? { uri: target } : target;
   if (typeof rec !== 'object' || rec === null || typeof rec.uri !== 'string') {
     throw new TypeError('waitForJob: target must be an image or publishImage record with a uri, or its uri');
   }
-  const uri = rec.uri.replace(/^\/+/, '');
-  let m = PUBLICATION.exec(uri);
-  if (m) return { kind: 'publication', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(m[3]!), pitid: dec(m[4]!) };
-  m = APPLIANCE_PIMAGE.exec(uri);
-  if (m) {
-    // A publication made through `…/appliances/<aid>/pimages` names its image in `imageUri`.
-    const img = GENERATION.exec(('imageUri' in rec && typeof rec.imageUri === 'string' ? rec.imageUri : '').replace(/^\/+/, ''));
-    if (!img) throw new TypeError(`waitForJob: publication ${uri} has no imageUri naming its image`);
-    return { kind: 'publication', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(img[3]!), pitid: dec(m[3]!) };
+  const named = parseUri(rec.uri, ['machineImagePublished_get', 'appliancePublication', 'machineImage_get']);
+  switch (named?.shape) {
+    case 'machineImagePublished_get':
+      return { kind: 'publication', ...named.params };
+    case 'appliancePublication': {
+      // A publication made through `…/appliances/<aid>/pimages` names its image in `imageUri`.
+      const imageUri = 'imageUri' in rec && typeof rec.imageUri === 'string' ? rec.imageUri : '';
+      const img = parseUri(imageUri, ['machineImage_get']);
+      if (!img) throw new TypeError(`waitForJob: publication ${rec.uri} has no imageUri naming its image`);
+      return { kind: 'publication', ...named.params, itid: img.params.itid };
+    }
+    case 'machineImage_get':
+      return { kind: 'generation', ...named.params };
+    default:
+      throw new TypeError(`waitForJob: ${JSON.stringify(rec.uri)} is neither an image nor a publication URI`);
   }
-  m = GENERATION.exec(uri);
-  if (m) return { kind: 'generation', uid: dec(m[1]!), aid: dec(m[2]!), itid: dec(m[3]!) };
-  throw new TypeError(`waitForJob: ${JSON.stringify(rec.uri)} is neither an image nor a publication URI`);
-}
-
-function dec(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    throw new TypeError(`waitForJob: bad percent-encoding in ${JSON.stringify(s)}`);
-  }
-}
-
-/** Terminal state of a status, per §8: error, then cancelled, then complete. */
-export function jobState(s: OpStatus): 'failed' | 'cancelled' | 'complete' | 'running' {
-  if (s.error === true) return 'failed';
-  if (s.cancelled === true) return 'cancelled';
-  if (s.complete === true) return 'complete';
-  return 'running';
 }
 
 const CANCEL_TIMEOUT_MS = 15_000;

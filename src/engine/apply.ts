@@ -8,6 +8,7 @@ import type { Appliance, Image, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
 import type { EventSink } from './events';
 import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, type SoftwarePlan, applianceTag } from './plan';
+import { publishImageBody } from './publication-body';
 import { installProfileOf } from './installation';
 import type { LocalFile, Resolved } from './state';
 
@@ -282,24 +283,10 @@ async function applyPublication(c: Ctx, aid: string, itid: string, image: Image,
     checkAborted(o.signal); // the POST itself goes without the signal, as for a generation
     pub = await client.applianceImage_publish({
       aid, itid,
-      body: {
-        kind: 'PublishImageOpenStack',
-        imageUri: image.uri,
-        credAccount: {
-          kind: 'CredAccountOpenStack',
-          ...(a.uri ? { uri: a.uri } : {}),
-          targetPlatform: { name: 'OpenStack' },
-          keystoneUrl: a.keystoneUrl,
-          ...(a.glanceUrl ? { glanceUrl: a.glanceUrl } : {}),
-          login: a.login,
-          ...(a.password !== undefined ? { password: a.password } : {}),
-          keystoneVersion: 'v3',
-        },
-        keystoneDomain: b.keystoneDomain,
-        keystoneProject: b.keystoneProject,
-        displayName: b.displayName,
-        publicImage: b.publicImage,
-      },
+      body: publishImageBody({
+        imageUri: image.uri!, account: a,
+        keystoneDomain: b.keystoneDomain, keystoneProject: b.keystoneProject, displayName: b.displayName, publicImage: b.publicImage,
+      }),
     });
     c.emit({ type: 'step', message: `publishing ${p.displayName} (${p.reason})` });
   } else {

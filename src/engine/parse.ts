@@ -4,6 +4,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { isHttpUrl, RIGHTS_PATTERN } from '../model/field-rules';
 import type {
   AccountDecl, AccountRef, BuilderDecl, BundleDecl, BundleFileDecl, Declaration, PackageDecl, PublicationDecl, StackDecl,
 } from './declaration';
@@ -165,7 +166,7 @@ function readBundleFiles(r: YamlReader, bundle: MapView, dir: string): BundleFil
     const destination = m.str('destination') ?? m.str('installLocation');
     const rights = m.str('rights');
     const ownerGroup = m.str('ownerGroup');
-    if (rights !== undefined && !/^[0-7]{3,4}$/.test(rights)) {
+    if (rights !== undefined && !RIGHTS_PATTERN.test(rights)) {
       r.problems.add(m.valueAt('rights'), 'rights must be an octal mode such as 0644');
     }
     if (!source || !name) continue;
@@ -223,14 +224,6 @@ function readAccount(r: YamlReader, m: MapView, what: string): AccountDecl | und
   }
   if (!type || !name || !keystoneUrl || !login || !password) return undefined;
   return { name, type: 'OpenStack', keystoneUrl, glanceUrl, keystoneVersion: 'v3', login, password, at: m.at };
-}
-
-function isHttpUrl(v: string): boolean {
-  try {
-    return /^https?:$/.test(new URL(v).protocol);
-  } catch {
-    return false;
-  }
 }
 
 function readBuilders(r: YamlReader, root: MapView, accounts: Map<string, AccountDecl>): BuilderDecl[] {

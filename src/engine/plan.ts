@@ -2,8 +2,9 @@
 // "converges"). A pure function of the declaration, what it resolved to and what the service
 // holds, so that `plan` changes nothing and `apply` does exactly what `plan` printed.
 import { createHash } from 'node:crypto';
-import { jobState } from '../client/jobs';
+import { jobState } from '../model/job-state';
 import type { Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
+import { canonicalUri } from '../model/uris';
 import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl, StackDecl } from './declaration';
 import { installChanges, passwordFingerprint } from './installation';
 import { ProblemList } from './problems';
@@ -110,10 +111,9 @@ export function idOf(uri: string): string {
   return uri.replace(/\/+$/, '').split('/').pop()!;
 }
 
-/** The service emits `distributions/…`; accept the spec's `distribution/…` too (wire contract §1). */
+/** The same resource, whichever of the spellings `canonicalUri` accepts. */
 function sameUri(a: string | undefined, b: string | undefined): boolean {
-  const n = (u: string | undefined) => (u ?? '').replace(/^\/+/, '').replace(/^distribution\//, 'distributions/');
-  return a !== undefined && b !== undefined && n(a) === n(b);
+  return a !== undefined && b !== undefined && canonicalUri(a) === canonicalUri(b);
 }
 
 /**

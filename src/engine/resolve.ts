@@ -3,8 +3,9 @@
 // accounts by name. Every name that resolves to nothing is a problem at its line, all reported at once.
 import type { Client } from '../client';
 import { fiql } from '../fiql/builder';
-import type { Pkg, TargetFormat } from '../model/resources';
+import type { TargetFormat } from '../model/resources';
 import { type Declaration, type PackageDecl, isAccountRef } from './declaration';
+import { findPackage, wantedLabel } from './package-choice';
 import { idOf } from './plan';
 import { ProblemList } from './problems';
 import type { Resolved, ResolvedAccount, ResolvedPackage } from './state';
@@ -90,17 +91,9 @@ async function resolvePackages(
     while (next < decls.length) {
       const i = next++;
       const d = decls[i]!;
-      const query = fiql.and(
-        fiql.eq('name', d.name),
-        d.version !== undefined && fiql.eq('version', d.version),
-        d.release !== undefined && fiql.eq('release', d.release),
-        d.arch !== undefined && fiql.eq('arch', d.arch),
-      );
-      const r = await client.osPkg_getAll({ id: distId, params: { query, latestOnly: true }, signal });
-      const pick = choosePackage(r.pkgs ?? []);
+      const pick = await findPackage(client, distId, d, signal);
       if (!pick?.uri) {
-        const what = [d.name, d.version, d.release, d.arch].filter(Boolean).join(' ');
-        problems.add(d.at, `package "${what}" not found in ${label}`);
+        problems.add(d.at, `package "${wantedLabel(d)}" not found in ${label}`);
         continue;
       }
       out[i] = { decl: d, uri: pick.uri, label: [pick.name, pick.version, pick.arch].filter(Boolean).join(' ') };
@@ -108,12 +101,4 @@ async function resolvePackages(
   };
   await Promise.all(Array.from({ length: Math.min(PACKAGE_LOOKUPS, decls.length) }, worker));
   return out.filter((p): p is ResolvedPackage => p !== undefined);
-}
-
-/** Several matches (arches, versions): the machine's own arch first, then `all`, then the newest build. */
-function choosePackage(pkgs: readonly Pkg[]): Pkg | undefined {
-  const archRank = (a: string | undefined) => (a === 'amd64' || a === 'x86_64' ? 0 : a === 'all' || a === 'noarch' ? 1 : 2);
-  return [...pkgs].sort(
-    (a, b) => archRank(a.arch) - archRank(b.arch) || (b.pkgBuildDate ?? '').localeCompare(a.pkgBuildDate ?? '') || (b.dbId ?? 0) - (a.dbId ?? 0),
-  )[0];
 }

@@ -2,16 +2,16 @@
 // that each adapter masks the same set: the Action with `::add-mask::`, the command line and the
 // logs by `mask()` (style example 4: one redaction used everywhere).
 
-import { maskSecrets } from '../model/redact';
+import { maskSecrets, MIN_SECRET_LENGTH } from '../model/redact';
 
 export { MASK } from '../model/redact';
 
 export class SecretSet {
   private readonly values = new Set<string>();
 
-  /** Values shorter than 3 characters are not masked: they would blank out ordinary text. */
+  /** Values shorter than MIN_SECRET_LENGTH are not masked: they would blank out ordinary text. */
   add(value: string | undefined): void {
-    if (value !== undefined && value.length >= 3) this.values.add(value);
+    if (value !== undefined && value.length >= MIN_SECRET_LENGTH) this.values.add(value);
   }
 
   addAll(values: Iterable<string>): void {

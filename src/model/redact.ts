@@ -32,14 +32,17 @@ export function secretsIn(m: AnyModel, v: Rec, into: string[] = []): string[] {
 
 export const MASK = '***';
 
+/** Secrets shorter than this are not masked: masking a one- or two-letter value would blank out ordinary text. */
+export const MIN_SECRET_LENGTH = 3;
+
 /**
  * Every occurrence of every known secret in a text replaced by `***`, longest first (a secret may
- * contain another). Values shorter than `minLength` are left alone: masking a one-letter value would
- * blank out ordinary text. The one masker of client errors, OpenStack errors and the engine's output.
+ * contain another); values shorter than MIN_SECRET_LENGTH are left alone. The one masker of client
+ * errors, OpenStack errors and the engine's output.
  */
-export function maskSecrets(text: string, secrets: Iterable<string>, minLength = 1): string {
+export function maskSecrets(text: string, secrets: Iterable<string>): string {
   let out = text;
-  const list = [...secrets].filter((s) => s.length >= Math.max(1, minLength)).sort((a, b) => b.length - a.length);
+  const list = [...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
   for (const s of list) out = out.split(s).join(MASK);
   return out;
 }

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { OperationId } from '../model/operations';
+import { operationsById, type OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
 import { isPublicBaseUrl, sendClientError, sendConnectRefused, sendError, sendExpectationFailed, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
@@ -117,8 +117,9 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     ctx,
     auth,
     handlers,
-    // The upload's file name segment is optional (spec endpoint table): `…/bin` takes the artifact's name.
-    aliases: [{ id: 'mySoftwareArtifact_upload', path: '/users/{uid}/mysoftware/{msid}/artifacts/{said}/bin' }],
+    // The upload's file name segment is optional (spec endpoint table): `…/bin` (the download's path)
+    // takes the artifact's name.
+    aliases: [{ id: 'mySoftwareArtifact_upload', path: operationsById.mySoftwareArtifact_download.path }],
   });
   return { app, ctx, routes };
 }

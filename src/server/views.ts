@@ -1,6 +1,7 @@
 // From stored rows to model records: the base fields every record carries (wire contract §2:
 // created, dbId, digest, lastModified) and the URIs of each resource (spec "Resource URIs").
 import { createHash } from 'node:crypto';
+import { uriOf } from '../model/uris';
 
 export interface Stamped {
   id: number;
@@ -18,18 +19,20 @@ export function stamp<T extends object>(row: Stamped, value: T): T & { dbId: num
   return { ...v, digest };
 }
 
+/** The URI of each resource the server shows, from the operations table (src/model/uris.ts). */
 export const uris = {
-  user: (uid: string) => `users/${uid}`,
-  account: (uid: string, id: number) => `users/${uid}/accounts/${id}`,
-  apikey: (uid: string, id: number) => `users/${uid}/apikeys/${id}`,
-  appliance: (uid: string, aid: number) => `users/${uid}/appliances/${aid}`,
-  osprofile: (uid: string, aid: number, osid: number) => `users/${uid}/appliances/${aid}/osprofile/${osid}`,
-  software: (uid: string, msid: number) => `users/${uid}/mysoftware/${msid}`,
-  artifact: (uid: string, msid: number, said: number) => `users/${uid}/mysoftware/${msid}/artifacts/${said}`,
-  image: (uid: string, aid: number, itid: number) => `users/${uid}/appliances/${aid}/images/${itid}`,
-  pimage: (uid: string, aid: number, itid: number, pid: number) => `users/${uid}/appliances/${aid}/images/${itid}/pimages/${pid}`,
-  distribution: (id: number) => `distributions/${id}`,
-  org: (id: number) => `orgs/${id}`,
+  user: (uid: string) => uriOf('user_get', { uid }),
+  account: (uid: string, caid: number) => uriOf('cloudAccount_get', { uid, caid }),
+  apikey: (uid: string, akid: number) => uriOf('apiKey_update', { uid, akid }),
+  appliance: (uid: string, aid: number) => uriOf('appliance_get', { uid, aid }),
+  osprofile: (uid: string, aid: number, osid: number) => uriOf('applianceOSProfile_get', { uid, aid, osid }),
+  software: (uid: string, msid: number) => uriOf('mySoftware_get', { uid, msid }),
+  artifact: (uid: string, msid: number, said: number) => uriOf('mySoftwareArtifact_get', { uid, msid, said }),
+  image: (uid: string, aid: number, itid: number) => uriOf('machineImage_get', { uid, aid, itid }),
+  distribution: (id: number) => uriOf('os_get', { id }),
+  profile: (id: number, prid: number) => uriOf('osTemplate_get', { id, prid }),
+  pkg: (id: number, pid: number) => uriOf('osPkg_get', { id, pid }),
+  org: (oid: number) => uriOf('org_get', { oid }),
 };
 
 /** A numeric path id, or 404 as if the record did not exist. */

@@ -1,6 +1,8 @@
 // The operating systems of the reference server (wire contract §10): Debian 12 x86_64 from the package
 // index, and a Windows Server 2022 with no repository, so that Windows OS profiles can be exercised.
 import type { DistribProfile, Distribution } from '../../model/resources';
+import { uriOf } from '../../model/uris';
+import { uris } from '../views';
 import type { CatalogMeta, PackageEntry } from './data-file';
 
 export const DEBIAN_ID = 1;
@@ -27,16 +29,8 @@ export const PROFILES: readonly ProfileDef[] = [
   { id: 3, distId: WINDOWS_ID, name: 'Standard', description: 'Windows Server 2022 Standard, full installation' },
 ];
 
-export function distributionUri(id: number): string {
-  return `distributions/${id}`;
-}
-
-export function profileUri(distId: number, pid: number): string {
-  return `distributions/${distId}/profiles/${pid}`;
-}
-
 function profileUris(distId: number): string[] {
-  return PROFILES.filter((p) => p.distId === distId).map((p) => profileUri(distId, p.id));
+  return PROFILES.filter((p) => p.distId === distId).map((p) => uris.profile(distId, p.id));
 }
 
 export function buildDistributions(meta: CatalogMeta): Distribution[] {
@@ -48,8 +42,8 @@ export function buildDistributions(meta: CatalogMeta): Distribution[] {
       lastModified: meta.date,
       active: true,
       arch: 'x86_64', // Debian's amd64 (wire contract §10)
-      basePkgsUri: `${distributionUri(DEBIAN_ID)}/pkgs`,
-      baseProfilesUri: `${distributionUri(DEBIAN_ID)}/profiles`,
+      basePkgsUri: uriOf('osPkg_getAll', { id: DEBIAN_ID }),
+      baseProfilesUri: uriOf('osTemplate_getAll', { id: DEBIAN_ID }),
       description: `Debian GNU/Linux 12 (${meta.codename || 'bookworm'}) ${meta.version}, ${meta.component} amd64`,
       family: 'linux',
       lastPkgBuildDate: meta.date,
@@ -57,7 +51,7 @@ export function buildDistributions(meta: CatalogMeta): Distribution[] {
       pkgType: 'deb',
       profileUris: profileUris(DEBIAN_ID),
       releaseDate: '2023-06-10T00:00:00.000Z', // Debian 12.0 release day
-      uri: distributionUri(DEBIAN_ID),
+      uri: uris.distribution(DEBIAN_ID),
       version: '12',
       visible: true,
     },
@@ -68,13 +62,13 @@ export function buildDistributions(meta: CatalogMeta): Distribution[] {
       lastModified: meta.date,
       active: true,
       arch: 'x86_64',
-      baseProfilesUri: `${distributionUri(WINDOWS_ID)}/profiles`,
+      baseProfilesUri: uriOf('osTemplate_getAll', { id: WINDOWS_ID }),
       description: 'Windows Server 2022 (no package repository)',
       family: 'windows',
       name: 'Windows',
       profileUris: profileUris(WINDOWS_ID),
       releaseDate: '2021-08-18T00:00:00.000Z', // Windows Server 2022 general availability
-      uri: distributionUri(WINDOWS_ID),
+      uri: uris.distribution(WINDOWS_ID),
       version: '2022',
       visible: true,
     },
@@ -92,7 +86,7 @@ export function selectProfilePackages(def: ProfileDef, packages: readonly Packag
  * (the index gives Installed-Size in KiB).
  */
 export function buildProfile(def: ProfileDef, meta: CatalogMeta, pkgs: readonly PackageEntry[]): DistribProfile {
-  const uri = profileUri(def.distId, def.id);
+  const uri = uris.profile(def.distId, def.id);
   const common: DistribProfile = {
     created: meta.date,
     dbId: def.id,
@@ -101,7 +95,7 @@ export function buildProfile(def: ProfileDef, meta: CatalogMeta, pkgs: readonly 
     active: true,
     arch: 'x86_64',
     description: def.description,
-    distributionUri: distributionUri(def.distId),
+    distributionUri: uris.distribution(def.distId),
     name: def.name,
     uri,
   };
@@ -113,6 +107,6 @@ export function buildProfile(def: ProfileDef, meta: CatalogMeta, pkgs: readonly 
     kind: 'LinuxProfile',
     installedSize: pkgs.reduce((n, e) => n + (e.installedSize ?? 0) * 1024, 0),
     size: pkgs.reduce((n, e) => n + e.size, 0),
-    packagesUri: `${uri}/pkgs`,
+    packagesUri: uriOf('osTemplatePkgs_get', { id: def.distId, prid: def.id }),
   };
 }

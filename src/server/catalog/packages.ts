@@ -3,14 +3,11 @@
 import { createHash } from 'node:crypto';
 import type { Selectors } from '../../fiql';
 import type { Pkg } from '../../model/resources';
+import { uris } from '../views';
 import type { CatalogMeta, PackageEntry } from './data-file';
 
 /** The only repository of the catalog: Debian's `main` component. */
 export const REPOSITORY_NAME = 'main';
-
-export function pkgUri(distId: number, pkgId: number): string {
-  return `distributions/${distId}/pkgs/${pkgId}`;
-}
 
 /** Digests by row, made once: a row belongs to one catalog (one `meta`) and never changes. */
 const digests = new WeakMap<PackageEntry, string>();
@@ -38,7 +35,7 @@ export function toPkg(distId: number, e: PackageEntry, meta: CatalogMeta): Pkg {
     name: e.name,
     pkgBuildDate: meta.date,
     repositoryName: REPOSITORY_NAME,
-    uri: pkgUri(distId, e.id),
+    uri: uris.pkg(distId, e.id),
     version: e.version,
     epoch: e.epoch,
   };

@@ -2,6 +2,7 @@
 // cleaned up: anything that could leave the filesystem root or name something other than one plain
 // file is refused (same rule as upload file names, wire contract §9 "Decision").
 import { ImagingError } from './errors';
+import { RIGHTS_PATTERN } from '../../model/field-rules';
 
 /** ext4 limit on one name (bytes), and a sane bound on a whole path. */
 const MAX_NAME_BYTES = 255;
@@ -38,7 +39,7 @@ export const DEFAULT_FILE_MODE = 0o644;
 /** `"0755"`, `"755"` or `"4755"` → the mode bits; anything else is refused. */
 export function parseRights(rights: string | undefined, destination: string): number {
   if (rights === undefined || rights === '') return DEFAULT_FILE_MODE;
-  if (!/^[0-7]{3,4}$/.test(rights)) {
+  if (!RIGHTS_PATTERN.test(rights)) {
     throw new ImagingError('input', `refused rights ${JSON.stringify(rights)} for ${destination}: expected an octal mode such as "0755"`);
   }
   return parseInt(rights, 8);

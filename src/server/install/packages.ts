@@ -3,16 +3,17 @@
 // `pkgs/pkg` entries; the generation job asks for `packageRequestsOf` (name, arch, version if pinned).
 import { fiql } from '../../fiql/builder';
 import type { Pkg } from '../../model/resources';
+import { parseUri } from '../../model/uris';
 import type { Ctx } from '../context';
 import type { PackageRequest } from '../imaging/system';
 import { badRequest } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { CatalogPort } from '../ports';
+import { idParam, uris } from '../views';
 
 /** Debian policy §5.6.12: `[epoch:]upstream[-revision]`, upstream starting with a digit. */
 const DEBIAN_VERSION = /^(?:\d{1,9}:)?[0-9][A-Za-z0-9.+~-]*$/;
 const REVISION = /^[A-Za-z0-9.+~]+$/;
-const PKG_URI = /^\/?distributions?\/(\d+)\/pkgs\/(\d+)\/?$/;
 
 /** The full version a `pkg` entry pins: `epoch:version-release` from its parts; undefined: unpin. */
 export function pinOf(e: Pkg, path: string): string | undefined {
@@ -41,15 +42,15 @@ export function pinnedView(p: Pkg, pin: string | undefined): Pkg {
 /** The catalog package a `pkg` entry names: by `uri`, else by `name` (and `arch`). */
 export function packageOfEntry(ctx: Ctx, distId: number, e: Pkg, path: string): Pkg {
   if (e.uri !== undefined) {
-    const m = PKG_URI.exec(e.uri);
-    const p = m && Number(m[1]) === distId ? ctx.catalog.getPackage(distId, Number(m[2])) : undefined;
-    if (!p) throw badRequest(`${path}.uri ${JSON.stringify(e.uri.slice(0, 80))} names no package of distributions/${distId}`);
+    const named = parseUri(e.uri, ['osPkg_get'])?.params;
+    const p = named && idParam(named.id) === distId ? ctx.catalog.getPackage(distId, idParam(named.pid)) : undefined;
+    if (!p) throw badRequest(`${path}.uri ${JSON.stringify(e.uri.slice(0, 80))} names no package of ${uris.distribution(distId)}`);
     return p;
   }
   if (!e.name) throw badRequest(`${path} needs uri, or name (and arch)`);
   const query = e.arch ? fiql.and(fiql.eq('name', e.name), fiql.eq('arch', e.arch)) : fiql.eq('name', e.name);
   const found = ctx.catalog.searchPackages(distId, { query, latestOnly: true }).items;
-  if (found.length === 0) throw badRequest(`${path}: no package ${JSON.stringify(e.name.slice(0, 80))}${e.arch ? ` for ${e.arch}` : ''} in distributions/${distId}`);
+  if (found.length === 0) throw badRequest(`${path}: no package ${JSON.stringify(e.name.slice(0, 80))}${e.arch ? ` for ${e.arch}` : ''} in ${uris.distribution(distId)}`);
   if (found.length > 1) throw badRequest(`${path}: ${JSON.stringify(e.name)} exists for several architectures (${found.map((p) => p.arch).join(', ')}): give arch`);
   return found[0]!;
 }

@@ -8,7 +8,7 @@ import type { Ctx } from '../context';
 import type { TargetFormatSpec } from '../ports';
 import type { ImageDoc, StoredFile } from '../store/docs';
 import type { Row } from '../store/store';
-import { isTerminal } from '../store/store';
+import { isTerminal } from '../../model/job-state';
 import { softwareFiles } from '../routes/software';
 import { redactRecord } from '../../model/redact';
 import { installProfile, type InstallProfile } from '../../model/resources';
@@ -17,6 +17,7 @@ import { packageRequestsOf } from '../install/packages';
 import { systemSettingsOf } from '../install/system-settings';
 import { osLayerSpecOf, type ImageFile, type InstalledPackage, type OsLayerSpec, type SystemSettings } from '../imaging';
 import { failed, jobKey, setStatus, throttled } from './status';
+import { uris } from '../views';
 
 /** Debian releases the image builder installs, by the catalog's version. */
 const DEBIAN_SUITES: Readonly<Record<string, string>> = { '12': 'bookworm' };
@@ -66,7 +67,7 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
       {
         template,
         os: { name: dist!.name, version: dist!.version, suite, arch: os.arch, kernel: os.kernel, cloudInit: os.cloudInit, mirror: os.mirror },
-        profile: { name: profile.doc.name, base: os.profile, standardProfileUri: `distributions/${d.distId}/profiles/${profile.doc.profileId}` },
+        profile: { name: profile.doc.name, base: os.profile, standardProfileUri: uris.profile(d.distId, profile.doc.profileId) },
         // The template's own packages as installed (pins included), then everything dpkg installed.
         packages: os.packages.map((p) => ({ name: p.name, ...(p.version ? { pinned: p.version } : {}), installed: byName.get(p.name)?.version ?? null })),
         installed,

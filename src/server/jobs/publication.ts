@@ -3,7 +3,7 @@
 import type { Ctx } from '../context';
 import type { OpenStackCredentials, TargetFormatSpec } from '../ports';
 import type { Row } from '../store/store';
-import { isTerminal } from '../store/store';
+import { isTerminal } from '../../model/job-state';
 import { failed, jobKey, setStatus, throttled } from './status';
 
 /** The OpenStack credentials of a publication, its password unsealed only here. */

@@ -3,7 +3,7 @@
 // Retry-After, never an unbounded pile of builds. Call it inside the transaction that inserts the job.
 import type { Ctx } from '../context';
 import { ServiceError } from '../service-error';
-import { isTerminal } from '../store/store';
+import { isTerminal } from '../../model/job-state';
 
 const RETRY_AFTER_SECONDS = '30';
 

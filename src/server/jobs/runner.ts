@@ -33,6 +33,23 @@ export class JobRunner {
     return true;
   }
 
+  /**
+   * Cancel and wait until the job has recorded its end, for at most `maxWaitMs`: a job that does not
+   * heed its signal cannot hold a DELETE forever. False when the job was still running at the bound.
+   */
+  async cancelAndWait(key: string, maxWaitMs = 5000): Promise<boolean> {
+    const j = this.running.get(key);
+    if (!j) return true;
+    j.ctrl.abort();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<false>((resolve) => (timer = setTimeout(resolve, maxWaitMs, false)));
+    try {
+      return await Promise.race([j.done.then(() => true as const), bound]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Wait until no job runs (bounded: each round waits for jobs already started). */
   async idle(): Promise<void> {
     for (let round = 0; round < 1000 && this.running.size > 0; round++) {

@@ -2,7 +2,7 @@
 // progress writes are throttled so a chatty builder does not hammer SQLite.
 import type { OpStatus } from '../../model/resources';
 import type { Ctx } from '../context';
-import { isTerminal } from '../store/store';
+import { isTerminal } from '../../model/job-state';
 import { messageOf } from '../../errors';
 
 type JobKind = 'image' | 'pimage';

@@ -55,5 +55,5 @@ export class OpenStackError extends ForgeError {
  * cannot leak it into our errors or logs.
  */
 export function scrub(text: string, secrets: readonly string[]): string {
-  return maskSecrets(text, secrets, 4);
+  return maskSecrets(text, secrets);
 }

@@ -1,5 +1,6 @@
 // Cloud accounts (wire contract §9): the password is write-only, stored sealed, and answers carry
 // `secretsMissing=true` in its place.
+import { isHttpUrl } from '../../model/field-rules';
 import type { CredAccount } from '../../model/resources';
 import type { Ctx } from '../context';
 import { doc, NO_CONTENT, type Routes } from '../http/handler';
@@ -20,7 +21,7 @@ export function accountFromBody(v: CredAccount, prev?: AccountDoc): AccountDoc {
   }
   for (const f of ['keystoneUrl', 'glanceUrl'] as const) {
     const u = v[f];
-    if (u !== undefined && !/^https?:\/\/[^\s/]+/i.test(u)) throw badRequest(`${f} must be an http(s) URL`);
+    if (u !== undefined && !isHttpUrl(u)) throw badRequest(`${f} must be an http(s) URL`);
   }
   const out: AccountDoc = { ...(prev ?? { kind: 'CredAccountOpenStack', name: '' }), kind: 'CredAccountOpenStack' };
   if (v.name !== undefined) out.name = v.name.trim();

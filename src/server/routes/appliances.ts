@@ -9,7 +9,8 @@ import { page } from '../http/list';
 import { badRequest, conflict } from '../service-error';
 import type { ApplianceDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { stamp, uris } from '../views';
+import { parseUri, uriOf } from '../../model/uris';
+import { idParam, stamp, uris } from '../views';
 import { ifMatch, owned, requireText } from './common';
 import { distributionOf } from './distributions';
 import { DEFAULT_ORG_ID } from './orgs';
@@ -28,10 +29,10 @@ export function applianceView(ctx: Ctx, r: Row<'appliance'>): Appliance {
   return stamp(r, {
     uuid: d.uuid,
     ...(dist?.arch ? { archName: dist.arch } : {}),
-    baseImagesUri: `${base}/images`,
-    baseMySoftwareUri: `users/${uid}/mysoftware`,
-    baseOsProfileUri: `${base}/osprofile`,
-    basePublishImagesUri: `${base}/pimages`,
+    baseImagesUri: uriOf('machineImage_getAll', { uid, aid: r.id }),
+    baseMySoftwareUri: uriOf('mySoftware_getAll', { uid }),
+    baseOsProfileUri: uriOf('applianceOSProfile_create', { uid, aid: r.id }),
+    basePublishImagesUri: uriOf('machineImagePublished_getAll', { uid, aid: r.id }),
     ...(d.description !== undefined ? { description: d.description } : {}),
     ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
     distributionUri: uris.distribution(d.distId),
@@ -49,11 +50,8 @@ export function applianceView(ctx: Ctx, r: Row<'appliance'>): Appliance {
   });
 }
 
-const DIST_URI = /^\/?distributions?\/(\d+)\/?$/;
-
 function distIdOf(ctx: Ctx, u: string | undefined): number {
-  const m = DIST_URI.exec(requireText(u, 'distributionUri'));
-  const id = m ? Number(m[1]) : -1;
+  const id = idParam(parseUri(requireText(u, 'distributionUri'), ['os_get'])?.params.id);
   if (!distributionOf(ctx, id)) throw badRequest(`distributionUri ${JSON.stringify(u)} names no distribution`);
   return id;
 }
@@ -64,9 +62,9 @@ function softwareIds(ctx: Ctx, uid: string, list: MySoftware[]): number[] {
   const mine = ctx.store.list('software', uid);
   const ids: number[] = [];
   for (const [i, e] of list.entries()) {
-    const byUri = e.uri !== undefined ? /^\/?users\/([^/]+)\/mysoftware\/(\d+)$/.exec(e.uri) : null;
+    const byUri = e.uri !== undefined ? parseUri(e.uri, ['mySoftware_get'])?.params : undefined;
     const found = mine.find((s) =>
-      byUri ? byUri[1] === uid && Number(byUri[2]) === s.id : e.dbId !== undefined ? e.dbId === s.id : s.doc.name === e.name && s.doc.version === e.version,
+      byUri ? byUri.uid === uid && idParam(byUri.msid) === s.id : e.dbId !== undefined ? e.dbId === s.id : s.doc.name === e.name && s.doc.version === e.version,
     );
     if (!found) throw badRequest(`mySoftwareList[${i}] names no software component of ${uid}`);
     if (!ids.includes(found.id)) ids.push(found.id);

@@ -10,7 +10,9 @@ import { assertJobRoom } from '../jobs/quota';
 import { initialStatus, jobKey, setStatus } from '../jobs/status';
 import { badRequest, conflict, notFound } from '../service-error';
 import type { ImageDoc } from '../store/docs';
-import { isTerminal, type Row } from '../store/store';
+import { isTerminal } from '../../model/job-state';
+import type { Row } from '../store/store';
+import { uriOf } from '../../model/uris';
 import { stamp, uris } from '../views';
 import { checkInstallProfile, installProfileView } from '../install/profile';
 import { ifMatch, owned } from './common';
@@ -18,13 +20,14 @@ import { deletePublications } from './publications';
 import { targetFormatByName, targetFormatRecord } from './target-formats';
 
 export function imageStatus(r: Row<'image'>): OpStatus {
-  const uri = uris.image(r.owner, r.parentId!, r.id);
-  return stamp(r, { ...r.doc.status, uri: `${uri}/status`, parentUri: uri });
+  const ids = { uid: r.owner, aid: r.parentId!, itid: r.id };
+  return stamp(r, { ...r.doc.status, uri: uriOf('machineImageStatus_get', ids), parentUri: uriOf('machineImage_get', ids) });
 }
 
 export function imageView(ctx: Ctx, r: Row<'image'>): Image {
   const d = r.doc;
-  const uri = uris.image(r.owner, d.applianceId, r.id);
+  const ids = { uid: r.owner, aid: d.applianceId, itid: r.id };
+  const uri = uriOf('machineImage_get', ids);
   const app = ctx.store.get('appliance', d.applianceId);
   const format = ctx.imaging.targetFormats.find((f) => f.name === d.formatName);
   const dist = app && ctx.catalog.distributions.find((x) => x.dbId === app.doc.distId);
@@ -35,13 +38,13 @@ export function imageView(ctx: Ctx, r: Row<'image'>): Image {
     parentUri: uris.appliance(r.owner, d.applianceId),
     compress: d.compress,
     ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
-    ...(f ? { downloadUri: `${uri}/downloads/${encodeURIComponent(f.fileName)}`, fileName: f.fileName, fileSize: f.size } : {}),
+    ...(f ? { downloadUri: uriOf('machineImage_downloadFile', { ...ids, fileName: f.fileName }), fileName: f.fileName, fileSize: f.size } : {}),
     ...(format ? { fileExtension: format.extension, targetFormat: targetFormatRecord(ctx, format) } : { targetFormat: { name: d.formatName } }),
     imageCreated: !!f,
     installProfile: installProfileView(d.installProfile),
     ...(app ? { name: app.doc.name, version: app.doc.version } : {}),
     revision: d.revision,
-    statusUri: `${uri}/status`,
+    statusUri: uriOf('machineImageStatus_get', ids),
     uri,
   });
 }
@@ -87,14 +90,8 @@ function statuses(rows: Array<Row<'image'>>) {
 }
 
 /** Cancel a running job and wait for it to record its end. */
-export async function stopJob(ctx: Ctx, key: string): Promise<void> {
-  if (ctx.jobs.cancel(key)) {
-    for (let i = 0; i < 200 && ctx.jobs.isRunning(key); i++) await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 async function deleteImage(ctx: Ctx, r: Row<'image'>): Promise<void> {
-  await stopJob(ctx, jobKey('image', r.id));
+  await ctx.jobs.cancelAndWait(jobKey('image', r.id));
   await deletePublications(ctx, ctx.store.list('pimage', r.owner).filter((p) => p.doc.imageId === r.id));
   const cur = ctx.store.get('image', r.id);
   ctx.store.remove('image', r.id);
@@ -185,7 +182,7 @@ export const imageRoutes = (ctx: Ctx) =>
       const { image } = loadImage(ctx, req);
       // Mark first, so the answer already says cancelled; the job then stops and cleans up.
       setStatus(ctx, 'image', image.id, { cancelled: true, message: 'cancelled' });
-      await stopJob(ctx, jobKey('image', image.id));
+      await ctx.jobs.cancelAndWait(jobKey('image', image.id));
       return doc('status', imageStatus(ctx.store.get('image', image.id)!));
     },
 

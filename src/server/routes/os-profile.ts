@@ -7,16 +7,11 @@ import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
 import { badRequest, conflict } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { stamp, uris } from '../views';
+import { parseUri, uriOf } from '../../model/uris';
+import { idParam, stamp, uris } from '../views';
 import { saveAppliance } from './appliances';
 import { ifMatch, owned, requireText } from './common';
 import { packageOfEntry, pinnedView, pinOf } from '../install/packages';
-
-// `distribution/…` as the spec's table writes it, `distributions/…` as emitted (wire contract §1).
-const PROFILE_URI = /^\/?distributions?\/(\d+)\/profiles\/(\d+)\/?$/;
-const PKG_URI = /^\/?distributions?\/(\d+)\/pkgs\/(\d+)\/?$/;
-
-const pkgUri = (distId: number, id: number): string => `distributions/${distId}/pkgs/${id}`;
 
 function packagesOf(ctx: Ctx, d: OsProfileDoc): Pkg[] {
   return d.pkgIds.flatMap((id) => {
@@ -54,9 +49,9 @@ function view(ctx: Ctx, r: Row<'osprofile'>): DistribProfile {
     distributionUri: uris.distribution(d.distId),
     installedSize,
     name: d.name,
-    standardProfileUri: `distributions/${d.distId}/profiles/${d.profileId}`,
+    standardProfileUri: uris.profile(d.distId, d.profileId),
     uri,
-    ...(d.kind === 'LinuxProfile' ? { packagesUri: `${uri}/pkgs`, packageUris: d.pkgIds.map((id) => pkgUri(d.distId, id)) } : {}),
+    ...(d.kind === 'LinuxProfile' ? { packagesUri: uriOf('applianceOSProfilePkg_getAll', { uid: r.owner, aid: d.applianceId, osid: r.id }), packageUris: d.pkgIds.map((id) => uris.pkg(d.distId, id)) } : {}),
   });
 }
 
@@ -69,11 +64,12 @@ function loadProfile(ctx: Ctx, req: Req): { appliance: Row<'appliance'>; profile
 /** Package ids of a change set's URIs; 400 on a URI that names no package of the distribution. */
 function pkgIds(ctx: Ctx, distId: number, list: string[] | undefined, field: string): number[] {
   return (list ?? []).map((u, i) => {
-    const m = PKG_URI.exec(u);
-    if (!m || Number(m[1]) !== distId || !ctx.catalog.getPackage(distId, Number(m[2]))) {
-      throw badRequest(`${field}[${i}] ${JSON.stringify(u)} names no package of distributions/${distId}`);
+    const p = parseUri(u, ['osPkg_get'])?.params;
+    const pid = idParam(p?.pid);
+    if (idParam(p?.id) !== distId || !ctx.catalog.getPackage(distId, pid)) {
+      throw badRequest(`${field}[${i}] ${JSON.stringify(u)} names no package of ${uris.distribution(distId)}`);
     }
-    return Number(m[2]);
+    return pid;
   });
 }
 
@@ -82,10 +78,10 @@ export const osProfileRoutes = (ctx: Ctx) =>
     applianceOSProfile_create: (req) => {
       const appliance = owned(ctx, req, 'appliance', 'aid');
       const { value: v } = req.body('distribProfile');
-      const m = PROFILE_URI.exec(requireText(v.standardProfileUri, 'standardProfileUri'));
-      const distId = m ? Number(m[1]) : -1;
-      const base = m && distId === appliance.doc.distId ? ctx.catalog.profiles(distId).find((p) => p.dbId === Number(m[2])) : undefined;
-      if (!base) throw badRequest(`standardProfileUri ${JSON.stringify(v.standardProfileUri)} names no base profile of distributions/${appliance.doc.distId}`);
+      const named = parseUri(requireText(v.standardProfileUri, 'standardProfileUri'), ['osTemplate_get'])?.params;
+      const distId = idParam(named?.id);
+      const base = named && distId === appliance.doc.distId ? ctx.catalog.profiles(distId).find((p) => p.dbId === idParam(named.prid)) : undefined;
+      if (!base) throw badRequest(`standardProfileUri ${JSON.stringify(v.standardProfileUri)} names no base profile of ${uris.distribution(appliance.doc.distId)}`);
       if (ctx.store.list('osprofile', appliance.owner, appliance.id).length > 0) throw conflict('this appliance already has an OS profile');
       const d: OsProfileDoc = {
         applianceId: appliance.id,

@@ -9,34 +9,34 @@ import { initialStatus, jobKey, setStatus } from '../jobs/status';
 import { badRequest, ServiceError } from '../service-error';
 import type { AccountDoc, PImageDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { stamp, uris } from '../views';
+import { parseUri, uriOf } from '../../model/uris';
+import { idParam, stamp, uris } from '../views';
 import { accountFromBody, accountRecord, checkCloudEndpoints } from './accounts';
 import { ifMatch, owned, requireText } from './common';
-import { imageView, stopJob } from './images';
+import { imageView } from './images';
 import { targetFormatByName } from './target-formats';
 import { messageOf } from '../../errors';
 
-function pubUri(r: Row<'pimage'>): string {
-  return uris.pimage(r.owner, r.doc.applianceId, r.doc.imageId, r.id);
-}
+const pubIds = (r: Row<'pimage'>) => ({ uid: r.owner, aid: r.doc.applianceId, itid: r.doc.imageId, pitid: r.id });
 
 function pubStatus(r: Row<'pimage'>): OpStatus {
-  const uri = pubUri(r);
-  return stamp(r, { ...r.doc.status, uri: `${uri}/status`, parentUri: uri });
+  const ids = pubIds(r);
+  return stamp(r, { ...r.doc.status, uri: uriOf('machineImagePublishedStatus_get', ids), parentUri: uriOf('machineImagePublished_get', ids) });
 }
 
 function pubView(ctx: Ctx, r: Row<'pimage'>): PublishImage {
   const d = r.doc;
   const image = ctx.store.get('image', d.imageId);
   const iv = image ? imageView(ctx, image) : undefined;
-  const uri = pubUri(r);
+  const ids = pubIds(r);
+  const uri = uriOf('machineImagePublished_get', ids);
   return stamp(r, {
     kind: d.kind,
     status: pubStatus(r),
     parentUri: uris.image(r.owner, d.applianceId, d.imageId),
     credAccount: accountRecord(d.account),
     ...(iv ? { name: iv.name, version: iv.version, targetFormat: iv.targetFormat, revision: iv.revision, fileName: iv.fileName, fileSize: iv.fileSize } : {}),
-    statusUri: `${uri}/status`,
+    statusUri: uriOf('machineImagePublishedStatus_get', ids),
     uri,
     ...(d.cloudId ? { cloudId: d.cloudId } : {}),
     imageUri: uris.image(r.owner, d.applianceId, d.imageId),
@@ -52,8 +52,6 @@ function list(ctx: Ctx, rows: Array<Row<'pimage'>>) {
   return doc('publishImages', { total: items.length, publishImages: items });
 }
 
-const IMAGE_URI = /^\/?users\/([^/]+)\/appliances\/(\d+)\/images\/(\d+)\/?$/;
-
 /** Create a publication of image `itid` of template `aid` (both endpoints of §8 end here). */
 function publish(ctx: Ctx, req: Req, itid: number) {
   const appliance = owned(ctx, req, 'appliance', 'aid');
@@ -65,7 +63,7 @@ function publish(ctx: Ctx, req: Req, itid: number) {
 
   // An embedded account may name a stored one (uri or dbId): its fields and password are the base.
   const ref = v.credAccount;
-  const storedId = ref?.dbId ?? (ref?.uri ? Number(/\/accounts\/(\d+)$/.exec(ref.uri)?.[1] ?? NaN) : undefined);
+  const storedId = ref?.dbId ?? (ref?.uri ? idParam(parseUri(ref.uri, ['cloudAccount_get'])?.params.caid) : undefined);
   const stored = storedId !== undefined ? ctx.store.get('account', storedId) : undefined;
   if (storedId !== undefined && (!stored || stored.owner !== appliance.owner)) throw badRequest('credAccount names no account of this user');
   // A stored, write-only password goes only to the endpoints stored with it (issue 12, defect 1).
@@ -108,7 +106,7 @@ function publish(ctx: Ctx, req: Req, itid: number) {
 /** Stop, delete from Glance (when published), then forget. A Glance failure → 502 and the record stays. */
 export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): Promise<void> {
   for (const r of rows) {
-    await stopJob(ctx, jobKey('pimage', r.id));
+    await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
     const cur = ctx.store.get('pimage', r.id);
     if (!cur) continue;
     if (cur.doc.cloudId) {
@@ -135,9 +133,9 @@ export const publicationRoutes = (ctx: Ctx) =>
 
     machineImage_publish: (req) => {
       const { value } = req.body('publishImage');
-      const m = IMAGE_URI.exec(requireText(value.imageUri, 'imageUri'));
-      if (!m || m[1] !== req.params.uid || m[2] !== req.params.aid) throw badRequest('imageUri names no image of this appliance');
-      return publish(ctx, req, Number(m[3]));
+      const image = parseUri(requireText(value.imageUri, 'imageUri'), ['machineImage_get'])?.params;
+      if (!image || image.uid !== req.params.uid || image.aid !== req.params.aid) throw badRequest('imageUri names no image of this appliance');
+      return publish(ctx, req, idParam(image.itid));
     },
 
     machineImagePublished_get: (req) => doc('publishImage', pubView(ctx, loadPub(ctx, req))),
@@ -146,7 +144,7 @@ export const publicationRoutes = (ctx: Ctx) =>
     machineImagePublish_cancel: async (req) => {
       const r = loadPub(ctx, req);
       setStatus(ctx, 'pimage', r.id, { cancelled: true, message: 'cancelled' });
-      await stopJob(ctx, jobKey('pimage', r.id));
+      await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
       return doc('status', pubStatus(ctx.store.get('pimage', r.id)!));
     },
 

@@ -2,6 +2,7 @@
 // artifacts, and the artifacts' files, uploaded as a stream and served back.
 import type { Readable } from 'node:stream';
 import { hasNonXmlChar } from '../../codec/values';
+import { RIGHTS_PATTERN } from '../../model/field-rules';
 import type { MySoftware, SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
@@ -10,6 +11,7 @@ import { page } from '../http/list';
 import { badRequest, conflict, notFound, ServiceError } from '../service-error';
 import type { ArtifactDoc, SoftwareDoc } from '../store/docs';
 import type { Row } from '../store/store';
+import { uriOf } from '../../model/uris';
 import { stamp, uris } from '../views';
 import { ifMatch, owned, requireText } from './common';
 
@@ -24,7 +26,7 @@ function softwareView(ctx: Ctx, r: Row<'software'>): MySoftware {
     ...(r.doc.description !== undefined ? { description: r.doc.description } : {}),
     size: arts.reduce((n, a) => n + (a.doc.file?.size ?? 0), 0),
     revision: r.doc.revision,
-    artifactsUri: `${uri}/artifacts`,
+    artifactsUri: uriOf('mySoftwareArtifact_getAll', { uid: r.owner, msid: r.id }),
     uri,
     softwareArtifactUris: arts.map((a) => uris.artifact(r.owner, r.id, a.id)),
     applianceUris: apps.map((a) => uris.appliance(r.owner, a.id)),
@@ -41,7 +43,7 @@ function artifactView(r: Row<'artifact'>): SoftwareArtifact {
     uploaded: !!f,
     ...(f ? { uploadedTime: f.stored } : {}),
     uri,
-    binaryUri: `${uri}/bin`,
+    binaryUri: uriOf('mySoftwareArtifact_download', { uid: r.owner, msid: r.parentId!, said: r.id }),
     parentUri: uris.software(r.owner, r.parentId!),
     ...(d.installLocation !== undefined ? { installLocation: d.installLocation } : {}),
     name: d.name,
@@ -79,7 +81,6 @@ export function checkFileName(name: string): string {
   return name;
 }
 
-const RIGHTS = /^[0-7]{3,4}$/;
 const OWNER_GROUP = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}(:[A-Za-z_][A-Za-z0-9_.-]{0,31})?$/;
 
 /** The destination directory of a file (absolute, no `..`): it becomes a path inside the image. */
@@ -97,7 +98,7 @@ function artifactFromBody(v: SoftwareArtifact, prev?: ArtifactDoc): ArtifactDoc 
   for (const f of ['fullName', 'origName', 'type', 'version'] as const) if (v[f] !== undefined) d[f] = v[f];
   if (v.installLocation !== undefined) d.installLocation = checkInstallLocation(v.installLocation);
   if (v.rights !== undefined) {
-    if (!RIGHTS.test(v.rights)) throw badRequest(`rights ${JSON.stringify(v.rights)} must be octal, e.g. 644 or 0755`);
+    if (!RIGHTS_PATTERN.test(v.rights)) throw badRequest(`rights ${JSON.stringify(v.rights)} must be octal, e.g. 644 or 0755`);
     d.rights = v.rights;
   }
   if (v.ownerGroup !== undefined) {

@@ -8,26 +8,27 @@ import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
 import { badRequest, forbidden } from '../service-error';
 import type { UserRow } from '../store/docs';
 import type { Row } from '../store/store';
+import { uriOf } from '../../model/uris';
 import { stamp, uris } from '../views';
 import { ifMatch, owned } from './common';
 import { DEFAULT_ORG_ID } from './orgs';
 
 export function userView(u: UserRow): User {
-  const base = uris.user(u.login);
+  const ids = { uid: u.login };
   return stamp(u, {
     loginName: u.login,
     active: true,
     ...u.doc,
     admin: u.admin,
-    baseApiKeysUri: `${base}/apikeys`,
-    baseAppliancesUri: `${base}/appliances`,
-    baseCredAccountsUri: `${base}/accounts`,
-    baseTargetFormatsUri: `${base}/targetformats`,
-    baseImagesUri: `${base}/images`,
-    baseMySoftwareLibraryUri: `${base}/mysoftware`,
-    basePublishImagesUri: `${base}/pimages`,
+    baseApiKeysUri: uriOf('apiKey_getAll', ids),
+    baseAppliancesUri: uriOf('appliance_getAll', ids),
+    baseCredAccountsUri: uriOf('cloudAccount_getAll', ids),
+    baseTargetFormatsUri: uriOf('userTargetFormat_getAll', ids),
+    baseImagesUri: uriOf('userMachineImage_getAll', ids),
+    baseMySoftwareLibraryUri: uriOf('mySoftware_getAll', ids),
+    basePublishImagesUri: uriOf('userMachineImagePublished_getAll', ids),
     orgUris: [uris.org(DEFAULT_ORG_ID)],
-    uri: base,
+    uri: uriOf('user_get', ids),
   });
 }
 

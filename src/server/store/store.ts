@@ -1,5 +1,6 @@
 // Typed access to the records table. Every method runs synchronously on SQLite, so a write is
 // committed before the handler that called it answers (task: "every acknowledged write committed").
+import { isTerminal } from '../../model/job-state';
 import type { OpStatus } from '../../model/resources';
 import type { Clock } from '../ports';
 import { conflict } from '../service-error';
@@ -205,10 +206,6 @@ export class Store {
     });
     return n;
   }
-}
-
-export function isTerminal(s: OpStatus): boolean {
-  return !!(s.complete || s.error || s.cancelled);
 }
 
 function isUnique(e: unknown): boolean {
