@@ -10,8 +10,12 @@ import {
 import { connect, type Connection } from '../../src/engine/connect';
 import { describeFailure } from '../../src/engine/failure';
 
+/** The `url` value that runs the embedded reference server in the step. */
+const EMBEDDED = 'embedded';
+
 interface Inputs {
   file: string;
+  /** The service's base URL, or `embedded`. */
   url: string;
   user: string;
   apiKey: string;
@@ -35,9 +39,12 @@ function readInputs(secrets: SecretSet): Inputs {
   if (mode !== 'apply' && mode !== 'plan') throw new Error(`input mode must be apply or plan, not ${JSON.stringify(mode)}`);
   const minutes = Number(core.getInput('timeout-minutes') || '60');
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('input timeout-minutes must be a positive number');
+  // An unset variable or secret gives an empty url: that must not quietly become a local build.
+  const url = core.getInput('url');
+  if (!url) throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
   return {
     file: core.getInput('file', { required: true }),
-    url: core.getInput('url'),
+    url,
     user: core.getInput('user'),
     apiKey: core.getInput('api-key'),
     secretKey,
@@ -136,10 +143,14 @@ export async function run(): Promise<void> {
     for (const s of loaded.declaration.secrets) core.setSecret(s);
     secrets.addAll(loaded.declaration.secrets);
     for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
-    conn = await connect({ url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
+    const embedded = inputs.url === EMBEDDED;
+    if (embedded && (inputs.user || inputs.apiKey || inputs.secretKey || inputs.password)) {
+      core.warning(`url is ${EMBEDDED}: the user and credential inputs are not used (the embedded server has its own local user)`);
+    }
+    conn = await connect(embedded ? {} : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
-    if (conn.target === 'embedded') core.info('no url input: using the embedded reference server');
+    if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server (data in ./.appliance-forge)`);
     const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
     const { name, version } = loaded.declaration.stack;
     if (inputs.mode === 'plan') {

@@ -2,16 +2,21 @@
 // (hyphens kept), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, against the real reference server
 // (and the real Glance for publication). Outputs and summary are read back from the files.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { node24 } from '../support/node24';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
 
 const root = path.resolve(__dirname, '../..');
 const bundle = path.join(root, 'action/dist/index.js');
 const osEnv = openStackEnv();
+/** Node 24 for the runs that need it (fetched once into the cache folder). */
+const n24 = node24();
+/** The smallest declaration: Debian 12 Minimal, no packages (its OS layer is in the warm cache). */
+const TINY = 'stack:\n  name: tiny\n  version: "1.0"\n  os: {name: Debian, version: "12", arch: x86_64, profile: Minimal}\nbuilders:\n  - type: QCOW2\n';
 if (!osEnv) console.warn('SKIP publication through the Action: the real Keystone + Glance cannot start here');
 
 interface ActionRun {
@@ -21,17 +26,26 @@ interface ActionRun {
   summary: string;
 }
 
+interface RunOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  /** The node binary (default: this one). */
+  node?: string;
+  /** The bundle to run (default: the committed action/dist/index.js). */
+  bundle?: string;
+}
+
 /** Runs the bundle with `inputs` as INPUT_<NAME> (upper-cased, hyphens kept), like the runner. */
-function runAction(inputs: Record<string, string>, o: { cwd: string; env?: Record<string, string>; node?: string }): Promise<ActionRun> {
+function runAction(inputs: Record<string, string>, o: RunOptions): Promise<ActionRun> {
   const tmp = mkdtempSync(path.join(tmpdir(), 'af-gha-'));
   const outFile = path.join(tmp, 'output');
   const summaryFile = path.join(tmp, 'summary');
-  writeFileSync(outFile, '');
-  writeFileSync(summaryFile, '');
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, ...o.env };
+  const envFile = path.join(tmp, 'env');
+  for (const f of [outFile, summaryFile, envFile]) writeFileSync(f, '');
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_ENV: envFile, ...o.env };
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
   return new Promise((resolve, reject) => {
-    const child = spawn(o.node ?? process.execPath, [bundle], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(o.node ?? process.execPath, [o.bundle ?? bundle], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -45,21 +59,6 @@ function readOutputs(file: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of readFileSync(file, 'utf8').matchAll(/^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm)) out[m[1]!] = m[3]!;
   return out;
-}
-
-/**
- * Node 24 (the runtime `runs.using: node24` names), from the npm package `node@24` installed into a
- * temporary folder (about 8 s and 190 MB here); undefined when that is not possible.
- */
-function installNode24(): string | undefined {
-  const dir = mkdtempSync(path.join(tmpdir(), 'af-node24-'));
-  try {
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', dir, 'node@24'], { stdio: 'ignore', timeout: 150_000 });
-    const bin = path.join(dir, 'node_modules/.bin/node');
-    return execFileSync(bin, ['--version'], { encoding: 'utf8' }).startsWith('v24.') ? bin : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Output without the `::add-mask::` commands (which necessarily carry the secret to the runner). */
@@ -180,23 +179,40 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('runs on Node 24 too (the runtime action.yml names)', async () => {
-    const node24 = installNode24();
-    if (!node24) {
-      console.warn('SKIP Node 24 run: npm could not install node@24 into a temporary folder');
-      return;
-    }
+    if (!n24.bin) return void console.warn(`SKIP Node 24 run: ${n24.reason}`);
     const cwd = examplesWorkspace('af-gha-ws-');
-    const r = await runAction({ file: 'local.yml', ...creds }, { cwd, node: node24 });
+    const r = await runAction({ file: 'local.yml', ...creds }, { cwd, node: n24.bin });
     expect(r.code, r.stdout).toBe(0);
     expect(JSON.parse(r.outputs.result!)).toEqual([expect.objectContaining({ format: 'QCOW2', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
   });
 
-  it('without url it falls back to the embedded server (dependencies installed beside the bundle)', async () => {
+  it('an empty url is an error that says so (an unset variable must not switch to a local build)', async () => {
     const cwd = examplesWorkspace('af-gha-ws-');
-    const r = await runAction({ file: 'local.yml' }, { cwd });
+    const r = await runAction({ file: 'local.yml', url: '' }, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("::error::input url is empty: give the service's URL, or embedded to build with the embedded reference server inside this step");
+    expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
+  });
+
+  // The Action as a runner has it: only the action/ folder (no package.json, no node_modules above
+  // it), Node 24, url embedded: the bundle's own server builds a real image (warm OS layer cache).
+  it('from the action folder alone under Node 24, url embedded builds an image', async () => {
+    if (!n24.bin) return void console.warn(`SKIP the action folder under Node 24: ${n24.reason}`);
+    const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
+    execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
+    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-ws-'));
+    writeFileSync(path.join(cwd, 'tiny.yml'), TINY);
+    const r = await runAction({ file: 'tiny.yml', url: 'embedded', 'output-dir': 'images' }, { cwd, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
     expect(r.code, r.stdout).toBe(0);
-    expect(r.stdout).toContain('no url input: using the embedded reference server');
-    expect(JSON.parse(r.outputs.result!)).toEqual([expect.objectContaining({ format: 'QCOW2', reused: false })]);
+    expect(r.stdout).toContain('url embedded: using the embedded reference server');
+    const images = JSON.parse(r.outputs.result!) as Array<{ format: string; sha256: string; file: string }>;
+    const file = path.join(cwd, 'images', 'tiny-1.0.qcow2');
+    expect(images).toEqual([expect.objectContaining({ format: 'QCOW2', reused: false, file })]);
+    expect(r.outputs['image-files']).toBe(file);
+    // Checked by tools that are not ours: the digest, and the format of the file written.
+    expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(images[0]!.sha256);
+    expect((JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file], { encoding: 'utf8' })) as { format: string }).format).toBe('qcow2');
+    expect(r.summary).toContain('<h3>Images of tiny 1.0</h3>');
     const saved = JSON.parse(readFileSync(path.join(cwd, '.appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
     expect(r.stdout).toContain(`::add-mask::${saved.secretKey}`);
     expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(saved.secretKey);
