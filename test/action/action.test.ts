@@ -2,11 +2,12 @@
 // (hyphens kept), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, against the real reference server
 // (and the real Glance for publication). Outputs and summary are read back from the files.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { ActionResult } from '../../action/src/result';
 import { node24 } from '../support/node24';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
 
@@ -15,8 +16,6 @@ const bundle = path.join(root, 'action/dist/index.js');
 const osEnv = openStackEnv();
 /** Node 24 for the runs that need it (fetched once into the cache folder). */
 const n24 = node24();
-/** The smallest declaration: Debian 12 Minimal, no packages (its OS layer is in the warm cache). */
-const TINY = 'stack:\n  name: tiny\n  version: "1.0"\n  os: {name: Debian, version: "12", arch: x86_64, profile: Minimal}\nbuilders:\n  - type: QCOW2\n';
 if (!osEnv) console.warn('SKIP publication through the Action: the real Keystone + Glance cannot start here');
 
 interface ActionRun {
@@ -33,6 +32,8 @@ interface RunOptions {
   node?: string;
   /** The bundle to run (default: the committed action/dist/index.js). */
   bundle?: string;
+  /** Arguments before the bundle (`node` is then a wrapper such as setpriv). */
+  args?: string[];
 }
 
 /** Runs the bundle with `inputs` as INPUT_<NAME> (upper-cased, hyphens kept), like the runner. */
@@ -45,7 +46,7 @@ function runAction(inputs: Record<string, string>, o: RunOptions): Promise<Actio
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_ENV: envFile, ...o.env };
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
   return new Promise((resolve, reject) => {
-    const child = spawn(o.node ?? process.execPath, [o.bundle ?? bundle], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(o.node ?? process.execPath, [...(o.args ?? []), o.bundle ?? bundle], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -83,9 +84,9 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'publish', 'timeout-minutes', 'output-dir']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'publish', 'timeout-minutes', 'output-dir', 'builders']);
     expect(meta.inputs.publish!.default).toBe('true');
-    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'result']);
+    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'changes', 'result']);
   });
 
   it('applies local.yml: outputs, groups, summary; a second run reuses the image', async () => {
@@ -96,15 +97,28 @@ describe('the bundled GitHub Action', () => {
     expect(r.stdout).toMatch(/::group::Software bundles\n/);
     expect(r.stdout).toContain('::endgroup::');
     expect(r.outputs['appliance-uri']).toMatch(/^users\/alice\/appliances\/\d+$/);
-    const result = JSON.parse(r.outputs.result!) as Array<Record<string, unknown>>;
-    expect(result).toEqual([expect.objectContaining({ format: 'QCOW2', reused: false, cloudId: null, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+    const result = (JSON.parse(r.outputs.result!) as ActionResult).images;
+    expect(result).toEqual([expect.objectContaining({ builder: 0, format: 'QCOW2', action: 'generate', reused: false, cloudId: null, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
     expect(r.outputs['image-uris']).toBe(result[0]!.imageUri);
+    expect(r.outputs.changes).toBe('true');
     expect(r.summary).toContain('<h3>Images of example-web 1.0</h3>');
     expect(r.summary).toContain('<td>QCOW2</td>');
     const again = await runAction({ file: 'local.yml', ...creds, 'output-dir': 'images' }, { cwd });
     expect(again.code, again.stdout).toBe(0);
     const file = path.join(cwd, 'images', 'example-web-1.0.qcow2');
-    expect(JSON.parse(again.outputs.result!)).toEqual([expect.objectContaining({ reused: true, imageUri: result[0]!.imageUri, file })]);
+    const second = JSON.parse(again.outputs.result!) as ActionResult;
+    expect(second).toMatchObject({ mode: 'apply', changes: false, applianceUri: r.outputs['appliance-uri'] });
+    expect(second.images).toEqual([expect.objectContaining({ action: 'reuse', reused: true, imageUri: result[0]!.imageUri, file })]);
+    expect(again.outputs.changes).toBe('false');
+    // plan, after that: the same shape, nothing to do, the same image.
+    const plan = await runAction({ file: 'local.yml', ...creds, mode: 'plan' }, { cwd });
+    expect(plan.code, plan.stdout).toBe(0);
+    const planned = JSON.parse(plan.outputs.result!) as ActionResult;
+    expect(Object.keys(planned)).toEqual(Object.keys(second));
+    expect(Object.keys(planned.images[0]!)).toEqual(Object.keys(second.images[0]!));
+    expect(planned).toMatchObject({ mode: 'plan', changes: false, applianceUri: r.outputs['appliance-uri'], summary: { generate: 0, reuseImages: 1 } });
+    expect(planned.images).toEqual([{ ...second.images[0]!, file: null }]);
+    expect(plan.outputs.changes).toBe('false');
     // output-dir: the image file for actions/upload-artifact, its sha256 checked by a tool that is not ours.
     expect(again.outputs['image-files']).toBe(file);
     expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result[0]!.sha256);
@@ -113,11 +127,16 @@ describe('the bundled GitHub Action', () => {
 
   it('mode plan changes nothing and summarises the plan', async () => {
     const cwd = examplesWorkspace('af-gha-ws-');
-    const r = await runAction({ file: 'local.yml', mode: 'plan', ...creds, url: svc.server.url }, { cwd: cwd });
+    // A stack the service has never seen: everything is to create.
+    writeFileSync(path.join(cwd, 'plan.yml'), readFileSync(path.join(cwd, 'local.yml'), 'utf8').replace('name: example-web', 'name: example-plan'));
+    const r = await runAction({ file: 'plan.yml', mode: 'plan', ...creds }, { cwd });
     expect(r.code, r.stdout).toBe(0);
-    const plan = JSON.parse(r.outputs.result!) as { summary: { changes: boolean } };
-    expect(typeof plan.summary.changes).toBe('boolean');
-    expect(r.summary).toContain('<h3>Plan for example-web 1.0</h3>');
+    const plan = JSON.parse(r.outputs.result!) as ActionResult;
+    expect(plan).toMatchObject({ mode: 'plan', changes: true, applianceUri: null, summary: { changes: true, generate: 1 } });
+    expect(plan.plan).toContain('+ appliance example-plan 1.0: create');
+    expect(plan.images).toEqual([{ builder: 0, format: 'QCOW2', action: 'generate', imageUri: null, sha256: null, size: null, reused: false, displayName: null, cloudId: null, publicationReused: null, file: null }]);
+    expect(r.outputs.changes).toBe('true');
+    expect(r.summary).toContain('<h3>Plan for example-plan 1.0</h3>');
   });
 
   it('an invalid file becomes ::error annotations at the right lines and fails the step', async () => {
@@ -165,7 +184,7 @@ describe('the bundled GitHub Action', () => {
       return;
     }
     expect(r.code, r.stdout).toBe(0);
-    const result = JSON.parse(r.outputs.result!) as Array<{ format: string; cloudId: string | null }>;
+    const result = (JSON.parse(r.outputs.result!) as ActionResult).images;
     expect(result.map((x) => x.format)).toEqual(['QCOW2', 'OpenStack QCOW2']);
     expect(r.outputs['cloud-ids']).toMatch(/^[0-9a-f-]{36}$/);
     expect(result[1]!.cloudId).toBe(r.outputs['cloud-ids']);
@@ -183,7 +202,7 @@ describe('the bundled GitHub Action', () => {
     const cwd = examplesWorkspace('af-gha-ws-');
     const r = await runAction({ file: 'local.yml', ...creds }, { cwd, node: n24.bin });
     expect(r.code, r.stdout).toBe(0);
-    expect(JSON.parse(r.outputs.result!)).toEqual([expect.objectContaining({ format: 'QCOW2', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+    expect((JSON.parse(r.outputs.result!) as ActionResult).images).toEqual([expect.objectContaining({ format: 'QCOW2', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
   });
 
   it('an empty url is an error that says so (an unset variable must not switch to a local build)', async () => {
@@ -194,27 +213,95 @@ describe('the bundled GitHub Action', () => {
     expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
   });
 
-  // The Action as a runner has it: only the action/ folder (no package.json, no node_modules above
-  // it), Node 24, url embedded: the bundle's own server builds a real image (warm OS layer cache).
-  it('from the action folder alone under Node 24, url embedded builds an image', async () => {
-    if (!n24.bin) return void console.warn(`SKIP the action folder under Node 24: ${n24.reason}`);
+  it('builders selects by index or type (plan, embedded server); a selector that matches nothing names the builders', async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-ws-'));
+    execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
+    const picked = async (builders: string) => {
+      const r = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', builders }, { cwd });
+      expect(r.code, r.stdout).toBe(0);
+      return (JSON.parse(r.outputs.result!) as ActionResult).images.map((i) => [i.builder, i.format]);
+    };
+    expect(await picked('')).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
+    expect(await picked('1')).toEqual([[1, 'VHD']]);
+    expect(await picked('qcow2')).toEqual([[0, 'QCOW2']]);
+    expect(await picked('VHD,\n 0')).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
+    const bad = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', builders: '0,2' }, { cwd });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('::error::input builders: no builder is "2" (the declaration\'s builders, by index and type: 0 QCOW2, 1 VHD)');
+  });
+
+  it('every example workflow sets permissions and concurrency', () => {
+    const files = readdirSync(path.join(root, 'examples')).filter((n) => n.includes('workflow')).map((n) => path.join('examples', n));
+    expect(files).toEqual(expect.arrayContaining(['examples/workflow.yml', 'examples/matrix-workflow.yml']));
+    for (const f of files) {
+      const wf = parse(readFileSync(path.join(root, f), 'utf8')) as { permissions?: unknown; concurrency?: unknown };
+      expect(wf.permissions, f).toEqual({ contents: 'read' });
+      expect(wf.concurrency, f).toMatchObject({ group: expect.any(String) });
+    }
+  });
+
+  it('url embedded as a user who cannot sudo: a clear error before anything is written', async () => {
+    // The runner's user without passwordless sudo (nobody here): builds need root, so the step says how to get it.
     const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
     execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
     const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-ws-'));
-    writeFileSync(path.join(cwd, 'tiny.yml'), TINY);
-    const r = await runAction({ file: 'tiny.yml', url: 'embedded', 'output-dir': 'images' }, { cwd, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
-    expect(r.code, r.stdout).toBe(0);
-    expect(r.stdout).toContain('url embedded: using the embedded reference server');
-    const images = JSON.parse(r.outputs.result!) as Array<{ format: string; sha256: string; file: string }>;
-    const file = path.join(cwd, 'images', 'tiny-1.0.qcow2');
-    expect(images).toEqual([expect.objectContaining({ format: 'QCOW2', reused: false, file })]);
-    expect(r.outputs['image-files']).toBe(file);
-    // Checked by tools that are not ours: the digest, and the format of the file written.
-    expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(images[0]!.sha256);
-    expect((JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file], { encoding: 'utf8' })) as { format: string }).format).toBe('qcow2');
-    expect(r.summary).toContain('<h3>Images of tiny 1.0</h3>');
-    const saved = JSON.parse(readFileSync(path.join(cwd, '.appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
-    expect(r.stdout).toContain(`::add-mask::${saved.secretKey}`);
-    expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(saved.secretKey);
+    execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
+    execFileSync('chmod', ['-R', 'a+rX', alone, cwd]);
+    const r = await runAction({ file: 'matrix.yml', url: 'embedded' }, { cwd, node: 'setpriv', bundle: path.join(alone, 'action/dist/index.js'), args: ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath] });
+    expect(r.code, r.stdout).toBe(1);
+    expect(r.stdout).toContain("::error::url embedded builds images as root, and this runner's user cannot use sudo without a password");
+    expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
+  });
+
+  // The Action as a runner has it: only the action/ folder (no package.json, no node_modules above
+  // it), Node 24, url embedded: the bundle's own server builds real images (warm OS layer cache).
+  // examples/matrix-workflow.yml run by hand: one job per matrix value, each in its own workspace
+  // (its own runner), then its collect job's script on the artifacts merged as download-artifact does.
+  it('examples/matrix-workflow.yml from the action folder alone under Node 24: one builder per job, then the collect job', async () => {
+    if (!n24.bin) return void console.warn(`SKIP the action folder under Node 24: ${n24.reason}`);
+    const wf = parse(readFileSync(path.join(root, 'examples/matrix-workflow.yml'), 'utf8')) as {
+      jobs: Record<string, { strategy?: { matrix: { builder: string[] } }; steps: Array<{ id?: string; name?: string; uses?: string; with?: Record<string, string>; env?: Record<string, string>; run?: string }> }>;
+    };
+    const build = wf.jobs.build!;
+    const forge = build.steps.find((x) => x.id === 'forge')!;
+    const keep = build.steps.find((x) => x.name === 'Keep the result')!;
+    const merge = wf.jobs.collect!.steps.find((x) => x.name === 'Merge the results')!;
+    expect(forge.uses).toMatch(/\/action@v1$/);
+    expect(forge.with).toMatchObject({ url: 'embedded', builders: '${{ matrix.builder }}', 'output-dir': 'images' });
+    const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
+    execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
+    const collected = mkdtempSync(path.join(tmpdir(), 'af-gha-collect-'));
+    mkdirSync(path.join(collected, 'images'));
+    const bash = (script: string, cwd: string, env: Record<string, string>) =>
+      execFileSync('bash', ['-eo', 'pipefail', '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+    for (const builder of build.strategy!.matrix.builder) {
+      const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-ws-'));
+      execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
+      const inputs = Object.fromEntries(Object.entries(forge.with!).map(([k, v]) => [k, String(v).replace('${{ matrix.builder }}', builder)]));
+      const r = await runAction(inputs, { cwd, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.stdout).toContain('url embedded: using the embedded reference server');
+      const result = JSON.parse(r.outputs.result!) as ActionResult;
+      expect(result.images).toEqual([expect.objectContaining({ builder: Number(builder), action: 'generate', file: r.outputs['image-files'] })]);
+      const file = result.images[0]!.file!;
+      expect(path.dirname(file)).toBe(path.join(cwd, 'images'));
+      // Checked by tools that are not ours: the digest, and the format of the file written.
+      expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result.images[0]!.sha256);
+      const format = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file], { encoding: 'utf8' })) as { format: string }).format;
+      expect(format).toBe({ QCOW2: 'qcow2', VHD: 'vpc' }[result.images[0]!.format]);
+      const saved = JSON.parse(readFileSync(path.join(cwd, '.appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
+      expect(r.stdout).toContain(`::add-mask::${saved.secretKey}`);
+      expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(saved.secretKey);
+      bash(keep.run!.replace('${{ matrix.builder }}', builder), cwd, { RESULT: r.outputs.result! });
+      // upload-artifact of images/, then download-artifact with merge-multiple: one folder.
+      execFileSync('cp', ['-r', `${path.join(cwd, 'images')}/.`, path.join(collected, 'images')]);
+    }
+    const summary = path.join(collected, 'summary');
+    writeFileSync(summary, '');
+    bash(merge.run!, collected, { GITHUB_STEP_SUMMARY: summary });
+    const merged = JSON.parse(readFileSync(path.join(collected, 'images/result.json'), 'utf8')) as { changes: boolean; images: ActionResult['images'] };
+    expect(merged.changes).toBe(true);
+    expect(merged.images.map((i) => [i.builder, i.format])).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
+    expect(readFileSync(summary, 'utf8')).toMatch(/\| 1 \| VHD \| example-matrix-1\.0\.vhd \| [0-9a-f]{64} \|/);
   });
 });
