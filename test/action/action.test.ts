@@ -230,14 +230,21 @@ describe('the bundled GitHub Action', () => {
     expect(bad.stdout).toContain('::error::input builders: no builder is "2" (the declaration\'s builders, by index and type: 0 QCOW2, 1 VHD)');
   });
 
-  it('every example workflow sets permissions and concurrency', () => {
-    const files = readdirSync(path.join(root, 'examples')).filter((n) => n.includes('workflow')).map((n) => path.join('examples', n));
-    expect(files).toEqual(expect.arrayContaining(['examples/workflow.yml', 'examples/matrix-workflow.yml']));
+  it('every workflow (examples, .github) sets permissions and concurrency; CI checks the bundle and runs ./action embedded', () => {
+    const files = [
+      ...readdirSync(path.join(root, 'examples')).filter((n) => n.includes('workflow')).map((n) => path.join('examples', n)),
+      ...readdirSync(path.join(root, '.github/workflows')).map((n) => path.join('.github/workflows', n)),
+    ];
+    expect(files).toEqual(expect.arrayContaining(['examples/workflow.yml', 'examples/matrix-workflow.yml', '.github/workflows/ci.yml']));
     for (const f of files) {
       const wf = parse(readFileSync(path.join(root, f), 'utf8')) as { permissions?: unknown; concurrency?: unknown };
       expect(wf.permissions, f).toEqual({ contents: 'read' });
       expect(wf.concurrency, f).toMatchObject({ group: expect.any(String) });
     }
+    const ci = parse(readFileSync(path.join(root, '.github/workflows/ci.yml'), 'utf8')) as { jobs: Record<string, { steps: Array<{ uses?: string; run?: string; with?: Record<string, string> }> }> };
+    const steps = Object.values(ci.jobs).flatMap((j) => j.steps);
+    expect(steps.map((x) => x.run)).toContain('npm run check:action');
+    expect(steps.find((x) => x.uses === './action')?.with).toMatchObject({ url: 'embedded' });
   });
 
   it('url embedded as a user who cannot sudo: a clear error before anything is written', async () => {
