@@ -89,7 +89,7 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
       'readlink /etc/localtime',
       'swapon --show=NAME --noheadings',
       'cat /etc/motd',
-      'dpkg-query -W -f "${Version}" nginx',
+      "dpkg-query -W -f '${Version}' nginx",
       'tr -d " \\n" < /etc/appliance-forge/manifest.json | grep -c "\\"name\\":\\"nginx\\",\\"installed\\":\\"[0-9]"',
       'grep -c forge /etc/shadow; grep "^root:" /etc/shadow | cut -d: -f2 | cut -c1-3',
     ];

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { Digester, digestFile as digestWholeFile } from '../../digest';
 import { AbortedError } from '../../errors';
+import { dataRanges, type Ranges } from './extents';
 
 export interface Digests {
   readonly fileSize: number;
@@ -43,12 +44,51 @@ export async function writeDigested(source: AsyncIterable<Buffer> | Readable, pa
   return asDigests(d.digests());
 }
 
-/** Digests of an existing file, read once. */
+/**
+ * Digests of an existing file, read once. Only the extents that hold data are read: a hole is hashed
+ * from a buffer of zeros, so a mostly empty raw disk costs no read of its empty part (the checksum is
+ * still that of every byte, as a client that downloads the file computes it). Where the extent map is
+ * unknown, the whole file is read.
+ */
 export async function digestFile(path: string, signal?: AbortSignal, onBytes?: (n: number) => void): Promise<Digests> {
   try {
-    return asDigests(await digestWholeFile(path, ['sha256', 'md5'], { ...(signal ? { signal } : {}), ...(onBytes ? { onBytes } : {}) }));
+    const ranges = await dataRanges(path, signal);
+    if (ranges === null) return asDigests(await digestWholeFile(path, ['sha256', 'md5'], { ...(signal ? { signal } : {}), ...(onBytes ? { onBytes } : {}) }));
+    return asDigests(await digestSparse(path, ranges, signal, onBytes));
   } catch (e) {
     throw asAborted(e, signal);
+  }
+}
+
+const CHUNK = 1 << 20;
+const ZEROS = new Uint8Array(CHUNK);
+
+async function digestSparse(path: string, ranges: Ranges, signal?: AbortSignal, onBytes?: (n: number) => void): Promise<{ size: number; sha256: string; md5: string }> {
+  const d = new Digester(['sha256', 'md5'], onBytes);
+  const fh = await open(path, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const buf = Buffer.allocUnsafe(CHUNK);
+    let pos = 0;
+    let r = 0;
+    while (pos < size) {
+      signal?.throwIfAborted();
+      while (r < ranges.length && ranges[r]![1] <= pos) r++;
+      const next = ranges[r];
+      const inData = next !== undefined && next[0] <= pos;
+      const end = Math.min(size, inData ? next[1] : (next?.[0] ?? size), pos + CHUNK);
+      if (inData) {
+        const { bytesRead } = await fh.read(buf, 0, end - pos, pos);
+        if (bytesRead !== end - pos) throw new Error(`short read of ${path} at ${pos}`);
+        d.update(buf.subarray(0, bytesRead));
+      } else {
+        d.update(ZEROS.subarray(0, end - pos));
+      }
+      pos = end;
+    }
+    return d.digests();
+  } finally {
+    await fh.close();
   }
 }
 

@@ -25,7 +25,7 @@ export function checkPrerequisites(): void {
   if (process.getuid?.() !== 0) {
     throw new ImagingError('tool', 'building an OS layer runs mmdebstrap in root mode (it mounts /proc and /dev in the tree and runs package scripts in a chroot): run the server as root');
   }
-  const found = (t: string): boolean => findOnPath(t, sbinPath()) !== undefined;
+  const found = (t: string): boolean => (t.startsWith('/') ? existsSync(t) : findOnPath(t, sbinPath()) !== undefined);
   const missing = LAYER_TOOLS.filter((t) => !found(t));
   if (missing.length > 0) {
     const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t] ?? t))];
