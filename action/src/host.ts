@@ -3,10 +3,10 @@
 // without those tools: the step re-runs itself under sudo, installs what is missing with apt-get,
 // and gives the files it wrote back to the runner's user. Where that is impossible, a clear error.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lchownSync, lstatSync, readdirSync } from 'node:fs';
+import { lchownSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import hostTools from '../../data/host-tools.json';
-import { findOnPath, sbinPath } from '../../src/host/path';
+import { findOnPath, hostToolPresent, sbinPath } from '../../src/host/path';
 
 /** Set in the re-run under sudo: never re-run twice. */
 const RERUN = 'APPLIANCE_FORGE_ACTION_RERUN';
@@ -36,8 +36,7 @@ export function rerunAsRoot(): number | undefined {
 
 /** The Debian packages of the image tools this host lacks (data/host-tools.json, `build`). */
 export function missingToolPackages(): string[] {
-  const has = (tool: string) => (tool.startsWith('/') ? existsSync(tool) : findOnPath(tool, sbinPath()) !== undefined);
-  return [...new Set(Object.entries(hostTools.build).filter(([tool]) => !has(tool)).map(([, pkg]) => pkg))].sort();
+  return [...new Set(Object.entries(hostTools.build).filter(([tool]) => !hostToolPresent(tool)).map(([, pkg]) => pkg))].sort();
 }
 
 /** Installs the missing image tools with apt-get (as root); a clear error where there is no apt-get or it fails. */
