@@ -28,6 +28,8 @@ const result = await build({
   write: false,
   metafile: true,
   external: ['better-sqlite3'],
+  // src/server/version.ts: the bundle runs from action/ alone, with no package.json to read it from.
+  define: { APPLIANCE_FORGE_VERSION: JSON.stringify(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version) },
   // The notices file below carries every bundled package's whole license text.
   legalComments: 'none',
   // Minified (keeping names for stack traces): the committed file stays near 2.5 MB instead of 5 MB.

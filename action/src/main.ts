@@ -11,6 +11,7 @@ import { describeFailure } from '../../src/engine/failure';
 import { selectBuilders } from './builders';
 import { giveBack, installImageTools, rerunAsRoot } from './host';
 import { DEFAULT_DATA_DIR } from '../../src/engine/embedded';
+import { SERVICE_VERSION } from '../../src/server/version';
 import { type ActionResult, applyResult, planResult, type ResultEntry } from './result';
 
 /** The `url` value that runs the embedded reference server in the step. */
@@ -152,7 +153,7 @@ export async function run(): Promise<void> {
     conn = await connect(embedded ? {} : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
-    if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server (data in ./.appliance-forge)`);
+    if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ./${DEFAULT_DATA_DIR})`);
     const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
     const builders = selectBuilders(loaded.declaration.builders, inputs.builders);
     if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);

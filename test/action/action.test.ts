@@ -222,6 +222,14 @@ describe('the bundled GitHub Action', () => {
       return (JSON.parse(r.outputs.result!) as ActionResult).images.map((i) => [i.builder, i.format]);
     };
     expect(await picked('')).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
+    // The version of the package, which the bundle carries (it runs with no package.json above it).
+    const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+    const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
+    execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
+    const r = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan' }, { cwd, bundle: path.join(alone, 'action/dist/index.js'), ...(n24.bin ? { node: n24.bin } : {}) });
+    if (n24.bin) expect(r.stdout).toContain(`url embedded: using the embedded reference server ${version} (data in ./.appliance-forge)`);
+    // Node 20 has no node:sqlite, and the folder alone no better-sqlite3: the step says so.
+    else expect(r.stdout).toContain('::error::no SQLite engine: Node 20.');
     expect(await picked('1')).toEqual([[1, 'VHD']]);
     expect(await picked('qcow2')).toEqual([[0, 'QCOW2']]);
     expect(await picked('VHD,\n 0')).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
