@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ActionResult } from '../../action/src/result';
 import { node24 } from '../support/node24';
+import { imagesNamed, openStackServices } from '../support/openstack';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
 
 const root = path.resolve(__dirname, '../..');
@@ -159,20 +160,50 @@ describe('the bundled GitHub Action', () => {
     expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(wrong);
   });
 
-  it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async () => {
+  /** The build step of examples/workflow.yml: its inputs and env, the runner's expressions given this machine's values. */
+  function forgeStep(): { inputs: Record<string, string>; env: Record<string, string> } {
     const wf = parse(readFileSync(path.join(root, 'examples/workflow.yml'), 'utf8')) as {
       jobs: Record<string, { steps: Array<{ id?: string; uses?: string; with?: Record<string, string | number>; env?: Record<string, string> }> }>;
     };
     const step = wf.jobs.images!.steps.find((s) => s.id === 'forge')!;
     expect(step.uses).toMatch(/\/action@v1$/);
-    // The runner's expressions, with this machine's values.
     const values: Record<string, string> = {
       'vars.FORGE_URL': svc.server.url, 'vars.FORGE_USER': svc.login, 'secrets.FORGE_API_KEY': svc.publicKey, 'secrets.FORGE_SECRET_KEY': svc.secretKey,
       ...Object.fromEntries(Object.entries(osEnv ?? {}).flatMap(([k, v]) => [[`vars.${k}`, v], [`secrets.${k}`, v]])),
     };
     const expand = (v: string | number) => String(v).replace(/\$\{\{\s*([\w.]+)\s*\}\}/g, (_, k: string) => values[k] ?? '');
-    const inputs = Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(v)]));
-    const env = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)]));
+    return {
+      inputs: Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(v)])),
+      env: Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)])),
+    };
+  }
+
+  // The Action's most valuable mode: no platform at all. From the action folder alone under Node
+  // 24, the embedded server builds examples/appliance.yml and publishes it to the real Glance.
+  it.skipIf(!osEnv)('from the action folder alone under Node 24, url embedded builds and publishes to the real Glance', async () => {
+    if (!n24.bin) return void console.warn(`SKIP the action folder under Node 24: ${n24.reason}`);
+    const { inputs, env } = forgeStep();
+    const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
+    execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
+    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-repo-'));
+    execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
+    const r = await runAction({ file: inputs.file!, url: 'embedded' }, { cwd, env, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
+    expect(r.code, r.stdout).toBe(0);
+    const result = JSON.parse(r.outputs.result!) as ActionResult;
+    expect(result.images.map((x) => [x.builder, x.format, x.action])).toEqual([[0, 'QCOW2', 'generate'], [1, 'OpenStack QCOW2', 'generate']]);
+    const cloudId = result.images[1]!.cloudId!;
+    expect(r.outputs['cloud-ids']).toBe(cloudId);
+    // Glance, asked directly with an admin token (not through the code under test), has it, active.
+    const os = openStackServices().env!;
+    expect(await imagesNamed(os, result.images[1]!.displayName!)).toContainEqual([cloudId, 'active']);
+    for (const secret of [osEnv!.OS_PASSWORD!, osEnv!.OS_USERNAME!]) {
+      expect(r.stdout).toContain(`::add-mask::${secret}`);
+      expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(secret);
+    }
+  });
+
+  it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async () => {
+    const { inputs, env } = forgeStep();
     const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-repo-'));
     execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
     if (!osEnv) inputs.publish = 'false';
