@@ -150,13 +150,14 @@ export async function run(): Promise<void> {
     if (embedded && (inputs.user || inputs.apiKey || inputs.secretKey || inputs.password)) {
       core.warning(`url is ${EMBEDDED}: the user and credential inputs are not used (the embedded server has its own local user)`);
     }
+    // A selector that matches nothing fails before any server starts.
+    const builders = selectBuilders(loaded.declaration.builders, inputs.builders);
+    if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);
     conn = await connect(embedded ? {} : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
     if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ./${DEFAULT_DATA_DIR})`);
     const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
-    const builders = selectBuilders(loaded.declaration.builders, inputs.builders);
-    if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);
     // Builders keep their index in the declaration: the engine and the result name them by it.
     const declaration = { ...loaded.declaration, builders };
     const { name, version } = declaration.stack;
@@ -196,7 +197,11 @@ export async function run(): Promise<void> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await conn?.close().catch(() => undefined);
-    giveBack(giveBackOnExit);
+    try {
+      giveBack(giveBackOnExit);
+    } catch (e) {
+      core.warning(`could not give the step's files back to the runner's user: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 }
 
