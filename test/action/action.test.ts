@@ -2,7 +2,7 @@
 // (hyphens kept), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, against the real reference server
 // (and the real Glance for publication). Outputs and summary are read back from the files.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,23 @@ const osEnv = openStackEnv();
 /** Node 24 for the runs that need it (fetched once into the cache folder). */
 const n24 = node24();
 if (!osEnv) console.warn('SKIP publication through the Action: the real Keystone + Glance cannot start here');
+
+const temps: string[] = [];
+/** A temporary folder, removed after this file's tests (the images in them are hundreds of MB). */
+function tempDir(prefix: string): string {
+  const d = mkdtempSync(path.join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+}
+/** A copy of the examples folder (removed like tempDir's). */
+function workspace(): string {
+  const d = examplesWorkspace('af-gha-ws-');
+  temps.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 interface ActionRun {
   code: number | null;
@@ -39,7 +56,7 @@ interface RunOptions {
 
 /** Runs the bundle with `inputs` as INPUT_<NAME> (upper-cased, hyphens kept), like the runner. */
 function runAction(inputs: Record<string, string>, o: RunOptions): Promise<ActionRun> {
-  const tmp = mkdtempSync(path.join(tmpdir(), 'af-gha-'));
+  const tmp = tempDir('af-gha-');
   const outFile = path.join(tmp, 'output');
   const summaryFile = path.join(tmp, 'summary');
   const envFile = path.join(tmp, 'env');
@@ -91,7 +108,7 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('applies local.yml: outputs, groups, summary; a second run reuses the image', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     const r = await runAction({ file: 'local.yml', ...creds }, { cwd });
     expect(r.code, r.stdout).toBe(0);
     expect(r.stdout).toContain(`::add-mask::${svc.secretKey}`);
@@ -127,7 +144,7 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('mode plan changes nothing and summarises the plan', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     // A stack the service has never seen: everything is to create.
     writeFileSync(path.join(cwd, 'plan.yml'), readFileSync(path.join(cwd, 'local.yml'), 'utf8').replace('name: example-web', 'name: example-plan'));
     const r = await runAction({ file: 'plan.yml', mode: 'plan', ...creds }, { cwd });
@@ -141,7 +158,7 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('an invalid file becomes ::error annotations at the right lines and fails the step', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     writeFileSync(path.join(cwd, 'bad.yml'), 'stack:\n  name: x\n  os: {name: Debian, version: "12", pkgs: [curl]}\nbuilders:\n  - type: QCOW2\n    colour: red\n    hardwareSettings:\n      memory: ${env:NOPE}\n');
     const r = await runAction({ file: 'bad.yml', ...creds }, { cwd });
     expect(r.code).toBe(1);
@@ -152,7 +169,7 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('a wrong secret key fails the step with a clear message and no secret', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     const wrong = 'WRONG-action-secret-0123456789';
     const r = await runAction({ file: 'local.yml', ...creds, 'secret-key': wrong }, { cwd });
     expect(r.code).toBe(1);
@@ -183,9 +200,9 @@ describe('the bundled GitHub Action', () => {
   it.skipIf(!osEnv)('from the action folder alone under Node 24, url embedded builds and publishes to the real Glance', async () => {
     if (!n24.bin) return void console.warn(`SKIP the action folder under Node 24: ${n24.reason}`);
     const { inputs, env } = forgeStep();
-    const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
+    const alone = tempDir('af-gha-alone-');
     execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
-    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-repo-'));
+    const cwd = tempDir('af-gha-repo-');
     execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
     const r = await runAction({ file: inputs.file!, url: 'embedded' }, { cwd, env, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
     expect(r.code, r.stdout).toBe(0);
@@ -204,7 +221,7 @@ describe('the bundled GitHub Action', () => {
 
   it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async () => {
     const { inputs, env } = forgeStep();
-    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-repo-'));
+    const cwd = tempDir('af-gha-repo-');
     execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
     if (!osEnv) inputs.publish = 'false';
     const r = await runAction(inputs, { cwd, env });
@@ -230,14 +247,14 @@ describe('the bundled GitHub Action', () => {
 
   it('runs on Node 24 too (the runtime action.yml names)', async () => {
     if (!n24.bin) return void console.warn(`SKIP Node 24 run: ${n24.reason}`);
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     const r = await runAction({ file: 'local.yml', ...creds }, { cwd, node: n24.bin });
     expect(r.code, r.stdout).toBe(0);
     expect((JSON.parse(r.outputs.result!) as ActionResult).images).toEqual([expect.objectContaining({ format: 'QCOW2', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
   });
 
   it('an empty url is an error that says so (an unset variable must not switch to a local build)', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     const r = await runAction({ file: 'local.yml', url: '' }, { cwd });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("::error::input url is empty: give the service's URL, or embedded to build with the embedded reference server inside this step");
@@ -245,7 +262,7 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('builders selects by index or type (plan, embedded server); a selector that matches nothing names the builders', async () => {
-    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-ws-'));
+    const cwd = tempDir('af-gha-ws-');
     execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
     const picked = async (builders: string) => {
       const r = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', builders }, { cwd });
@@ -255,7 +272,7 @@ describe('the bundled GitHub Action', () => {
     expect(await picked('')).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
     // The version of the package, which the bundle carries (it runs with no package.json above it).
     const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
-    const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
+    const alone = tempDir('af-gha-alone-');
     execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
     const r = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan' }, { cwd, bundle: path.join(alone, 'action/dist/index.js'), ...(n24.bin ? { node: n24.bin } : {}) });
     if (n24.bin) expect(r.stdout).toContain(`url embedded: using the embedded reference server ${version} (data in ./.appliance-forge)`);
@@ -288,9 +305,9 @@ describe('the bundled GitHub Action', () => {
 
   it('url embedded as a user who cannot sudo: a clear error before anything is written', async () => {
     // The runner's user without passwordless sudo (nobody here): builds need root, so the step says how to get it.
-    const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
+    const alone = tempDir('af-gha-alone-');
     execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
-    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-ws-'));
+    const cwd = tempDir('af-gha-ws-');
     execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
     execFileSync('chmod', ['-R', 'a+rX', alone, cwd]);
     const r = await runAction({ file: 'matrix.yml', url: 'embedded' }, { cwd, node: 'setpriv', bundle: path.join(alone, 'action/dist/index.js'), args: ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath] });
@@ -314,14 +331,14 @@ describe('the bundled GitHub Action', () => {
     const merge = wf.jobs.collect!.steps.find((x) => x.name === 'Merge the results')!;
     expect(forge.uses).toMatch(/\/action@v1$/);
     expect(forge.with).toMatchObject({ url: 'embedded', builders: '${{ matrix.builder }}', 'output-dir': 'images' });
-    const alone = mkdtempSync(path.join(tmpdir(), 'af-gha-alone-'));
+    const alone = tempDir('af-gha-alone-');
     execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
-    const collected = mkdtempSync(path.join(tmpdir(), 'af-gha-collect-'));
+    const collected = tempDir('af-gha-collect-');
     mkdirSync(path.join(collected, 'images'));
     const bash = (script: string, cwd: string, env: Record<string, string>) =>
       execFileSync('bash', ['-eo', 'pipefail', '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
     for (const builder of build.strategy!.matrix.builder) {
-      const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-ws-'));
+      const cwd = tempDir('af-gha-ws-');
       execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
       const inputs = Object.fromEntries(Object.entries(forge.with!).map(([k, v]) => [k, String(v).replace('${{ matrix.builder }}', builder)]));
       const r = await runAction(inputs, { cwd, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });

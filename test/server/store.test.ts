@@ -180,7 +180,9 @@ describe('engine selection', () => {
       cwd: root, encoding: 'utf8', timeout: 300_000,
     });
     expect(r.status, r.stdout + r.stderr).toBe(0);
-    const report = JSON.parse(readFileSync(out, 'utf8')) as { testResults: Array<{ assertionResults: Array<{ fullName: string; status: string }> }> };
+    const text = readFileSync(out, 'utf8');
+    rmSync(path.dirname(out), { recursive: true, force: true });
+    const report = JSON.parse(text) as { testResults: Array<{ assertionResults: Array<{ fullName: string; status: string }> }> };
     const results = report.testResults.flatMap((f) => f.assertionResults);
     const onNodeSqlite = results.filter((t) => t.fullName.startsWith('store on node:sqlite '));
     expect(onNodeSqlite.length).toBeGreaterThanOrEqual(6);
