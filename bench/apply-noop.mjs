@@ -21,7 +21,7 @@ if (!existsSync(join(fileURLToPath(new URL('../dist/src/cli/commands/apply.js', 
 const dir = mkdtempSync(join(tmpdir(), 'forge-bench-apply-'));
 const alice = await createUser(join(dir, 'data'), { login: 'alice' });
 // The server with --log: one "incoming request" line per request is the request count.
-const server = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', join(dir, 'data'), '--log'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--log'], { stdio: ['ignore', 'pipe', 'inherit'] });
 let requests = 0;
 const url = await new Promise((resolve, reject) => {
   let buf = '';

@@ -21,7 +21,7 @@ function child(args) {
   });
 }
 
-export const referenceServer = (dataDir, extra = []) => child([CLI, 'serve', '--port', '0', '--data', dataDir, ...extra]);
+export const referenceServer = (dataDir, extra = []) => child([CLI, 'serve', '--port', '0', '--data-dir', dataDir, ...extra]);
 
 // The baseline: node:http alone. GET answers the given files' bytes by path; POST reads and drops the body.
 const BARE = `

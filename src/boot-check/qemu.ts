@@ -14,7 +14,7 @@ export interface QemuOptions {
 }
 
 /**
- * TCG, not KVM: /dev/kvm exists on the build hosts but does not work there (../shared/design/real-images.md).
+ * TCG, not KVM: /dev/kvm exists on the build hosts but does not work there (docs/design/real-images.md).
  * `-nodefaults` drops the default VGA, monitor, NIC and drives; the serial port is the only device we talk to.
  * `snapshot=on`: writes go to a temporary overlay, the image is never modified.
  */

@@ -1,15 +1,17 @@
 // `plan FILE` and `apply FILE`: a thin layer over the engine (style example 11). Settings come from
 // flags, then APPLIANCE_FORGE_* variables; without a URL the embedded server serves the run.
 // Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
-import { parseArgs } from 'node:util';
 import {
-  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planDeclaration, planSummary, saveImages,
+  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
   type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
+import type { TraceEntry } from '../client';
 import { connect, type Connection } from '../engine/connect';
 import { describeFailure } from '../engine/failure';
 import { UsageError } from './command';
-import { createRenderer, type Out } from './progress';
+import { readCredentialsFile } from './credentials-file';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION } from './options';
+import { createRenderer, renderMode, useColor, type Out } from './progress';
 
 export interface CliIo {
   readonly stdout: Out;
@@ -40,43 +42,72 @@ const processIo = (): CliIo => ({
   },
 });
 
-const USAGE = (mode: string) =>
-  `usage: appliance-forge ${mode} FILE [--url URL --user LOGIN (--api-key KEY --secret-key KEY | --password PW)] ` +
-  `[--json] [--no-publish] [--data-dir DIR]${mode === 'apply' ? ' [--output DIR]' : ''}`;
+const SUMMARY = {
+  plan: 'Says what apply would create, change, regenerate or publish for the declaration FILE; changes nothing.',
+  apply: 'Brings the service to the declaration FILE: uploads the software, builds the appliance, generates and publishes its images.',
+} as const;
+
+export function declarationHelp(mode: 'plan' | 'apply'): string {
+  return `usage: appliance-forge ${mode} FILE [options]
+
+${SUMMARY[mode]}
+
+${CONNECTION_HELP}
+      --data-dir DIR     data of the embedded server (default ./.appliance-forge; --data is a deprecated alias)
+
+output:
+      --json             one JSON document on stdout, nothing else${mode === 'plan' ? ' (changes: one object per change)' : ''}
+  -q, --quiet            no progress and no notes on stderr (warnings and errors stay)
+      --no-publish       plan and apply without the publications
+${mode === 'apply' ? '  -o, --output DIR       download every image into DIR (sha256 checked)\n' : '      --detailed-exitcode  exit 0 no changes, 2 changes present, 1 error\n'}
+exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
+environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_LOG=debug (a line per request on stderr)
+`;
+}
 
 export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readonly string[], io: CliIo = processIo()): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      url: { type: 'string' }, user: { type: 'string' }, 'api-key': { type: 'string' }, 'secret-key': { type: 'string' },
-      password: { type: 'string' }, json: { type: 'boolean' }, 'no-publish': { type: 'boolean' }, 'data-dir': { type: 'string' },
-      output: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const usage = declarationHelp(mode);
+  const { values, positionals } = parseCommandArgs(args, {
+    ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION,
+    json: { type: 'boolean' }, 'no-publish': { type: 'boolean' },
+    output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
+  }, { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
   if (values.help) {
-    io.stdout.write(`${USAGE(mode)}\n`);
+    io.stdout.write(usage);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(`${mode} takes one declaration file\n${USAGE(mode)}`);
-  if (mode === 'plan' && values.output !== undefined) throw new UsageError(`--output goes with apply: a plan builds nothing\n${USAGE(mode)}`);
+  if (positionals.length !== 1) throw new UsageError(`${mode} takes one declaration file\n${usage}`);
+  if (mode === 'plan' && values.output !== undefined) throw new UsageError(`--output goes with apply: a plan builds nothing\n${usage}`);
+  if (mode === 'apply' && values['detailed-exitcode']) throw new UsageError(`--detailed-exitcode goes with plan\n${usage}`);
   const file = positionals[0]!;
   const env = io.env;
   const json = values.json === true;
+  const quiet = values.quiet === true;
+  // terraform plan -detailed-exitcode: 0 no changes, 2 changes present, 1 any error.
+  const detailed = values['detailed-exitcode'] === true;
   const secrets = new SecretSet();
+  const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
+  // Flags, then the credentials file given, then the environment; a file's credentials come whole
+  // (its password is not mixed with a key pair from the environment).
+  const c = values.credentials !== undefined ? readCredentialsFile(values.credentials, warn) : undefined;
+  const fromEnv = !c;
   const settings = {
-    url: values.url ?? env.APPLIANCE_FORGE_URL,
-    user: values.user ?? env.APPLIANCE_FORGE_USER,
-    apiKey: values['api-key'] ?? env.APPLIANCE_FORGE_API_KEY,
-    secretKey: values['secret-key'] ?? env.APPLIANCE_FORGE_SECRET_KEY,
-    password: values.password ?? env.APPLIANCE_FORGE_PASSWORD,
+    url: values.url ?? c?.url ?? env.APPLIANCE_FORGE_URL,
+    user: values.user ?? c?.user ?? env.APPLIANCE_FORGE_USER,
+    apiKey: values['api-key'] ?? c?.apiKey ?? (fromEnv ? env.APPLIANCE_FORGE_API_KEY : undefined),
+    secretKey: values['secret-key'] ?? c?.secretKey ?? (fromEnv ? env.APPLIANCE_FORGE_SECRET_KEY : undefined),
+    password: values.password ?? c?.password ?? (fromEnv ? env.APPLIANCE_FORGE_PASSWORD : undefined),
     dataDir: values['data-dir'],
+    // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
+    ...(env.APPLIANCE_FORGE_LOG === 'debug'
+      ? { onTrace: (t: TraceEntry) => err(`debug: ${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) }
+      : {}),
   };
   secrets.add(settings.secretKey);
   secrets.add(settings.password);
   const err = (s: string) => io.stderr.write(`${secrets.mask(s)}\n`);
   const out = (s: string) => io.stdout.write(`${secrets.mask(s)}\n`);
-  const renderer = createRenderer(json ? 'silent' : io.stderr.isTTY ? 'tty' : 'plain', io.stderr);
+  const renderer = createRenderer(renderMode(io.stderr, env, { silent: json || quiet }), io.stderr, { color: useColor(env) });
   const ac = new AbortController();
   const release = io.onInterrupt?.(() => ac.abort()) ?? (() => {});
   let conn: Connection | undefined;
@@ -88,35 +119,38 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     if (!json) for (const w of warnings) err(formatProblem(w));
     conn = await connect(settings);
     secrets.addAll(conn.secrets.list());
-    if (conn.target === 'embedded' && !json) err(`no service URL: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
+    if (conn.target === 'embedded' && !json && !quiet) err(`no service URL: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
     const o = { client: conn.client, secrets, signal: ac.signal, publish: values['no-publish'] !== true, onEvent: renderer.event };
     if (mode === 'plan') {
       const { plan } = await planDeclaration(loaded.declaration, o);
       renderer.finish();
-      if (json) out(JSON.stringify({ ok: true, mode, ...planJson(plan), warnings }));
+      if (json) out(JSON.stringify({ ok: true, mode, ...planJson(plan, secrets), warnings }));
       else for (const l of formatPlan(plan)) out(l);
-      return 0;
+      return detailed && plan.hasChanges ? 2 : 0;
     }
     const r = await applyDeclaration(loaded.declaration, o);
     const files = values.output === undefined ? undefined : await saveImages(conn.client, r.images, values.output, o);
     renderer.finish();
-    if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan), result: r, ...(files ? { files } : {}), warnings }));
+    if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
     else for (const l of [...formatResult(r), ...formatFiles(files)]) out(l);
     return 0;
   } catch (e) {
     renderer.finish();
     const f = describeFailure(e, secrets);
     if (json) out(JSON.stringify({ ok: false, mode, error: { message: f.message, problems: f.problems }, warnings }));
-    else err(f.problems.length ? f.message : `${mode} failed: ${f.message}`);
-    return f.interrupted ? 130 : f.exitCode;
+    // Every problem in file order, warnings too (an unknown field next to an error is often its cause).
+    else if (f.problems.length) err([f.message.split('\n')[0]!, ...f.problems.map(formatProblem)].join('\n'));
+    else err(`${mode} failed: ${f.message}`);
+    return f.interrupted ? 130 : detailed ? 1 : f.exitCode;
   } finally {
     release();
     await conn?.close();
   }
 }
 
-function planJson(plan: Plan) {
-  return { summary: planSummary(plan), plan: formatPlan(plan) };
+/** `summary` counts; `changes` one object per planned item (engine/changes.ts), no-ops included. */
+function planJson(plan: Plan, secrets: SecretSet) {
+  return { summary: planSummary(plan), changes: planChanges(plan, secrets) };
 }
 
 function formatFiles(files: readonly SavedImage[] | undefined): string[] {

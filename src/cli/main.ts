@@ -1,25 +1,42 @@
 #!/usr/bin/env node
 // `appliance-forge <command> …`: a small table of commands, each in src/cli/commands/<name>.ts and
-// loaded only when called.
-import { UsageError, type Command } from './command';
+// loaded only when called. `--help` on any command prints its help and exits 0; `--version` prints the
+// package's version.
+import { UsageError, type CommandModule } from './command';
+import { asksForHelp } from './options';
+import { packageVersion } from './version';
 
-const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Command> }>> = {
+const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<CommandModule> }>> = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
   users: { summary: 'manage users of a server data dir (users add <login>)', load: async () => (await import('./commands/users.js')).users },
+  validate: { summary: 'check a declaration FILE offline: no service, no credentials', load: async () => (await import('./commands/validate.js')).validate },
   plan: { summary: 'say what apply would change for a declaration FILE (changes nothing)', load: async () => (await import('./commands/plan.js')).plan },
   apply: { summary: 'build and publish the images a declaration FILE describes', load: async () => (await import('./commands/apply.js')).apply },
   boot: { summary: 'boot an IMAGE under QEMU: did it reach login? (--login, --run CMD)', load: async () => (await import('./commands/boot.js')).boot },
 };
 
 function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`);
-  return `usage: appliance-forge <command> [options]\n\ncommands:\n${lines.join('\n')}\n`;
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(9)} ${c.summary}`);
+  return `usage: appliance-forge <command> [options]
+       appliance-forge <command> --help     the command's options
+       appliance-forge --version
+
+commands:
+${lines.join('\n')}
+
+environment: APPLIANCE_FORGE_URL, _USER, _API_KEY, _SECRET_KEY, _PASSWORD (connection); NO_COLOR, TERM=dumb (no colours, no redrawn bars)
+`;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  let [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    process.stdout.write(`appliance-forge ${packageVersion()}\n`);
+    return 0;
+  }
+  if (name === 'help' && rest[0] !== undefined) [name, rest] = [rest[0], ['--help']];
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(usage());
+    (name ? process.stdout : process.stderr).write(usage());
     return name ? 0 : 2;
   }
   const entry = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
@@ -27,12 +44,19 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`appliance-forge: unknown command ${JSON.stringify(name)}\n${usage()}`);
     return 2;
   }
+  // With --detailed-exitcode, 2 means "changes present": a usage error is then 1, as terraform does.
+  const usageCode = rest.includes('--detailed-exitcode') ? 1 : 2;
   try {
-    return await (await entry.load())(rest);
+    const command = await entry.load();
+    if (asksForHelp(rest)) {
+      process.stdout.write(command.help.endsWith('\n') ? command.help : `${command.help}\n`);
+      return 0;
+    }
+    return await command.run(rest);
   } catch (e) {
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`appliance-forge ${name}: ${(e as Error).message}\n`);
-      return 2;
+      return usageCode;
     }
     process.stderr.write(`appliance-forge ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;

@@ -1,5 +1,6 @@
 // How the command line shows the engine's events: bars redrawn in place on a terminal, plain lines
-// otherwise (CI logs), nothing in `--json` mode (stdout then holds one JSON document only).
+// otherwise (CI logs, `TERM=dumb`), nothing in `--json` or `--quiet` mode (stdout then holds one JSON
+// document only). `NO_COLOR` (no-color.org) keeps the bars but drops the colours and bold.
 import type { EngineEvent } from '../engine';
 
 export interface Out {
@@ -9,10 +10,22 @@ export interface Out {
 }
 
 export type Renderer = { event(e: EngineEvent): void; finish(): void };
+export type RenderMode = 'tty' | 'plain' | 'silent';
 
-export function createRenderer(mode: 'tty' | 'plain' | 'silent', out: Out): Renderer {
+/** Redrawn bars only on a terminal that can move the cursor. */
+export function renderMode(out: Out, env: Readonly<Record<string, string | undefined>>, o: { silent?: boolean } = {}): RenderMode {
+  if (o.silent) return 'silent';
+  return out.isTTY && env.TERM !== 'dumb' ? 'tty' : 'plain';
+}
+
+/** Colours unless NO_COLOR is set to anything non-empty (no-color.org) or the terminal is dumb. */
+export function useColor(env: Readonly<Record<string, string | undefined>>): boolean {
+  return !env.NO_COLOR && env.TERM !== 'dumb';
+}
+
+export function createRenderer(mode: RenderMode, out: Out, o: { color?: boolean } = {}): Renderer {
   if (mode === 'silent') return { event: () => {}, finish: () => {} };
-  return mode === 'tty' ? ttyRenderer(out) : plainRenderer(out);
+  return mode === 'tty' ? ttyRenderer(out, o.color ?? true) : plainRenderer(out);
 }
 
 function plainRenderer(out: Out): Renderer {
@@ -43,7 +56,8 @@ function bar(pct: number, width = 20): string {
   return `[${'#'.repeat(n)}${'.'.repeat(width - n)}] ${String(pct).padStart(3)}%`;
 }
 
-function ttyRenderer(out: Out): Renderer {
+function ttyRenderer(out: Out, color: boolean): Renderer {
+  const bold = (t: string) => (color ? `\x1b[1m${t}\x1b[0m` : t);
   const active = new Map<string, { label: string; pct: number }>();
   let drawn = 0;
   const clear = () => {
@@ -64,7 +78,7 @@ function ttyRenderer(out: Out): Renderer {
   return {
     event(e) {
       switch (e.type) {
-        case 'phase': line(`\x1b[1m${e.title}\x1b[0m`); break;
+        case 'phase': line(bold(e.title)); break;
         case 'step': line(`  ${e.message}`); break;
         case 'progress':
           clear();

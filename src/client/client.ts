@@ -11,6 +11,7 @@ import { pipeline } from './pipeline';
 import { retryPolicy, type RetryHooks, type RetryPolicy } from './retry';
 import type { Auth } from './sign';
 import { saveBody, uploadBody, type DownloadResult, type Progress, type UploadSource } from './transfer';
+import { traced, type TraceEntry } from './trace';
 import { createTransport } from './transport';
 import { queryString, type Call, type Handler, type QueryValue } from './wire';
 
@@ -30,6 +31,8 @@ export interface ClientOptions {
   userAgent?: string;
   /** For tests and diagnostics: told before each retry. */
   onRetry?: RetryHooks['onRetry'];
+  /** Told after each HTTP exchange (method, path without the signature, status, ms): `APPLIANCE_FORGE_LOG=debug`. */
+  onTrace?: (t: TraceEntry) => void;
 }
 
 export interface DownloadOptions {
@@ -81,7 +84,7 @@ export function createClient(options: ClientOptions): Client {
   });
   const store = o.cache ? new ResponseCache(o.cache === true ? {} : o.cache) : undefined;
   const handler: Handler = pipeline({
-    transport: transport.exchange,
+    transport: o.onTrace ? traced(transport.exchange, servicePath, o.onTrace) : transport.exchange,
     auth: o.auth,
     format,
     cache: store,

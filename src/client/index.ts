@@ -5,6 +5,7 @@ export type { Auth } from './sign';
 export type { CacheOptions } from './cache';
 export { DEFAULT_RETRY, RETRY_STATUSES, backoffDelay, isRetryable, parseRetryAfter, type Outcome, type RetryPolicy } from './retry';
 export { failureKind, type FailureKind } from './transport';
+export { redactTarget, type TraceEntry } from './trace';
 export { jobOf, jobState, type Job, type JobTarget, type WaitForJobOptions } from './jobs';
 export { pollDelay, sleep, waitUntil, type WaitOptions, type WaitResult } from './waiter';
 export type { DownloadResult, Progress, UploadSource } from './transfer';

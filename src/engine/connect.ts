@@ -1,6 +1,6 @@
 // From the adapters' settings (flags, environment, Action inputs) to a client: the service at
 // `url` with an API key pair or a password, or the embedded server when no URL is given.
-import { createClient, type Client } from '../client';
+import { createClient, type Client, type TraceEntry } from '../client';
 import { DEFAULT_DATA_DIR, startEmbedded } from './embedded';
 import { SecretSet } from './secrets';
 
@@ -12,6 +12,8 @@ export interface ConnectSettings {
   readonly password?: string;
   /** Data folder of the embedded server; default `./.appliance-forge`. */
   readonly dataDir?: string;
+  /** A request trace (`APPLIANCE_FORGE_LOG=debug`): told after each HTTP exchange. */
+  readonly onTrace?: (t: TraceEntry) => void;
 }
 
 export interface Connection {
@@ -39,7 +41,7 @@ export async function connect(s: ConnectSettings): Promise<Connection> {
   if (!s.url) {
     const svc = await startEmbedded(s.dataDir ?? DEFAULT_DATA_DIR);
     secrets.add(svc.credentials.secretKey);
-    const client = createClient({ url: svc.url, auth: { ...svc.credentials } });
+    const client = createClient({ url: svc.url, auth: { ...svc.credentials }, ...(s.onTrace ? { onTrace: s.onTrace } : {}) });
     return {
       client, secrets, target: 'embedded', url: svc.url,
       close: async () => {
@@ -58,6 +60,6 @@ export async function connect(s: ConnectSettings): Promise<Connection> {
   } else {
     throw new ConnectSettingsError('credentials are needed with a service URL: --api-key and --secret-key, or --password');
   }
-  const client = createClient({ url: s.url, auth });
+  const client = createClient({ url: s.url, auth, ...(s.onTrace ? { onTrace: s.onTrace } : {}) });
   return { client, secrets, target: 'remote', url: s.url, close: () => client.close() };
 }

@@ -1,5 +1,5 @@
 // The declaration as the engine understands it, after parsing and validation: the platform tool's
-// (hammr) format, `stack` / `builders` / `accounts` (shared/design/declaration.md). Each part keeps
+// (hammr) format, `stack` / `builders` / `accounts` (docs/design/declaration.md). Each part keeps
 // the position it was written at, so that problems found later (when resolving against the
 // service) still point at the right line.
 import type { InstallationDecl } from './installation';

@@ -28,6 +28,19 @@ export class EmbeddedUnavailableError extends Error {
   }
 }
 
+/**
+ * Writes `<dir>/.gitignore` holding `*` (unless one is there): the folder holds credentials.json and
+ * secret.key, and usually sits in a project's working tree, where nothing else would keep them out of git.
+ */
+export function ignoreInGit(dir: string): void {
+  const file = path.join(dir, '.gitignore');
+  try {
+    writeFileSync(file, '# written by appliance-forge: this folder holds keys and server data\n*\n', { flag: 'wx', mode: 0o644 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+}
+
 export async function startEmbedded(dataDir = DEFAULT_DATA_DIR): Promise<EmbeddedService> {
   // Loaded on demand: the server (and its native SQLite module) is needed only without a URL.
   let server: typeof import('../server');
@@ -41,6 +54,7 @@ export async function startEmbedded(dataDir = DEFAULT_DATA_DIR): Promise<Embedde
   }
   const dir = path.resolve(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ignoreInGit(dir);
   const file = path.join(dir, CREDENTIALS);
   let credentials: LocalCredentials;
   if (existsSync(file)) {

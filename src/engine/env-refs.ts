@@ -10,12 +10,16 @@ export interface EnvProblem {
   /** Offset of the reference inside the text. */
   readonly offset: number;
   readonly message: string;
+  /** The variable's name, when the problem is that it is unset or empty. */
+  readonly unset?: string;
 }
 
 export interface Interpolated {
   readonly value: string;
   /** The values read from the environment. */
   readonly read: readonly string[];
+  /** The variables named, set or not. */
+  readonly names: readonly string[];
   readonly problems: readonly EnvProblem[];
 }
 
@@ -26,19 +30,21 @@ export interface Interpolated {
  */
 export function interpolateEnv(text: string, env: Env): Interpolated {
   const read: string[] = [];
+  const names: string[] = [];
   const problems: EnvProblem[] = [];
   const value = text.replace(REF, (whole, name: string, offset: number) => {
     if (!NAME.test(name)) {
       problems.push({ offset, message: `malformed environment reference "${whole}": expected \${env:NAME}` });
       return '';
     }
+    names.push(name);
     const v = env[name];
     if (v === undefined || v === '') {
-      problems.push({ offset, message: `environment variable ${name} is not set` });
+      problems.push({ offset, message: `environment variable ${name} is not set`, unset: name });
       return '';
     }
     read.push(v);
     return v;
   });
-  return { value, read, problems };
+  return { value, read, names, problems };
 }

@@ -18,6 +18,7 @@ export type { Declaration, BuilderDecl, BundleDecl, PackageDecl } from './declar
 export type { EngineEvent, EventSink, Phase } from './events';
 export { parseDeclaration, parseDeclarationFile } from './parse';
 export { formatPlan, planSummary } from './report';
+export { isNoOp, planChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
 export type { AppliancePlan, ImagePlan, Plan, PublicationPlan, SoftwarePlan } from './plan';
 export { DeclarationError, formatProblem, type Problem, type Position } from './problems';
 export { MASK, SecretSet } from './secrets';

@@ -1,4 +1,4 @@
-// Reads and validates a declaration in the platform tool's format (shared/design/declaration.md):
+// Reads and validates a declaration in the platform tool's format (docs/design/declaration.md):
 // YAML or JSON, sections `stack`, `builders`, `accounts`. Every problem is collected before the
 // DeclarationError is thrown, each with file, line and column.
 import { readFileSync, statSync } from 'node:fs';
@@ -11,9 +11,9 @@ import type { Env } from './env-refs';
 import { INSTALL_KEYS, NOT_SET, readInstallation } from './installation';
 import { ProblemList, type Problem } from './problems';
 import { SecretSet } from './secrets';
-import { type MapView, YamlReader, type YNode } from './yaml-reader';
+import { type MapView, type ReaderOptions, YamlReader, type YNode } from './yaml-reader';
 
-export interface ParseOptions {
+export interface ParseOptions extends ReaderOptions {
   /** Source of `${env:…}` values; defaults to `process.env`. */
   readonly env?: Env;
 }
@@ -22,6 +22,8 @@ export interface ParseResult {
   readonly declaration?: Declaration;
   /** Errors and warnings, in file order. */
   readonly problems: readonly Problem[];
+  /** The variables the file reads through `${env:NAME}`, set or not, sorted. */
+  readonly envNames?: readonly string[];
 }
 
 const DEFAULT_PROFILE = 'Minimal';
@@ -38,10 +40,10 @@ export function parseDeclarationFile(file: string, options: ParseOptions = {}): 
     problems.add(undefined, `cannot read the declaration: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
     return { problems: problems.items };
   }
-  return parseDeclaration(text, { file, dir: path.dirname(path.resolve(file)), env: options.env });
+  return parseDeclaration(text, { ...options, file, dir: path.dirname(path.resolve(file)) });
 }
 
-export function parseDeclaration(text: string, o: { file: string; dir: string; env?: Env }): ParseResult {
+export function parseDeclaration(text: string, o: { file: string; dir: string; env?: Env } & ReaderOptions): ParseResult {
   const problems = new ProblemList(o.file);
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
@@ -52,7 +54,7 @@ export function parseDeclaration(text: string, o: { file: string; dir: string; e
   if (doc.errors.length) return { problems: problems.sorted() };
 
   const secrets = new SecretSet();
-  const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets);
+  const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets, { strict: o.strict, envOptional: o.envOptional });
   const root = r.map(doc.contents as YNode, '', ['stack', 'builders', 'accounts']);
   if (!root) return { problems: problems.sorted() };
 
@@ -62,7 +64,8 @@ export function parseDeclaration(text: string, o: { file: string; dir: string; e
     : (problems.add(root.at, 'stack is required'), undefined);
   const builders = readBuilders(r, root, accounts);
 
-  if (problems.hasErrors || !stack) return { problems: problems.sorted() };
+  const envNames = [...r.envNames].sort();
+  if (problems.hasErrors || !stack) return { problems: problems.sorted(), envNames };
   // An image's disk is the builder's size, else the stack's: the service takes the image's profile whole.
   const sized = builders.map((b) =>
     b.installProfile.diskSize === undefined && stack.installation.diskSize !== undefined
@@ -72,6 +75,7 @@ export function parseDeclaration(text: string, o: { file: string; dir: string; e
   return {
     declaration: { file: o.file, dir: o.dir, stack, builders: sized, secrets: secrets.list() },
     problems: problems.sorted(),
+    envNames,
   };
 }
 

@@ -16,6 +16,10 @@ export interface AppliancePlan {
   readonly name: string;
   readonly version: string;
   readonly uri?: string;
+  /** The declared description. */
+  readonly description?: string;
+  /** What the service holds, when the appliance exists. */
+  readonly current?: { readonly description?: string; readonly revision?: number };
   /** What differs, in words (empty when unchanged). */
   readonly changes: readonly string[];
 }
@@ -200,7 +204,8 @@ export function computePlan(
   }
   const appliance: AppliancePlan = {
     action: !app ? 'create' : changes.length ? 'update' : 'unchanged',
-    name: stack.name, version: stack.version, uri: app?.uri, changes,
+    name: stack.name, version: stack.version, uri: app?.uri, description: stack.description,
+    current: app ? { description: app.description, revision: app.revision } : undefined, changes,
   };
 
   // ---- Images: any change above makes a new appliance revision, so every image is regenerated.

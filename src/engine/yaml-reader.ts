@@ -3,18 +3,30 @@
 // on and reports every problem at once.
 import { isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
 import { interpolateEnv, type Env } from './env-refs';
+import { nearMiss, platformOnlyKey } from './platform-keys';
 import type { Position, ProblemList } from './problems';
 import type { SecretSet } from './secrets';
 
 export type YNode = Node | null | undefined;
 
+export interface ReaderOptions {
+  /** Unknown fields are errors, not warnings (`validate --strict`). */
+  readonly strict?: boolean;
+  /** An unset `${env:NAME}` is a warning, not an error: `validate` runs where CI secrets are absent. */
+  readonly envOptional?: boolean;
+}
+
 export class YamlReader {
+  /** Every variable the file names in `${env:…}`, set or not. */
+  readonly envNames = new Set<string>();
+
   constructor(
     private readonly text: string,
     private readonly lc: LineCounter,
     readonly problems: ProblemList,
     private readonly env: Env,
     readonly secrets: SecretSet,
+    private readonly options: ReaderOptions = {},
   ) {}
 
   posOf(offset: number): Position {
@@ -42,14 +54,30 @@ export class YamlReader {
         this.problems.add(this.at(pair.key as YNode, this.at(node)), `${what || 'the declaration'}: keys must be plain names`);
         continue;
       }
-      if (!known.includes(key)) {
-        const where = `field "${key}" in ${what || 'the declaration'}`;
-        if (strict) this.problems.add(this.at(pair.key as YNode), `unsupported ${where}: ${strict}`);
-        else this.problems.add(this.at(pair.key as YNode), `unknown ${where} (ignored)`, 'warning');
-      }
+      if (!known.includes(key)) this.unknownKey(key, what, known, this.at(pair.key as YNode), strict);
       entries.set(key, pair);
     }
     return new MapView(this, what, this.at(node), entries);
+  }
+
+  /**
+   * A key this project does not read: named as the platform tool's when it is one of its keys, with the
+   * known key a typo most likely meant. A warning, or an error with `strict` (the place's reason) or in
+   * strict mode, where the file must say only what will be done.
+   */
+  private unknownKey(key: string, what: string, known: readonly string[], at: Position, strict: string | undefined): void {
+    const where = `field "${key}" in ${what || 'the declaration'}`;
+    const platform = platformOnlyKey(what, key);
+    const near = platform ? undefined : nearMiss(key, known);
+    const hint = near ? `; did you mean "${near}"?` : '';
+    const error = strict !== undefined || this.options.strict === true;
+    if (platform) {
+      this.problems.add(at, `${where} is a key of the platform tool's format that appliance-forge does not support (${platform})${error ? '' : ': ignored'}`, error ? 'error' : 'warning');
+    } else if (strict) {
+      this.problems.add(at, `unsupported ${where}: ${strict}${hint}`);
+    } else {
+      this.problems.add(at, `unknown ${where}${error ? '' : ' (ignored)'}${hint}`, error ? 'error' : 'warning');
+    }
   }
 
   /** A list's items; a missing list is an empty one. */
@@ -75,13 +103,15 @@ export class YamlReader {
     if (!raw.includes('${')) return raw;
     const r = interpolateEnv(raw, this.env);
     this.secrets.addAll(r.read);
+    for (const n of r.names) this.envNames.add(n);
     const start = node.range?.[0] ?? 0;
     const rawSource = this.text.slice(start, node.range?.[1] ?? start);
     for (const p of r.problems) {
       // Point at the reference itself when it can be found in the source text.
       const ref = raw.slice(p.offset).match(/^\$\{[^}]*\}/)?.[0];
       const idx = ref ? rawSource.indexOf(ref) : -1;
-      this.problems.add(idx >= 0 ? this.posOf(start + idx) : this.at(node, fallback), `${what}: ${p.message}`);
+      const lenient = p.unset !== undefined && this.options.envOptional === true;
+      this.problems.add(idx >= 0 ? this.posOf(start + idx) : this.at(node, fallback), `${what}: ${p.message}${lenient ? ' (plan and apply will need it)' : ''}`, lenient ? 'warning' : 'error');
     }
     return r.problems.length ? undefined : r.value;
   }

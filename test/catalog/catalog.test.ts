@@ -1,6 +1,6 @@
 // Facts of the real Debian 12 main amd64 index, read through the catalog as the server reads it.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -185,7 +185,7 @@ describe('loading', () => {
 });
 
 describe('records on the wire', () => {
-  it.runIf(existsSync(XSD))('encode to XML that validates against uforge.xsd', () => {
+  it('encode to XML that validates against uforge.xsd', () => {
     const docs: Array<[string, string]> = [
       ['distribution.xml', encode('xml', 'distribution', catalog.getDistribution(1)!)],
       ['windows.xml', encode('xml', 'distribution', catalog.getDistribution(2)!)],

@@ -48,6 +48,10 @@ describe('appliance-forge plan / apply', () => {
     const doc = JSON.parse(plan.stdout) as { ok: boolean; summary: { changes: boolean; reuseImages: number } };
     expect(doc).toMatchObject({ ok: true, summary: { changes: false, reuseImages: 1 } });
     expect(plan.stderr).toBe('');
+    // Converged: every planned item is a no-op, and --detailed-exitcode says "no changes" with 0.
+    expect((JSON.parse(plan.stdout) as { changes: Array<{ action: string }> }).changes.map((c) => c.action).filter((a) => a !== 'unchanged' && a !== 'reuse')).toEqual([]);
+    const detailed = await runCli(['plan', 'local.yml', '--detailed-exitcode'], { cwd: dir, env: creds });
+    expect(detailed.code, detailed.stderr).toBe(0);
     for (const r of [first, second, plan]) expect(r.stdout + r.stderr).not.toContain(svc.secretKey);
   });
 

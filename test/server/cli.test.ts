@@ -12,12 +12,12 @@ const MAIN = resolve(__dirname, '../../dist/src/cli/main.js');
 describe.skipIf(!existsSync(MAIN))('command line', () => {
   it('users add --json, then serve until SIGTERM', async () => {
     const dir = tempDir();
-    const out = execFileSync(process.execPath, [MAIN, 'users', 'add', 'dana', '--password', 'pw', '--admin', '--data', dir, '--json'], { encoding: 'utf8' });
+    const out = execFileSync(process.execPath, [MAIN, 'users', 'add', 'dana', '--password', 'pw', '--admin', '--data-dir', dir, '--json'], { encoding: 'utf8' });
     const key = JSON.parse(out) as { login: string; publicKey: string; secretKey: string };
     expect(key.login).toBe('dana');
-    expect(() => execFileSync(process.execPath, [MAIN, 'users', 'add', 'dana', '--data', dir], { stdio: 'pipe' })).toThrow();
+    expect(() => execFileSync(process.execPath, [MAIN, 'users', 'add', 'dana', '--data-dir', dir], { stdio: 'pipe' })).toThrow();
 
-    const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data', dir, '--no-catalog-refresh'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', dir, '--no-catalog-refresh'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const url = await new Promise<string>((res) => child.stdout.once('data', (b: Buffer) => res(b.toString().trim())));
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api$/);
     const c = createClient({ url, auth: key, retry: false });

@@ -31,7 +31,7 @@ interface Proc {
 }
 
 async function serve(dataDir: string): Promise<Proc> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data', dataDir, '--no-catalog-refresh'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', dataDir, '--no-catalog-refresh'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const url = await new Promise<string>((res, rej) => {
     let out = '';
     child.stdout!.on('data', (b: Buffer) => {

@@ -1,6 +1,6 @@
 // `appliance-forge apply FILE`: brings the service to the declaration (converges: a second run of
 // an unchanged file changes nothing).
-import type { Command } from '../command';
-import { runDeclarationCommand } from '../declaration-command';
+import type { CommandModule } from '../command';
+import { declarationHelp, runDeclarationCommand } from '../declaration-command';
 
-export const apply: Command = (args) => runDeclarationCommand('apply', args);
+export const apply: CommandModule = { run: (args) => runDeclarationCommand('apply', args), help: declarationHelp('apply') };

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../boot-check';
 import { isForgeError } from '../../errors';
-import { UsageError, type Command } from '../command';
+import { UsageError, type Command, type CommandModule } from '../command';
 
 export const DEFAULT_PASSWORD_ENV = 'APPLIANCE_FORGE_BOOT_PASSWORD';
 
@@ -39,7 +39,7 @@ function human(r: BootCheckResult, asked: { login?: string; commands: readonly s
   return `${lines.join('\n')}\n`;
 }
 
-export const boot: Command = async (args) => {
+const run: Command = async (args) => {
   const { values, positionals } = parseArgs({
     args: [...args],
     options: {
@@ -111,3 +111,5 @@ export const boot: Command = async (args) => {
     process.off('SIGTERM', onSignal);
   }
 };
+
+export const boot: CommandModule = { run, help: HELP };

@@ -1,5 +1,5 @@
 // `appliance-forge plan FILE`: what an apply would create, change, regenerate or publish; changes nothing.
-import type { Command } from '../command';
-import { runDeclarationCommand } from '../declaration-command';
+import type { CommandModule } from '../command';
+import { declarationHelp, runDeclarationCommand } from '../declaration-command';
 
-export const plan: Command = (args) => runDeclarationCommand('plan', args);
+export const plan: CommandModule = { run: (args) => runDeclarationCommand('plan', args), help: declarationHelp('plan') };

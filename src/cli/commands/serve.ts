@@ -1,21 +1,46 @@
-// `appliance-forge serve [--host 127.0.0.1] [--port 8080|0] [--data DIR] [--max-upload-bytes N] [--max-disk-mib N]
-// [--mirror URL] [--security-mirror URL|none] [--no-catalog-refresh] [--cache-dir DIR] [--max-cache-mib N] [--max-builds N]`: prints the base URL on one line, refreshes the
+// `appliance-forge serve [options]` (HELP below): prints the base URL on one line, refreshes the
 // package catalog from the mirror in the background (README "Catalog refresh"), stops gracefully on
 // SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
-import { parseArgs } from 'node:util';
 import { startServer } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';
 import { isPublicBaseUrl } from '../../server/http/errors';
 import { defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../server/imaging';
-import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
+import { ignoreInGit } from '../../engine/embedded';
+import { DEFAULT_DATA_DIR, UsageError, type Command, type CommandModule } from '../command';
+import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
 
-export const serve: Command = async (args) => {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
+const HELP = `usage: appliance-forge serve [options]
+
+Runs the reference server and prints its base URL on one line; stops cleanly on SIGTERM or SIGINT.
+
+options:
+      --host HOST               address to bind (default 127.0.0.1)
+      --port N                  port, 0 for any free one (default 8080)
+      --data-dir DIR            the server's data (default ${DEFAULT_DATA_DIR}; --data is a deprecated alias)
+      --max-upload-bytes N      largest upload
+      --max-disk-mib N          largest disk an image may ask for
+      --signed-url-max-age S    lifetime of signed download URLs
+      --max-jobs-per-user N     running jobs per user
+      --max-jobs N              running jobs in all
+      --public-url URL          the base URL clients see (behind a proxy)
+      --cloud-endpoint URL      an OpenStack endpoint publications may reach; repeatable
+      --mirror URL              Debian archive for builds and the catalog (default: the Debian archive)
+      --security-mirror URL|none
+      --no-catalog-refresh      keep the shipped package catalog
+      --cache-dir DIR           cached OS layers
+      --max-cache-mib N         their size bound
+      --max-builds N            image builds at once (default 1)
+      --log                     request log on stderr
+  -q, --quiet                   no catalog refresh notes on stderr
+  -h, --help
+`;
+
+const run: Command = async (args) => {
+  const { values } = parseCommandArgs(args, {
+      ...HELP_OPTION, ...QUIET_OPTION,
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '8080' },
-      data: { type: 'string', default: DEFAULT_DATA_DIR },
+      'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
       'max-upload-bytes': { type: 'string' },
       'max-disk-mib': { type: 'string' },
       'signed-url-max-age': { type: 'string' },
@@ -30,9 +55,8 @@ export const serve: Command = async (args) => {
       'cache-dir': { type: 'string' },
       'max-cache-mib': { type: 'string' },
       'max-builds': { type: 'string', default: '1' },
-    },
-    strict: true,
-  });
+  }, { usage: HELP, warn: (m) => process.stderr.write(`appliance-forge serve: warning: ${m}\n`) });
+  const dataDir = values['data-dir'];
   const port = Number(values.port);
   if (!/^\d{1,5}$/.test(values.port) || port > 65535) throw new UsageError(`--port must be 0..65535, got ${values.port}`);
   const maxUpload = values['max-upload-bytes'];
@@ -66,11 +90,11 @@ export const serve: Command = async (args) => {
   // One mirror for the image builds and the catalog refresh: what users search is what gets installed.
   const mirror = mirrorOf(values.mirror, values['security-mirror']);
   const refresh = values['no-catalog-refresh'] ? false : { mirror: mirror.archive, securityMirror: mirror.security ?? (false as const) };
-  const catalog = openLiveCatalog({ dataDir: values.data, refresh, log: (m) => process.stderr.write(`${m}\n`) });
+  const catalog = openLiveCatalog({ dataDir, refresh, log: (m) => (values.quiet ? undefined : process.stderr.write(`${m}\n`)) });
   const server = await startServer({
     host: values.host,
     port,
-    dataDir: values.data,
+    dataDir,
     logger: values.log,
     catalog,
     mirror,
@@ -84,6 +108,7 @@ export const serve: Command = async (args) => {
     await catalog.close();
     throw e;
   });
+  ignoreInGit(dataDir);
   process.stdout.write(`${server.url}\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
@@ -96,6 +121,8 @@ export const serve: Command = async (args) => {
   });
   return 0;
 };
+
+export const serve: CommandModule = { run, help: HELP };
 
 /** `--mirror` replaces the archive; the security archive stays the default unless `--security-mirror` (or `none`). */
 function mirrorOf(archive: string | undefined, security: string | undefined): MirrorConfig {

@@ -1,24 +1,35 @@
-// `appliance-forge users add <login> [--password P] [--admin] [--data DIR] [--json]`: creates a user in
+// `appliance-forge users add <login> [--password P] [--admin] [--data-dir DIR] [--json]`: creates a user in
 // a data dir and prints its first API key pair (the secret key is shown this once).
-import { parseArgs } from 'node:util';
 import { createUser } from '../../server';
-import { DEFAULT_DATA_DIR, UsageError, type Command } from '../command';
+import { ignoreInGit } from '../../engine/embedded';
+import { DEFAULT_DATA_DIR, UsageError, type Command, type CommandModule } from '../command';
+import { HELP_OPTION, parseCommandArgs } from '../options';
 
-export const users: Command = async (args) => {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      password: { type: 'string' },
-      admin: { type: 'boolean', default: false },
-      data: { type: 'string', default: DEFAULT_DATA_DIR },
-      json: { type: 'boolean', default: false },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
+const HELP = `usage: appliance-forge users add LOGIN [options]
+
+Creates a user in a server's data dir and prints its first API key pair (the secret key is shown this once).
+
+options:
+  -p, --password PW     the user's password (for Basic authentication)
+      --admin           an administrator
+      --data-dir DIR    the server's data (default ${DEFAULT_DATA_DIR}; --data is a deprecated alias)
+      --json            {"login","publicKey","secretKey"} on one line
+  -h, --help
+`;
+
+const run: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, {
+    ...HELP_OPTION,
+    password: { type: 'string', short: 'p' },
+    admin: { type: 'boolean', default: false },
+    'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
+    json: { type: 'boolean', default: false },
+  }, { usage: HELP, positionals: true, warn: (m) => process.stderr.write(`appliance-forge users: warning: ${m}\n`) });
   const [sub, login, ...extra] = positionals;
-  if (sub !== 'add' || !login || extra.length > 0) throw new UsageError('usage: users add <login> [--password P] [--admin] [--data DIR] [--json]');
-  const u = await createUser(values.data, { login, ...(values.password !== undefined ? { password: values.password } : {}), admin: values.admin });
+  if (sub !== 'add' || !login || extra.length > 0) throw new UsageError(HELP);
+  const dataDir = values['data-dir'];
+  const u = await createUser(dataDir, { login, ...(values.password !== undefined ? { password: values.password } : {}), admin: values.admin });
+  ignoreInGit(dataDir);
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ login: u.login, publicKey: u.publicKey, secretKey: u.secretKey })}\n`);
   } else {
@@ -26,3 +37,5 @@ export const users: Command = async (args) => {
   }
   return 0;
 };
+
+export const users: CommandModule = { run, help: HELP };

@@ -1,4 +1,4 @@
-// The reference server as a child process (`appliance-forge serve --port 0 --data DIR`, from
+// The reference server as a child process (`appliance-forge serve --port 0 --data-dir DIR`, from
 // `dist/`): what a kill test needs (SIGKILL at any point) and what a log test needs (every line the
 // server writes, captured from its stdout and stderr).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,7 +25,7 @@ export async function spawnServer(dataDir: string, o: { log?: boolean; extra?: s
   requireDist();
   // No catalog refresh: these servers are attacked, not updated (a refresh reads and downloads the mirror's index,
   // which would blur the byte and request counts; test/catalog tests the refresh).
-  const args = [CLI, 'serve', '--port', '0', '--data', dataDir, '--no-catalog-refresh', ...(o.log ? ['--log'] : []), ...(o.extra ?? [])];
+  const args = [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--no-catalog-refresh', ...(o.log ? ['--log'] : []), ...(o.extra ?? [])];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let partial = '';

@@ -1,0 +1,50 @@
+// `appliance-forge validate FILE [--strict] [--json]`: checks a declaration offline, with no service
+// and no secrets (a pull request from a fork has none): the schema, the bundle files, the `${env:NAME}`
+// names (unset ones are reported, not fatal), unknown fields (errors with --strict, with the key a typo
+// most likely meant), and the platform tool's keys this project does not support.
+import { formatProblem, parseDeclarationFile, SecretSet } from '../../engine';
+import { UsageError, type Command, type CommandModule } from '../command';
+import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
+
+const HELP = `usage: appliance-forge validate FILE [options]
+
+Checks a declaration offline: the schema, that bundle files exist, the \${env:NAME} variables it reads (an unset one
+is reported, since plan and apply will need it), unknown fields and the platform tool's keys this project does not
+support. Needs no service and no credentials.
+
+options:
+      --strict    unknown fields are errors (with a "did you mean" for near misses), not warnings
+      --json      one JSON document: {ok, file, errors, warnings, problems, env}
+  -q, --quiet     no summary line; problems only
+  -h, --help
+
+exit status: 0 valid (warnings allowed), 1 invalid, 2 usage
+`;
+
+const run: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, {
+    ...HELP_OPTION, ...QUIET_OPTION, strict: { type: 'boolean' }, json: { type: 'boolean' },
+  }, { usage: HELP, positionals: true, warn: (m) => process.stderr.write(`appliance-forge validate: warning: ${m}\n`) });
+  if (positionals.length !== 1) throw new UsageError(`validate takes one declaration file\n${HELP.split('\n')[0]}`);
+  const file = positionals[0]!;
+  const r = parseDeclarationFile(file, { strict: values.strict === true, envOptional: true });
+  const secrets = new SecretSet();
+  secrets.addAll(r.declaration?.secrets ?? []);
+  const problems = r.problems.map((p) => ({ ...p, message: secrets.mask(p.message) }));
+  const errors = problems.filter((p) => p.severity === 'error').length;
+  const warnings = problems.length - errors;
+  const env = r.envNames ?? [];
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ ok: errors === 0, file, errors, warnings, problems, env })}\n`);
+  } else {
+    for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
+    if (!values.quiet) {
+      const counts = `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`;
+      const reads = env.length ? `; reads ${env.map((n) => `\${env:${n}}`).join(', ')}` : '';
+      process.stdout.write(`${file}: ${errors ? 'invalid' : 'valid'} (${counts})${reads}\n`);
+    }
+  }
+  return errors ? 1 : 0;
+};
+
+export const validate: CommandModule = { run, help: HELP };

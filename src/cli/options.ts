@@ -1,0 +1,86 @@
+// The options every command shares, named once: the connection options with the platform tool's
+// short flags (hammr: -a URL, -u USER, -p PASSWORD, -k PUBLIC KEY, -s SECRET KEY), the data dir,
+// --help, --quiet, --json. Old spellings stay accepted for a while, with a warning that names the new one.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './command';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
+
+export const CONNECTION_OPTIONS = {
+  url: { type: 'string', short: 'a' },
+  user: { type: 'string', short: 'u' },
+  'api-key': { type: 'string', short: 'k' },
+  'secret-key': { type: 'string', short: 's' },
+  password: { type: 'string', short: 'p' },
+  credentials: { type: 'string', short: 'c' },
+} as const satisfies Options;
+
+export const CONNECTION_HELP = `connection (flags win over the APPLIANCE_FORGE_* variables; none: the embedded server):
+  -a, --url URL          the service's base URL                 APPLIANCE_FORGE_URL
+  -u, --user LOGIN       the user                               APPLIANCE_FORGE_USER
+  -k, --api-key KEY      public key of an API key pair          APPLIANCE_FORGE_API_KEY
+  -s, --secret-key KEY   its secret key                         APPLIANCE_FORGE_SECRET_KEY
+  -p, --password PW      a password instead of a key pair       APPLIANCE_FORGE_PASSWORD
+  -c, --credentials FILE the platform tool's credentials.yml|json (url, user, password or publickey/secretkey);
+                         flags win over it, it wins over the variables`;
+
+export const DATA_DIR_OPTION = { 'data-dir': { type: 'string' } } as const satisfies Options;
+export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const satisfies Options;
+export const QUIET_OPTION = { quiet: { type: 'boolean', short: 'q' } } as const satisfies Options;
+
+/** Old spelling → the one name it now has. */
+const DEPRECATED: Readonly<Record<string, string>> = { '--data': '--data-dir' };
+
+/**
+ * Rewrites deprecated spellings (`--data DIR`, `--data=DIR`) to their names, and tells `warn` once
+ * per spelling. Stops at `--`: what follows is not an option.
+ */
+export function renameDeprecated(args: readonly string[], known: Options, warn: (message: string) => void): string[] {
+  const out: string[] = [];
+  const told = new Set<string>();
+  let rest = false;
+  for (const a of args) {
+    if (rest || a === '--') {
+      rest = true;
+      out.push(a);
+      continue;
+    }
+    const [flag, ...value] = a.split('=');
+    const to = DEPRECATED[flag!];
+    if (to && Object.prototype.hasOwnProperty.call(known, to.slice(2)) && !Object.prototype.hasOwnProperty.call(known, flag!.slice(2))) {
+      if (!told.has(flag!)) warn(`${flag} is deprecated: use ${to}`);
+      told.add(flag!);
+      out.push(value.length ? `${to}=${value.join('=')}` : to);
+    } else {
+      out.push(a);
+    }
+  }
+  return out;
+}
+
+/** parseArgs with the deprecated spellings accepted; a parse error is a usage error that shows the usage. */
+export function parseCommandArgs<O extends Options>(
+  args: readonly string[],
+  options: O,
+  o: { usage: string; warn: (message: string) => void; positionals?: boolean },
+): Parsed<O> {
+  try {
+    // Positionals are refused here rather than by parseArgs, so that one type serves both kinds of command.
+    const r = parseArgs({ args: renameDeprecated(args, options, o.warn), options, allowPositionals: true, strict: true });
+    if (!o.positionals && r.positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(r.positionals[0])}\n${o.usage}`);
+    return r;
+  } catch (e) {
+    if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError(`${(e as Error).message}\n${o.usage.split("\n")[0]} (--help for the options)`);
+    throw e;
+  }
+}
+
+/** True when `--help`/`-h` is among the arguments (before `--`): help wins over any other problem. */
+export function asksForHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
