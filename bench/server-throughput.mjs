@@ -18,7 +18,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 10;
 const dir = mkdtempSync(join(tmpdir(), 'forge-bench-http-'));
 const alice = await createUser(join(dir, 'data'), { login: 'alice' });
-const ref = await referenceServer(join(dir, 'data'));
+const ref = await referenceServer(join(dir, 'data'), ['--no-catalog-refresh']);
 const client = createClient({ url: ref.url, auth: alice });
 for (let i = 0; i < 50; i++) await client.appliance_create({ uid: 'alice', body: { name: `app-${i}`, version: '1', distributionUri: 'distributions/1' } });
 await client.close();

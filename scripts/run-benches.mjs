@@ -7,7 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BENCHES = ['codec.mjs', 'fiql-search.mjs', 'imaging.mjs', 'server-throughput.mjs', 'upload.mjs', 'apply-noop.mjs', 'real-image.mjs'];
+const BENCHES = ['codec.mjs', 'catalog-stream.mjs', 'fiql-search.mjs', 'imaging.mjs', 'server-throughput.mjs', 'upload.mjs', 'apply-noop.mjs', 'real-image.mjs'];
 
 if (!existsSync(`${ROOT}dist/src/index.js`)) {
   console.error('dist/ is missing: run `npx tsc -p tsconfig.json` first');

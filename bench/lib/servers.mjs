@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+// BENCH_CLI: another build's command line, for a "before" figure measured the same way.
+export const CLI = process.env.BENCH_CLI ?? fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
 /** Start a child that prints its base URL on its first line; resolves with {url, proc, stop}. */
 function child(args) {

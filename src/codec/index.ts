@@ -1,8 +1,8 @@
 // One entry point for both representations, chosen by media type (wire contract §3).
 import { DecodeError } from '../errors';
 import type { DocumentOf, DocumentRoot, rootAliases } from '../model/resources';
-import { decodeJson, encodeJson } from './json';
-import { decodeXml, encodeXml, type DecodedDocument } from './xml';
+import { decodeJson, encodeJson, jsonListChunks } from './json';
+import { decodeXml, encodeXml, xmlListChunks, type DecodedDocument } from './xml';
 
 export { decodeJson, encodeJson, toJson } from './json';
 export { decodeXml, encodeXml, UFORGE_NS, XSI_NS, type DecodedDocument } from './xml';
@@ -38,6 +38,21 @@ export function formatOfAccept(accept: string | undefined): Format {
 
 export function encode<R extends DocumentRoot>(format: Format, root: R | keyof typeof rootAliases, value: DocumentOf<R>): string {
   return format === 'json' ? encodeJson(root, value) : encodeXml(root, value);
+}
+
+/**
+ * A document whose last field, the list `list`, is written as `items` are read: chunks of about
+ * `chunkChars` characters that join into `encode(format, root, {...value, [list]: items})`.
+ */
+export function encodeListChunks<R extends DocumentRoot>(
+  format: Format,
+  root: R,
+  value: DocumentOf<R>,
+  list: string,
+  items: Iterable<Record<string, unknown>>,
+  chunkChars = 64 * 1024,
+): Generator<string> {
+  return (format === 'json' ? jsonListChunks : xmlListChunks)(root, value as Record<string, unknown>, list, items, chunkChars);
 }
 
 export function decode<R extends DocumentRoot>(format: Format, text: string, accept: R | readonly R[]): DecodedDocument<DocumentOf<R>> {

@@ -1,7 +1,7 @@
 // JSON codec (wire contract §3): `{"<root>": {…}}`, fields named as the XML elements, lists keep
 // their wrapper and item names, native booleans and numbers, `"xsi:type": "<Kind>"` on polymorphic records.
 import { DecodeError } from '../errors';
-import { type AnyModel, defaultKind, hasKind, kindToWrite, presentFields } from '../model/schema';
+import { type AnyModel, defaultKind, fieldsOf, hasKind, kindToWrite, presentFields } from '../model/schema';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import type { DecodedDocument } from './xml';
 import { scalarFromJson, scalarToText } from './values';
@@ -20,11 +20,41 @@ export function toJson<R extends DocumentRoot>(root: R | keyof typeof rootAliase
   return { [root]: writeRecord(m, value as Rec, root, alias?.kind, !alias) };
 }
 
+/**
+ * A document whose list field `list` (its last field) is written as `items` are read, in chunks of at
+ * least `chunkChars` characters: the joined chunks are `encodeJson` of the whole.
+ */
+export function* jsonListChunks(root: string, value: Rec, list: string, items: Iterable<Rec>, chunkChars: number): Generator<string> {
+  const alias = rootAliases[root];
+  const m: AnyModel = documents[(alias?.root ?? root) as DocumentRoot];
+  const f = fieldsOf(m, kindToWrite(m, value, root, alias?.kind)).find(([name]) => name === list)?.[1];
+  if (f?.t !== 'list') throw new TypeError(`${root}.${list}: not a list field`);
+  const head = toJson(root as DocumentRoot, value as DocumentOf<DocumentRoot>);
+  const fields = head[root] as Rec;
+  if (list in fields) throw new TypeError(`${root}.${list}: given with the document, not streamed`);
+  const text = JSON.stringify(head);
+  // `{"root":{…}}` opened again before its last two braces, the list last (as the model orders it).
+  let buf = `${text.slice(0, -2)}${Object.keys(fields).length > 0 ? ',' : ''}${JSON.stringify(list)}:{${JSON.stringify(f.item)}:[`;
+  const im = f.model();
+  let i = 0;
+  for (const item of items) {
+    buf += (i === 0 ? '' : ',') + JSON.stringify(writeRecord(im, item, `${root}.${list}[${i}]`));
+    i++;
+    if (buf.length >= chunkChars) {
+      yield buf;
+      buf = '';
+    }
+  }
+  yield `${buf}]}}}`;
+}
+
 function writeRecord(m: AnyModel, v: Rec, path: string, forcedKind?: string, writeType = true): Rec {
   const out: Rec = {};
   const kind = kindToWrite(m, v, path, forcedKind);
   if (kind !== undefined && writeType) out[XSI_TYPE] = kind;
-  for (const [name, f, fv] of presentFields(m, kind, v)) {
+  for (const [name, f] of fieldsOf(m, kind)) {
+    const fv = v[name];
+    if (fv === undefined || fv === null) continue;
     const p = `${path}.${name}`;
     switch (f.t) {
       case 'scalar':

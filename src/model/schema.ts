@@ -119,13 +119,22 @@ type KindPart<K> = [keyof K] extends [never]
 export type Infer<M> = M extends Model<infer F, infer K> ? InferFields<F> & KindPart<K> : never;
 
 /** All fields of a model for a given kind, in canonical order: base fields first, then the kind's own. */
-export function fieldsOf(m: AnyModel, kind?: string): Array<[string, Field]> {
-  const base = Object.entries(m.fields as Fields);
-  if (!m.kinds) return base;
-  const k = kind ?? Object.keys(m.kinds)[0];
-  const extra = (m.kinds as Record<string, Fields>)[k!];
-  return extra ? base.concat(Object.entries(extra)) : base;
+export function fieldsOf(m: AnyModel, kind?: string): ReadonlyArray<readonly [string, Field]> {
+  const k = m.kinds ? (kind ?? Object.keys(m.kinds)[0]) : undefined;
+  // Memoized: the codecs walk these for every record they write or read.
+  let byKind = fieldCache.get(m);
+  if (!byKind) fieldCache.set(m, (byKind = new Map()));
+  let out = byKind.get(k);
+  if (!out) {
+    const base = Object.entries(m.fields as Fields);
+    const extra = k === undefined ? undefined : (m.kinds as Record<string, Fields>)[k];
+    out = Object.freeze(extra ? base.concat(Object.entries(extra)) : base);
+    byKind.set(k, out);
+  }
+  return out;
 }
+
+const fieldCache = new WeakMap<AnyModel, Map<string | undefined, ReadonlyArray<readonly [string, Field]>>>();
 
 /** Whether `kind` is one of a polymorphic model's kinds. */
 export function hasKind(m: AnyModel, kind: string): boolean {

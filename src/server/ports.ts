@@ -18,6 +18,8 @@ export interface CatalogPort {
   profiles(distId: number): DistribProfile[];
   profilePackages(distId: number, pid: number): Pkg[];
   searchPackages(distId: number, q: ListParams & { latestOnly?: boolean }): { total: number; items: Pkg[] };
+  /** The same search, records made as they are read; `version` names the catalog's contents. */
+  packageCursor(distId: number, q: ListParams & { latestOnly?: boolean }): { total: number; items: Iterable<Pkg>; version: string };
   getPackage(distId: number, pkgId: number): Pkg | undefined;
 }
 

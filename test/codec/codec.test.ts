@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decode, decodeJson, decodeXml, encode, encodeXml } from '../../src/codec/index';
+import { decode, decodeJson, decodeXml, encode, encodeListChunks, encodeXml } from '../../src/codec/index';
 import { DecodeError } from '../../src/errors';
 import { documents, rootAliases, type DocumentRoot } from '../../src/model/resources';
 import type { AnyModel } from '../../src/model/schema';
@@ -66,6 +66,42 @@ describe('every written XML document validates against uforge.xsd', () => {
   });
 });
 
+describe('escaping, read back by xmllint', () => {
+  it('every &, < and > is escaped, one that looks like an entity too; quotes and ]]> stay readable', () => {
+    const names = ['a & b', '&amp;', '&#65;', '&#x41;', '&x1;', '<b>', 'x]]>y', `"q" 'a'`, 'é 日本 😀'];
+    for (const [i, name] of names.entries()) {
+      const f = join(dir, `escape-${i}.xml`);
+      writeFileSync(f, encodeXml('appliance', { name }));
+      const read = execFileSync('xmllint', ['--noout', '--xpath', 'string(/*/name)', f], { stdio: 'pipe' }).toString().replace(/\n$/, '');
+      expect(read).toBe(name);
+      expect(decodeXml(encodeXml('appliance', { name }), 'appliance').value.name).toBe(name);
+    }
+  });
+});
+
+describe('lists written as they are read', () => {
+  const cases = [
+    { root: 'packages', list: 'pkgs', head: {} },
+    { root: 'appliances', list: 'appliances', head: { total: 42 } },
+    { root: 'credAccounts', list: 'credAccounts', head: {} },
+  ] as const;
+  for (const format of ['xml', 'json'] as const) {
+    it.each(cases)(`${format}: %s in chunks joins into the whole document`, ({ root, list, head }) => {
+      const item = documents[root].fields[list as never] as { model: () => AnyModel };
+      for (const n of [0, 1, 5]) {
+        const items = Array.from({ length: n }, (_, i) => samplesOf(item.model(), i)).flat();
+        const chunks = [...encodeListChunks(format, root, head as never, list, items, 100)];
+        expect(chunks.join('')).toBe(encode(format, root, { ...head, [list]: items } as never));
+        if (n === 5) expect(chunks.length).toBeGreaterThan(2);
+      }
+    });
+  }
+  it('refuses a list that is not the last field written', () => {
+    expect(() => [...encodeListChunks('xml', 'packages', { pkgs: [] } as never, 'pkgs', [])]).toThrow(TypeError);
+    expect(() => [...encodeListChunks('json', 'packages', {} as never, 'addedPkgUris', [])]).toThrow(TypeError);
+  });
+});
+
 describe('decoding rules', () => {
   const NS = 'xmlns:ns0="http://www.usharesoft.com/uforge"';
   it('booleans stay booleans, "007" stays a string, numbers are numbers', () => {
@@ -92,6 +128,13 @@ describe('decoding rules', () => {
       `<ns0:appliance ${NS}><name>&undefined;</name></ns0:appliance>`,
     ];
     for (const b of bombs) expect(() => decodeXml(b, 'appliance')).toThrow(DecodeError);
+  });
+  it('refuses what is not well-formed XML and nesting deeper than any document', () => {
+    for (const bad of [`<ns0:appliance ${NS}><name>a]]>b</name></ns0:appliance>`, `<ns0:appliance ${NS}><name a="<">x</name></ns0:appliance>`, `<ns0:appliance ${NS}><name>\u0001</name></ns0:appliance>`]) {
+      expect(() => decodeXml(bad, 'appliance')).toThrow(DecodeError);
+    }
+    const deep = `<ns0:appliance ${NS}><name>x</name>${'<a>'.repeat(100)}${'</a>'.repeat(100)}</ns0:appliance>`;
+    expect(() => decodeXml(deep, 'appliance')).toThrow(/nested deeper/);
   });
   it('rejects an unknown xsi:type, in XML and JSON', () => {
     const xml = `<ns0:credAccount ${NS} xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="ns0:CredAccountAws"><name>x</name></ns0:credAccount>`;

@@ -31,12 +31,23 @@ export interface Catalog {
    * Throws FiqlError for a bad query, orderBy, count or offset.
    */
   searchPackages(distId: number, opts?: PackageSearch): { total: number; items: Pkg[] };
+  /**
+   * The same search with its records made as they are read (a whole-catalog answer is streamed, never
+   * held); `version` names the catalog's contents (the same search of the same version is the same list).
+   */
+  packageCursor(distId: number, opts?: PackageSearch): PackageCursor;
   getPackage(distId: number, pkgId: number): Pkg | undefined;
   /**
    * The current version (`[epoch:]upstream[-revision]`, as the index writes it) of a Debian package, or
    * undefined when the catalog has no such name and arch: what a pinned version is checked against.
    */
   resolveVersion(name: string, arch: string): string | undefined;
+}
+
+export interface PackageCursor {
+  total: number;
+  items: Iterable<Pkg>;
+  version: string;
 }
 
 const cache = new Map<string, Catalog>();
@@ -70,6 +81,15 @@ export function createCatalog(file: string): Catalog {
   const hasRepo = (distId: number) => distId === DEBIAN_ID;
   // Fresh copies out, so no caller can change the cached records.
   const clone = <T>(v: T): T => structuredClone(v);
+  const packageCursor = (distId: number, opts: PackageSearch = {}): PackageCursor => {
+    if (!hasRepo(distId)) {
+      // Still validate the query, so a bad one is a 400 whatever the distribution.
+      listQuery([], opts, selectors);
+      return { total: 0, items: [], version: meta.digest };
+    }
+    const r = listQuery(opts.latestOnly ? latest : packages, opts, selectors, hints);
+    return { total: r.total, items: (function* () { for (const e of r.items) yield toPkg(distId, e, meta); })(), version: meta.digest };
+  };
 
   return {
     meta,
@@ -87,15 +107,11 @@ export function createCatalog(file: string): Catalog {
       const def = PROFILES.find((p) => p.distId === distId && p.id === pid);
       return def ? (profilePkgs.get(def.id) ?? []).map((e) => toPkg(distId, e, meta)) : [];
     },
-    searchPackages: (distId, opts = {}) => {
-      if (!hasRepo(distId)) {
-        // Still validate the query, so a bad one is a 400 whatever the distribution.
-        listQuery([], opts, selectors);
-        return { total: 0, items: [] };
-      }
-      const r = listQuery(opts.latestOnly ? latest : packages, opts, selectors, hints);
-      return { total: r.total, items: r.items.map((e) => toPkg(distId, e, meta)) };
+    searchPackages: (distId, opts) => {
+      const c = packageCursor(distId, opts);
+      return { total: c.total, items: [...c.items] };
     },
+    packageCursor,
     getPackage: (distId, pkgId) => {
       if (!hasRepo(distId) || !Number.isSafeInteger(pkgId)) return undefined;
       const e = byId.get(pkgId);

@@ -69,6 +69,7 @@ export function openLiveCatalog(o: LiveCatalogOptions): LiveCatalog {
     getProfile: (distId, pid) => cur.catalog.getProfile(distId, pid),
     profilePackages: (distId, pid) => cur.catalog.profilePackages(distId, pid),
     searchPackages: (distId, opts) => cur.catalog.searchPackages(distId, opts),
+    packageCursor: (distId, opts) => cur.catalog.packageCursor(distId, opts),
     getPackage: (distId, pkgId) => cur.catalog.getPackage(distId, pkgId),
     resolveVersion: (name, arch) => cur.catalog.resolveVersion(name, arch),
     refreshed,

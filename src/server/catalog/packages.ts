@@ -12,14 +12,21 @@ export function pkgUri(distId: number, pkgId: number): string {
   return `distributions/${distId}/pkgs/${pkgId}`;
 }
 
+/** Digests by row, made once: a row belongs to one catalog (one `meta`) and never changes. */
+const digests = new WeakMap<PackageEntry, string>();
+
 /**
  * The model record of a row. `pkgBuildDate` is the Release file's `Date` for every package: Packages
  * files carry no build date. `release` is left out for a native package (no Debian revision).
  */
 export function toPkg(distId: number, e: PackageEntry, meta: CatalogMeta): Pkg {
-  const digest = createHash('sha1')
-    .update(`${meta.digest}\t${e.id}\t${e.name}\t${e.epoch}\t${e.version}\t${e.release}\t${e.arch}\t${e.size}`)
-    .digest('hex');
+  let digest = digests.get(e);
+  if (digest === undefined) {
+    digest = createHash('sha1')
+      .update(`${meta.digest}\t${e.id}\t${e.name}\t${e.epoch}\t${e.version}\t${e.release}\t${e.arch}\t${e.size}`)
+      .digest('hex');
+    digests.set(e, digest);
+  }
   const p: Pkg = {
     created: meta.date,
     dbId: e.id,

@@ -38,7 +38,20 @@ export interface FileResult {
   lastModified?: string;
 }
 
-export type Result = DocResult | FileResult | { status: 204 };
+/**
+ * A document whose last field, the list `list`, is written to the socket as `items` are read (in
+ * chunks, with backpressure), so no answer is built whole. `version` names the contents for the ETag
+ * (the same version is the same list).
+ */
+export interface StreamedListResult<R extends DocumentRoot = DocumentRoot> {
+  root: R;
+  value: DocumentOf<R>;
+  list: string;
+  items: Iterable<Record<string, unknown>>;
+  version: string;
+}
+
+export type Result = DocResult | FileResult | StreamedListResult | { status: 204 };
 
 export type Handler = (req: Req) => Result | Promise<Result>;
 
@@ -50,3 +63,7 @@ export function doc<R extends DocumentRoot>(root: R, value: DocumentOf<R>, extra
 }
 
 export const NO_CONTENT = { status: 204 } as const;
+
+export function streamedList<R extends DocumentRoot>(root: R, value: DocumentOf<R>, list: string, items: Iterable<object>, version: string): StreamedListResult {
+  return { root, value, list, items: items as Iterable<Record<string, unknown>>, version } as StreamedListResult;
+}

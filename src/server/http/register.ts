@@ -2,8 +2,8 @@
 // row gets its handler, every path answers 405 + Allow for the methods it does not take (§5).
 import contentDisposition from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Readable } from 'node:stream';
-import { decodeBody, encode, formatOfAccept, MEDIA_TYPE } from '../../codec';
+import { Readable } from 'node:stream';
+import { decodeBody, encode, encodeListChunks, formatOfAccept, MEDIA_TYPE } from '../../codec';
 import { operations, type Operation, type OperationId } from '../../model/operations';
 import type { DocumentRoot } from '../../model/resources';
 import type { Authenticator, Caller } from '../auth/authenticate';
@@ -11,7 +11,7 @@ import type { Ctx } from '../context';
 import { badRequest, forbidden, notFound, ServiceError } from '../service-error';
 import { baseUrlOf } from './errors';
 import { etagOfText, httpDate, notModified, quoteEtag } from './conditional';
-import type { DocResult, FileResult, Handler, Req, Result } from './handler';
+import type { DocResult, FileResult, Handler, Req, Result, StreamedListResult } from './handler';
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
@@ -157,6 +157,7 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
     }
     return reply.send(r.file as Readable);
   }
+  if ('items' in r) return sendList(request, reply, r);
   const d = r as DocResult;
   const format = formatOfAccept(request.headers.accept);
   const body = encode(format, d.root, d.value);
@@ -170,4 +171,26 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
     .code(d.status ?? (d.location !== undefined ? 201 : 200))
     .type(`${MEDIA_TYPE[format]}; charset=utf-8`)
     .send(body);
+}
+
+/**
+ * A list written as it is read: chunks of about 64 KiB, each made in its own turn of the event loop
+ * (other requests run between two chunks), no more made while the socket is full (backpressure).
+ */
+function sendList(request: FastifyRequest, reply: FastifyReply, r: StreamedListResult): FastifyReply {
+  const format = formatOfAccept(request.headers.accept);
+  const etag = etagOfText(`${format}\t${r.version}`);
+  reply.header('ETag', etag);
+  if (notModified(request.headers, etag, undefined)) return reply.code(304).send();
+  reply.code(200).type(`${MEDIA_TYPE[format]}; charset=utf-8`);
+  if (request.method === 'HEAD') return reply.send();
+  return reply.send(Readable.from(turnByTurn(encodeListChunks(format, r.root, r.value, r.list, r.items)), { highWaterMark: 1 }));
+}
+
+/** A socket that takes every chunk at once would otherwise let one answer hold the event loop to its end. */
+async function* turnByTurn<T>(chunks: Iterable<T>): AsyncGenerator<T> {
+  for (const c of chunks) {
+    yield c;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }

@@ -1,7 +1,7 @@
 // The catalog, read-only (docs/contracts.md "Catalog"): distributions, base profiles, packages.
 import type { Distribution } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, type Req, type Routes } from '../http/handler';
+import { doc, streamedList, type Req, type Routes } from '../http/handler';
 import { boolParam, listParams, page } from '../http/list';
 import { forbidden, notFound } from '../service-error';
 import { idParam } from '../views';
@@ -33,8 +33,10 @@ export const distributionRoutes = (ctx: Ctx) =>
     osPkg_getAll: (req) => {
       const id = distParam(ctx, req);
       const latestOnly = req.query.latestOnly === undefined ? false : boolParam('latestOnly', req.query.latestOnly);
-      const { items } = ctx.catalog.searchPackages(id, { ...listParams(req.query), latestOnly });
-      return doc('packages', { pkgs: items });
+      const params = { ...listParams(req.query), latestOnly };
+      const { items, version } = ctx.catalog.packageCursor(id, params);
+      // Streamed (the whole Debian catalog is ~64k records): the ETag names the catalog and the search.
+      return streamedList('packages', {}, 'pkgs', items, `${version}\t${id}\t${JSON.stringify(params)}`);
     },
     osPkg_get: (req) => {
       const p = ctx.catalog.getPackage(distParam(ctx, req), idParam(req.params.pid));

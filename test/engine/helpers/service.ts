@@ -1,6 +1,6 @@
 // The real reference server on 127.0.0.1:0 with a fresh data dir and one user, for integration tests.
 import { openStackServices } from '../../support/openstack';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient, type Client } from '../../../src/client';
@@ -31,6 +31,7 @@ export async function startTestService(): Promise<TestService> {
     async close() {
       await Promise.all(clients.map((c) => c.close()));
       await server.close();
+      rmSync(dataDir, { recursive: true, force: true }); // its images are GiBs; the run's temp root goes at the end anyway
     },
   };
 }
