@@ -310,6 +310,8 @@ describe('the bundled GitHub Action', () => {
     const cwd = tempDir('af-gha-ws-');
     execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
     execFileSync('chmod', ['-R', 'a+rX', alone, cwd]);
+    // The run's temporary root (test/support/temp-root.ts) is mkdtemp's 0700: let nobody pass through it.
+    execFileSync('chmod', ['a+x', path.dirname(alone), path.dirname(cwd)]);
     const r = await runAction({ file: 'matrix.yml', url: 'embedded' }, { cwd, node: 'setpriv', bundle: path.join(alone, 'action/dist/index.js'), args: ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath] });
     expect(r.code, r.stdout).toBe(1);
     expect(r.stdout).toContain("::error::url embedded builds images as root, and this runner's user cannot use sudo without a password");
