@@ -4,15 +4,23 @@
 // rejection, Error or not, ends in setFailed).
 import * as core from '@actions/core';
 import {
-  applyDeclaration, DeclarationError, type EngineEvent, formatPlan, type ImageResult, loadDeclaration, type Plan,
-  planDeclaration, planSummary, saveImages, type SavedImage, SecretSet,
+  applyDeclaration, DeclarationError, type EngineEvent, formatPlan, loadDeclaration, type Plan, planDeclaration, saveImages, SecretSet,
 } from '../../src/engine';
 import { connect, type Connection } from '../../src/engine/connect';
 import { describeFailure } from '../../src/engine/failure';
 import { messageOf } from '../../src/errors';
+import { selectBuilders } from './builders';
+import { giveBack, installImageTools, rerunAsRoot } from './host';
+import { DEFAULT_DATA_DIR } from '../../src/engine/embedded';
+import { SERVICE_VERSION } from '../../src/server/version';
+import { type ActionResult, applyResult, planResult, type ResultEntry } from './result';
+
+/** The `url` value that runs the embedded reference server in the step. */
+const EMBEDDED = 'embedded';
 
 interface Inputs {
   file: string;
+  /** The service's base URL, or `embedded`. */
   url: string;
   user: string;
   apiKey: string;
@@ -23,6 +31,8 @@ interface Inputs {
   timeoutMinutes: number;
   /** Where apply downloads the built images (sha256 checked); empty: no download. */
   outputDir: string;
+  /** Builder types or indexes this step runs (builders.ts); empty: all. */
+  builders: string;
 }
 
 function readInputs(secrets: SecretSet): Inputs {
@@ -36,9 +46,12 @@ function readInputs(secrets: SecretSet): Inputs {
   if (mode !== 'apply' && mode !== 'plan') throw new Error(`input mode must be apply or plan, not ${JSON.stringify(mode)}`);
   const minutes = Number(core.getInput('timeout-minutes') || '60');
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('input timeout-minutes must be a positive number');
+  // An unset variable or secret gives an empty url: that must not quietly become a local build.
+  const url = core.getInput('url');
+  if (!url) throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
   return {
     file: core.getInput('file', { required: true }),
-    url: core.getInput('url'),
+    url,
     user: core.getInput('user'),
     apiKey: core.getInput('api-key'),
     secretKey,
@@ -47,6 +60,7 @@ function readInputs(secrets: SecretSet): Inputs {
     publish: (core.getInput('publish') || 'true').toLowerCase() !== 'false',
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
+    builders: core.getInput('builders'),
   };
 }
 
@@ -77,35 +91,13 @@ function logEvents(): { onEvent: (e: EngineEvent) => void; close: () => void } {
   };
 }
 
-interface ResultEntry {
-  format: string;
-  imageUri: string;
-  sha256: string | null;
-  size: number | null;
-  cloudId: string | null;
-  displayName: string | null;
-  reused: boolean;
-  publicationReused: boolean | null;
-  /** Path of the downloaded image file (with `output-dir`). */
-  file: string | null;
-}
-
-function entry(i: ImageResult, files: readonly SavedImage[]): ResultEntry {
-  return {
-    file: files.find((f) => f.imageUri === i.imageUri)?.path ?? null,
-    format: i.format, imageUri: i.imageUri, sha256: i.sha256 ?? null, size: i.size ?? null,
-    cloudId: i.publication?.cloudId ?? null, displayName: i.publication?.displayName ?? null,
-    reused: i.reused, publicationReused: i.publication ? i.publication.reused : null,
-  };
-}
-
 async function writeSummary(title: string, plan: Plan, entries: readonly ResultEntry[] | undefined): Promise<void> {
   if (!process.env.GITHUB_STEP_SUMMARY) return;
   const s = core.summary.addHeading(title, 3);
   if (entries) {
     s.addTable([
       [{ data: 'Format', header: true }, { data: 'Image', header: true }, { data: 'Size', header: true }, { data: 'sha256', header: true }, { data: 'Image reused', header: true }],
-      ...entries.map((e) => [e.format, e.imageUri, e.size === null ? '' : `${(e.size / 1048576).toFixed(1)} MiB`, e.sha256 ?? '', e.reused ? 'yes' : 'no']),
+      ...entries.map((e) => [e.format, e.imageUri ?? '', e.size === null ? '' : `${(e.size / 1048576).toFixed(1)} MiB`, e.sha256 ?? '', e.reused ? 'yes' : 'no']),
     ]);
     const pubs = entries.filter((e) => e.displayName !== null);
     if (pubs.length) {
@@ -120,10 +112,18 @@ async function writeSummary(title: string, plan: Plan, entries: readonly ResultE
   await s.write();
 }
 
+/** The outputs both modes write: `result` (result.ts), `changes`, `appliance-uri` when known. */
+function setResultOutputs(result: ActionResult): void {
+  core.setOutput('result', JSON.stringify(result));
+  core.setOutput('changes', String(result.changes));
+  if (result.applianceUri) core.setOutput('appliance-uri', result.applianceUri);
+}
+
 export async function run(): Promise<void> {
   const secrets = new SecretSet();
   const events = logEvents();
   let conn: Connection | undefined;
+  let giveBackOnExit: string[] = [];
   const ac = new AbortController();
   // A cancelled workflow sends SIGINT, then SIGTERM: cancel the running jobs on the service.
   const onSignal = () => ac.abort();
@@ -131,35 +131,54 @@ export async function run(): Promise<void> {
   process.on('SIGTERM', onSignal);
   try {
     const inputs = readInputs(secrets);
+    const embedded = inputs.url === EMBEDDED;
+    if (embedded && inputs.mode === 'apply') {
+      // Builds run here, as root, with Debian's image tools (host.ts).
+      const code = rerunAsRoot();
+      if (code !== undefined) {
+        process.exitCode = code;
+        return;
+      }
+      installImageTools((l) => core.info(l));
+      giveBackOnExit = [DEFAULT_DATA_DIR, inputs.outputDir].filter(Boolean);
+    }
     const timeout = AbortSignal.timeout(inputs.timeoutMinutes * 60_000);
     const signal = AbortSignal.any([ac.signal, timeout]);
     const loaded = loadDeclaration(inputs.file);
     for (const s of loaded.declaration.secrets) core.setSecret(s);
     secrets.addAll(loaded.declaration.secrets);
     for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
-    conn = await connect({ url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
+    if (embedded && (inputs.user || inputs.apiKey || inputs.secretKey || inputs.password)) {
+      core.warning(`url is ${EMBEDDED}: the user and credential inputs are not used (the embedded server has its own local user)`);
+    }
+    // A selector that matches nothing fails before any server starts.
+    const builders = selectBuilders(loaded.declaration.builders, inputs.builders);
+    if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);
+    conn = await connect(embedded ? {} : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
-    if (conn.target === 'embedded') core.info('no url input: using the embedded reference server');
+    if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ./${DEFAULT_DATA_DIR})`);
     const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
-    const { name, version } = loaded.declaration.stack;
+    // Builders keep their index in the declaration: the engine and the result name them by it.
+    const declaration = { ...loaded.declaration, builders };
+    const { name, version } = declaration.stack;
     if (inputs.mode === 'plan') {
-      const { plan } = await planDeclaration(loaded.declaration, o);
+      const { plan } = await planDeclaration(declaration, o);
       events.close();
       for (const l of formatPlan(plan)) core.info(l);
-      core.setOutput('result', JSON.stringify({ summary: planSummary(plan), plan: formatPlan(plan) }));
-      if (plan.appliance.uri) core.setOutput('appliance-uri', plan.appliance.uri);
+      const result = planResult(plan, builders);
+      setResultOutputs(result);
       await writeSummary(`Plan for ${name} ${version}`, plan, undefined);
       return;
     }
-    const r = await applyDeclaration(loaded.declaration, o);
+    const r = await applyDeclaration(declaration, o);
     const files = inputs.outputDir ? await saveImages(conn.client, r.images, inputs.outputDir, o) : [];
     events.close();
-    const entries = r.images.map((i) => entry(i, files));
-    core.setOutput('appliance-uri', r.applianceUri);
+    const result = applyResult(r.plan, r.applianceUri, r.images, files);
+    setResultOutputs(result);
+    const entries = result.images;
     core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));
     core.setOutput('cloud-ids', entries.flatMap((e) => (e.cloudId ? [e.cloudId] : [])).join(','));
-    core.setOutput('result', JSON.stringify(entries));
     core.setOutput('image-files', files.map((f) => f.path).join('\n'));
     for (const e of entries) core.info(`${e.format}: ${e.reused ? 'reused' : 'generated'} ${e.imageUri}${e.cloudId ? ` → ${e.cloudId}` : ''}`);
     await writeSummary(`Images of ${name} ${version}`, r.plan, entries);
@@ -179,6 +198,11 @@ export async function run(): Promise<void> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await conn?.close().catch(() => undefined);
+    try {
+      giveBack(giveBackOnExit);
+    } catch (e) {
+      core.warning(`could not give the step's files back to the runner's user: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 // Finding a program the way spawn does (PATH), plus the sbin directories a non-login root shell may lack.
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 
 /** PATH with /usr/sbin and /sbin (mmdebstrap, mke2fs, chpasswd live there). */
@@ -18,4 +18,9 @@ export function findOnPath(tool: string, searchPath: string = process.env.PATH ?
       return false;
     }
   });
+}
+
+/** A host tool of data/host-tools.json is there: a program on PATH (with sbin), or a file given by absolute path (a keyring). */
+export function hostToolPresent(tool: string): boolean {
+  return tool.startsWith('/') ? existsSync(tool) : findOnPath(tool, sbinPath()) !== undefined;
 }

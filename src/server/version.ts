@@ -1,5 +1,6 @@
 // The service version (`version` header, serviceStatus.version): the package's own version, found
-// by walking up from this file (works from src/ under vitest and from dist/src/ once built).
+// by walking up from this file (works from src/ under vitest and from dist/src/ once built), or set
+// at build time in the Action's bundle, which runs with no package.json above it.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -17,4 +18,6 @@ function findVersion(): string {
   return '0.0.0';
 }
 
-export const SERVICE_VERSION = findVersion();
+declare const APPLIANCE_FORGE_VERSION: string | undefined;
+
+export const SERVICE_VERSION = typeof APPLIANCE_FORGE_VERSION === 'string' ? APPLIANCE_FORGE_VERSION : findVersion();

@@ -2,17 +2,39 @@
 // (hyphens kept), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, against the real reference server
 // (and the real Glance for publication). Outputs and summary are read back from the files.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { ActionResult } from '../../action/src/result';
+import { node24 } from '../support/node24';
+import { imagesNamed, openStackServices } from '../support/openstack';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
 
 const root = path.resolve(__dirname, '../..');
 const bundle = path.join(root, 'action/dist/index.js');
 const osEnv = openStackEnv();
+/** Node 24 for the runs that need it (fetched once into the cache folder). */
+const n24 = node24();
 if (!osEnv) console.warn('SKIP publication through the Action: the real Keystone + Glance cannot start here');
+
+const temps: string[] = [];
+/** A temporary folder, removed after this file's tests (the images in them are hundreds of MB). */
+function tempDir(prefix: string): string {
+  const d = mkdtempSync(path.join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+}
+/** A copy of the examples folder (removed like tempDir's). */
+function workspace(): string {
+  const d = examplesWorkspace('af-gha-ws-');
+  temps.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 interface ActionRun {
   code: number | null;
@@ -21,17 +43,28 @@ interface ActionRun {
   summary: string;
 }
 
+interface RunOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  /** The node binary (default: this one). */
+  node?: string;
+  /** The bundle to run (default: the committed action/dist/index.js). */
+  bundle?: string;
+  /** Arguments before the bundle (`node` is then a wrapper such as setpriv). */
+  args?: string[];
+}
+
 /** Runs the bundle with `inputs` as INPUT_<NAME> (upper-cased, hyphens kept), like the runner. */
-function runAction(inputs: Record<string, string>, o: { cwd: string; env?: Record<string, string>; node?: string }): Promise<ActionRun> {
-  const tmp = mkdtempSync(path.join(tmpdir(), 'af-gha-'));
+function runAction(inputs: Record<string, string>, o: RunOptions): Promise<ActionRun> {
+  const tmp = tempDir('af-gha-');
   const outFile = path.join(tmp, 'output');
   const summaryFile = path.join(tmp, 'summary');
-  writeFileSync(outFile, '');
-  writeFileSync(summaryFile, '');
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, ...o.env };
+  const envFile = path.join(tmp, 'env');
+  for (const f of [outFile, summaryFile, envFile]) writeFileSync(f, '');
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_ENV: envFile, ...o.env };
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
   return new Promise((resolve, reject) => {
-    const child = spawn(o.node ?? process.execPath, [bundle], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(o.node ?? process.execPath, [...(o.args ?? []), o.bundle ?? bundle], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -45,21 +78,6 @@ function readOutputs(file: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of readFileSync(file, 'utf8').matchAll(/^([\w-]+)<<(\S+)\n([\s\S]*?)\n\2$/gm)) out[m[1]!] = m[3]!;
   return out;
-}
-
-/**
- * Node 24 (the runtime `runs.using: node24` names), from the npm package `node@24` installed into a
- * temporary folder (about 8 s and 190 MB here); undefined when that is not possible.
- */
-function installNode24(): string | undefined {
-  const dir = mkdtempSync(path.join(tmpdir(), 'af-node24-'));
-  try {
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', dir, 'node@24'], { stdio: 'ignore', timeout: 150_000 });
-    const bin = path.join(dir, 'node_modules/.bin/node');
-    return execFileSync(bin, ['--version'], { encoding: 'utf8' }).startsWith('v24.') ? bin : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Output without the `::add-mask::` commands (which necessarily carry the secret to the runner). */
@@ -84,28 +102,41 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'publish', 'timeout-minutes', 'output-dir']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'publish', 'timeout-minutes', 'output-dir', 'builders']);
     expect(meta.inputs.publish!.default).toBe('true');
-    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'result']);
+    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'changes', 'result']);
   });
 
   it('applies local.yml: outputs, groups, summary; a second run reuses the image', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     const r = await runAction({ file: 'local.yml', ...creds }, { cwd });
     expect(r.code, r.stdout).toBe(0);
     expect(r.stdout).toContain(`::add-mask::${svc.secretKey}`);
     expect(r.stdout).toMatch(/::group::Software bundles\n/);
     expect(r.stdout).toContain('::endgroup::');
     expect(r.outputs['appliance-uri']).toMatch(/^users\/alice\/appliances\/\d+$/);
-    const result = JSON.parse(r.outputs.result!) as Array<Record<string, unknown>>;
-    expect(result).toEqual([expect.objectContaining({ format: 'QCOW2', reused: false, cloudId: null, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+    const result = (JSON.parse(r.outputs.result!) as ActionResult).images;
+    expect(result).toEqual([expect.objectContaining({ builder: 0, format: 'QCOW2', action: 'generate', reused: false, cloudId: null, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
     expect(r.outputs['image-uris']).toBe(result[0]!.imageUri);
+    expect(r.outputs.changes).toBe('true');
     expect(r.summary).toContain('<h3>Images of example-web 1.0</h3>');
     expect(r.summary).toContain('<td>QCOW2</td>');
     const again = await runAction({ file: 'local.yml', ...creds, 'output-dir': 'images' }, { cwd });
     expect(again.code, again.stdout).toBe(0);
     const file = path.join(cwd, 'images', 'example-web-1.0.qcow2');
-    expect(JSON.parse(again.outputs.result!)).toEqual([expect.objectContaining({ reused: true, imageUri: result[0]!.imageUri, file })]);
+    const second = JSON.parse(again.outputs.result!) as ActionResult;
+    expect(second).toMatchObject({ mode: 'apply', changes: false, applianceUri: r.outputs['appliance-uri'] });
+    expect(second.images).toEqual([expect.objectContaining({ action: 'reuse', reused: true, imageUri: result[0]!.imageUri, file })]);
+    expect(again.outputs.changes).toBe('false');
+    // plan, after that: the same shape, nothing to do, the same image.
+    const plan = await runAction({ file: 'local.yml', ...creds, mode: 'plan' }, { cwd });
+    expect(plan.code, plan.stdout).toBe(0);
+    const planned = JSON.parse(plan.outputs.result!) as ActionResult;
+    expect(Object.keys(planned)).toEqual(Object.keys(second));
+    expect(Object.keys(planned.images[0]!)).toEqual(Object.keys(second.images[0]!));
+    expect(planned).toMatchObject({ mode: 'plan', changes: false, applianceUri: r.outputs['appliance-uri'], summary: { generate: 0, reuseImages: 1 } });
+    expect(planned.images).toEqual([{ ...second.images[0]!, file: null }]);
+    expect(plan.outputs.changes).toBe('false');
     // output-dir: the image file for actions/upload-artifact, its sha256 checked by a tool that is not ours.
     expect(again.outputs['image-files']).toBe(file);
     expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result[0]!.sha256);
@@ -113,16 +144,21 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('mode plan changes nothing and summarises the plan', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
-    const r = await runAction({ file: 'local.yml', mode: 'plan', ...creds, url: svc.server.url }, { cwd: cwd });
+    const cwd = workspace();
+    // A stack the service has never seen: everything is to create.
+    writeFileSync(path.join(cwd, 'plan.yml'), readFileSync(path.join(cwd, 'local.yml'), 'utf8').replace('name: example-web', 'name: example-plan'));
+    const r = await runAction({ file: 'plan.yml', mode: 'plan', ...creds }, { cwd });
     expect(r.code, r.stdout).toBe(0);
-    const plan = JSON.parse(r.outputs.result!) as { summary: { changes: boolean } };
-    expect(typeof plan.summary.changes).toBe('boolean');
-    expect(r.summary).toContain('<h3>Plan for example-web 1.0</h3>');
+    const plan = JSON.parse(r.outputs.result!) as ActionResult;
+    expect(plan).toMatchObject({ mode: 'plan', changes: true, applianceUri: null, summary: { changes: true, generate: 1 } });
+    expect(plan.plan).toContain('+ appliance example-plan 1.0: create');
+    expect(plan.images).toEqual([{ builder: 0, format: 'QCOW2', action: 'generate', imageUri: null, sha256: null, size: null, reused: false, displayName: null, cloudId: null, publicationReused: null, file: null }]);
+    expect(r.outputs.changes).toBe('true');
+    expect(r.summary).toContain('<h3>Plan for example-plan 1.0</h3>');
   });
 
   it('an invalid file becomes ::error annotations at the right lines and fails the step', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     writeFileSync(path.join(cwd, 'bad.yml'), 'stack:\n  name: x\n  os: {name: Debian, version: "12", pkgs: [curl]}\nbuilders:\n  - type: QCOW2\n    colour: red\n    hardwareSettings:\n      memory: ${env:NOPE}\n');
     const r = await runAction({ file: 'bad.yml', ...creds }, { cwd });
     expect(r.code).toBe(1);
@@ -133,7 +169,7 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('a wrong secret key fails the step with a clear message and no secret', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
+    const cwd = workspace();
     const wrong = 'WRONG-action-secret-0123456789';
     const r = await runAction({ file: 'local.yml', ...creds, 'secret-key': wrong }, { cwd });
     expect(r.code).toBe(1);
@@ -141,21 +177,51 @@ describe('the bundled GitHub Action', () => {
     expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(wrong);
   });
 
-  it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async () => {
+  /** The build step of examples/workflow.yml: its inputs and env, the runner's expressions given this machine's values. */
+  function forgeStep(): { inputs: Record<string, string>; env: Record<string, string> } {
     const wf = parse(readFileSync(path.join(root, 'examples/workflow.yml'), 'utf8')) as {
       jobs: Record<string, { steps: Array<{ id?: string; uses?: string; with?: Record<string, string | number>; env?: Record<string, string> }> }>;
     };
     const step = wf.jobs.images!.steps.find((s) => s.id === 'forge')!;
     expect(step.uses).toMatch(/\/action@v1$/);
-    // The runner's expressions, with this machine's values.
     const values: Record<string, string> = {
       'vars.FORGE_URL': svc.server.url, 'vars.FORGE_USER': svc.login, 'secrets.FORGE_API_KEY': svc.publicKey, 'secrets.FORGE_SECRET_KEY': svc.secretKey,
       ...Object.fromEntries(Object.entries(osEnv ?? {}).flatMap(([k, v]) => [[`vars.${k}`, v], [`secrets.${k}`, v]])),
     };
     const expand = (v: string | number) => String(v).replace(/\$\{\{\s*([\w.]+)\s*\}\}/g, (_, k: string) => values[k] ?? '');
-    const inputs = Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(v)]));
-    const env = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)]));
-    const cwd = mkdtempSync(path.join(tmpdir(), 'af-gha-repo-'));
+    return {
+      inputs: Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(v)])),
+      env: Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v)])),
+    };
+  }
+
+  // The Action's most valuable mode: no platform at all. From the action folder alone under Node
+  // 24, the embedded server builds examples/appliance.yml and publishes it to the real Glance.
+  it.skipIf(!osEnv)('from the action folder alone under Node 24, url embedded builds and publishes to the real Glance', async () => {
+    if (!n24.bin) return void console.warn(`SKIP the action folder under Node 24: ${n24.reason}`);
+    const { inputs, env } = forgeStep();
+    const alone = tempDir('af-gha-alone-');
+    execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
+    const cwd = tempDir('af-gha-repo-');
+    execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
+    const r = await runAction({ file: inputs.file!, url: 'embedded' }, { cwd, env, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
+    expect(r.code, r.stdout).toBe(0);
+    const result = JSON.parse(r.outputs.result!) as ActionResult;
+    expect(result.images.map((x) => [x.builder, x.format, x.action])).toEqual([[0, 'QCOW2', 'generate'], [1, 'OpenStack QCOW2', 'generate']]);
+    const cloudId = result.images[1]!.cloudId!;
+    expect(r.outputs['cloud-ids']).toBe(cloudId);
+    // Glance, asked directly with an admin token (not through the code under test), has it, active.
+    const os = openStackServices().env!;
+    expect(await imagesNamed(os, result.images[1]!.displayName!)).toContainEqual([cloudId, 'active']);
+    for (const secret of [osEnv!.OS_PASSWORD!, osEnv!.OS_USERNAME!]) {
+      expect(r.stdout).toContain(`::add-mask::${secret}`);
+      expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(secret);
+    }
+  });
+
+  it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async () => {
+    const { inputs, env } = forgeStep();
+    const cwd = tempDir('af-gha-repo-');
     execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
     if (!osEnv) inputs.publish = 'false';
     const r = await runAction(inputs, { cwd, env });
@@ -166,7 +232,7 @@ describe('the bundled GitHub Action', () => {
       return;
     }
     expect(r.code, r.stdout).toBe(0);
-    const result = JSON.parse(r.outputs.result!) as Array<{ format: string; cloudId: string | null }>;
+    const result = (JSON.parse(r.outputs.result!) as ActionResult).images;
     expect(result.map((x) => x.format)).toEqual(['QCOW2', 'OpenStack QCOW2']);
     expect(r.outputs['cloud-ids']).toMatch(/^[0-9a-f-]{36}$/);
     expect(result[1]!.cloudId).toBe(r.outputs['cloud-ids']);
@@ -180,25 +246,127 @@ describe('the bundled GitHub Action', () => {
   });
 
   it('runs on Node 24 too (the runtime action.yml names)', async () => {
-    const node24 = installNode24();
-    if (!node24) {
-      console.warn('SKIP Node 24 run: npm could not install node@24 into a temporary folder');
-      return;
-    }
-    const cwd = examplesWorkspace('af-gha-ws-');
-    const r = await runAction({ file: 'local.yml', ...creds }, { cwd, node: node24 });
+    if (!n24.bin) return void console.warn(`SKIP Node 24 run: ${n24.reason}`);
+    const cwd = workspace();
+    const r = await runAction({ file: 'local.yml', ...creds }, { cwd, node: n24.bin });
     expect(r.code, r.stdout).toBe(0);
-    expect(JSON.parse(r.outputs.result!)).toEqual([expect.objectContaining({ format: 'QCOW2', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+    expect((JSON.parse(r.outputs.result!) as ActionResult).images).toEqual([expect.objectContaining({ format: 'QCOW2', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
   });
 
-  it('without url it falls back to the embedded server (dependencies installed beside the bundle)', async () => {
-    const cwd = examplesWorkspace('af-gha-ws-');
-    const r = await runAction({ file: 'local.yml' }, { cwd });
-    expect(r.code, r.stdout).toBe(0);
-    expect(r.stdout).toContain('no url input: using the embedded reference server');
-    expect(JSON.parse(r.outputs.result!)).toEqual([expect.objectContaining({ format: 'QCOW2', reused: false })]);
-    const saved = JSON.parse(readFileSync(path.join(cwd, '.appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
-    expect(r.stdout).toContain(`::add-mask::${saved.secretKey}`);
-    expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(saved.secretKey);
+  it('an empty url is an error that says so (an unset variable must not switch to a local build)', async () => {
+    const cwd = workspace();
+    const r = await runAction({ file: 'local.yml', url: '' }, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("::error::input url is empty: give the service's URL, or embedded to build with the embedded reference server inside this step");
+    expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
+  });
+
+  it('builders selects by index or type (plan, embedded server); a selector that matches nothing names the builders', async () => {
+    const cwd = tempDir('af-gha-ws-');
+    execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
+    const picked = async (builders: string) => {
+      const r = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', builders }, { cwd });
+      expect(r.code, r.stdout).toBe(0);
+      return (JSON.parse(r.outputs.result!) as ActionResult).images.map((i) => [i.builder, i.format]);
+    };
+    expect(await picked('')).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
+    // The version of the package, which the bundle carries (it runs with no package.json above it).
+    const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+    const alone = tempDir('af-gha-alone-');
+    execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
+    const r = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan' }, { cwd, bundle: path.join(alone, 'action/dist/index.js'), ...(n24.bin ? { node: n24.bin } : {}) });
+    if (n24.bin) expect(r.stdout).toContain(`url embedded: using the embedded reference server ${version} (data in ./.appliance-forge)`);
+    // Node 20 has no node:sqlite, and the folder alone no better-sqlite3: the step says so.
+    else expect(r.stdout).toContain('::error::no SQLite engine: Node 20.');
+    expect(await picked('1')).toEqual([[1, 'VHD']]);
+    expect(await picked('qcow2')).toEqual([[0, 'QCOW2']]);
+    expect(await picked('VHD,\n 0')).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
+    const bad = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', builders: '0,2' }, { cwd });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('::error::input builders: no builder is "2" (the declaration\'s builders, by index and type: 0 QCOW2, 1 VHD)');
+  });
+
+  it('every workflow (examples, .github) sets permissions and concurrency; CI checks the bundle and runs ./action embedded', () => {
+    const files = [
+      ...readdirSync(path.join(root, 'examples')).filter((n) => n.includes('workflow')).map((n) => path.join('examples', n)),
+      ...readdirSync(path.join(root, '.github/workflows')).map((n) => path.join('.github/workflows', n)),
+    ];
+    expect(files).toEqual(expect.arrayContaining(['examples/workflow.yml', 'examples/matrix-workflow.yml', '.github/workflows/ci.yml']));
+    for (const f of files) {
+      const wf = parse(readFileSync(path.join(root, f), 'utf8')) as { permissions?: unknown; concurrency?: unknown };
+      expect(wf.permissions, f).toEqual({ contents: 'read' });
+      expect(wf.concurrency, f).toMatchObject({ group: expect.any(String) });
+    }
+    const ci = parse(readFileSync(path.join(root, '.github/workflows/ci.yml'), 'utf8')) as { jobs: Record<string, { steps: Array<{ uses?: string; run?: string; with?: Record<string, string> }> }> };
+    const steps = Object.values(ci.jobs).flatMap((j) => j.steps);
+    expect(steps.map((x) => x.run)).toContain('npm run check:action');
+    expect(steps.find((x) => x.uses === './action')?.with).toMatchObject({ url: 'embedded' });
+  });
+
+  it('url embedded as a user who cannot sudo: a clear error before anything is written', async () => {
+    // The runner's user without passwordless sudo (nobody here): builds need root, so the step says how to get it.
+    const alone = tempDir('af-gha-alone-');
+    execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
+    const cwd = tempDir('af-gha-ws-');
+    execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
+    execFileSync('chmod', ['-R', 'a+rX', alone, cwd]);
+    // The run's temporary root (test/support/temp-root.ts) is mkdtemp's 0700: let nobody pass through it.
+    execFileSync('chmod', ['a+x', path.dirname(alone), path.dirname(cwd)]);
+    const r = await runAction({ file: 'matrix.yml', url: 'embedded' }, { cwd, node: 'setpriv', bundle: path.join(alone, 'action/dist/index.js'), args: ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath] });
+    expect(r.code, r.stdout).toBe(1);
+    expect(r.stdout).toContain("::error::url embedded builds images as root, and this runner's user cannot use sudo without a password");
+    expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
+  });
+
+  // The Action as a runner has it: only the action/ folder (no package.json, no node_modules above
+  // it), Node 24, url embedded: the bundle's own server builds real images (warm OS layer cache).
+  // examples/matrix-workflow.yml run by hand: one job per matrix value, each in its own workspace
+  // (its own runner), then its collect job's script on the artifacts merged as download-artifact does.
+  it('examples/matrix-workflow.yml from the action folder alone under Node 24: one builder per job, then the collect job', async () => {
+    if (!n24.bin) return void console.warn(`SKIP the action folder under Node 24: ${n24.reason}`);
+    const wf = parse(readFileSync(path.join(root, 'examples/matrix-workflow.yml'), 'utf8')) as {
+      jobs: Record<string, { strategy?: { matrix: { builder: string[] } }; steps: Array<{ id?: string; name?: string; uses?: string; with?: Record<string, string>; env?: Record<string, string>; run?: string }> }>;
+    };
+    const build = wf.jobs.build!;
+    const forge = build.steps.find((x) => x.id === 'forge')!;
+    const keep = build.steps.find((x) => x.name === 'Keep the result')!;
+    const merge = wf.jobs.collect!.steps.find((x) => x.name === 'Merge the results')!;
+    expect(forge.uses).toMatch(/\/action@v1$/);
+    expect(forge.with).toMatchObject({ url: 'embedded', builders: '${{ matrix.builder }}', 'output-dir': 'images' });
+    const alone = tempDir('af-gha-alone-');
+    execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
+    const collected = tempDir('af-gha-collect-');
+    mkdirSync(path.join(collected, 'images'));
+    const bash = (script: string, cwd: string, env: Record<string, string>) =>
+      execFileSync('bash', ['-eo', 'pipefail', '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+    for (const builder of build.strategy!.matrix.builder) {
+      const cwd = tempDir('af-gha-ws-');
+      execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
+      const inputs = Object.fromEntries(Object.entries(forge.with!).map(([k, v]) => [k, String(v).replace('${{ matrix.builder }}', builder)]));
+      const r = await runAction(inputs, { cwd, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.stdout).toContain('url embedded: using the embedded reference server');
+      const result = JSON.parse(r.outputs.result!) as ActionResult;
+      expect(result.images).toEqual([expect.objectContaining({ builder: Number(builder), action: 'generate', file: r.outputs['image-files'] })]);
+      const file = result.images[0]!.file!;
+      expect(path.dirname(file)).toBe(path.join(cwd, 'images'));
+      // Checked by tools that are not ours: the digest, and the format of the file written.
+      expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result.images[0]!.sha256);
+      const format = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file], { encoding: 'utf8' })) as { format: string }).format;
+      expect(format).toBe({ QCOW2: 'qcow2', VHD: 'vpc' }[result.images[0]!.format]);
+      const saved = JSON.parse(readFileSync(path.join(cwd, '.appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
+      expect(r.stdout).toContain(`::add-mask::${saved.secretKey}`);
+      expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(saved.secretKey);
+      bash(keep.run!.replace('${{ matrix.builder }}', builder), cwd, { RESULT: r.outputs.result! });
+      // upload-artifact of images/, then download-artifact with merge-multiple: one folder.
+      execFileSync('cp', ['-r', `${path.join(cwd, 'images')}/.`, path.join(collected, 'images')]);
+    }
+    const summary = path.join(collected, 'summary');
+    writeFileSync(summary, '');
+    bash(merge.run!, collected, { GITHUB_STEP_SUMMARY: summary });
+    const merged = JSON.parse(readFileSync(path.join(collected, 'images/result.json'), 'utf8')) as { changes: boolean; images: ActionResult['images'] };
+    expect(merged.changes).toBe(true);
+    expect(merged.images.map((i) => [i.builder, i.format])).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
+    expect(readFileSync(summary, 'utf8')).toMatch(/\| 1 \| VHD \| example-matrix-1\.0\.vhd \| [0-9a-f]{64} \|/);
   });
 });

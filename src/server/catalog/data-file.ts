@@ -65,19 +65,21 @@ export const DATA_COLUMNS = ['name', 'epoch', 'version', 'release', 'arch', 'siz
 const HEADER_1 = DATA_COLUMNS.join('\t');
 const HEADER_2 = `id\t${HEADER_1}`;
 
-/** Where the data file is: `APPLIANCE_FORGE_CATALOG`, else `data/…` in the package root (source or dist). */
+/**
+ * Where the data file is: `APPLIANCE_FORGE_CATALOG`, else `data/…` in the first folder above this
+ * module that has it: the package root from src/ and dist/src/, `action/dist/` from the Action's bundle.
+ */
 export function defaultDataFile(): string {
   const fromEnv = process.env.APPLIANCE_FORGE_CATALOG;
   if (fromEnv) return resolve(fromEnv);
-  // Walk up from this module to the folder that holds package.json: works from src/ and dist/src/ alike.
   let dir = __dirname;
   for (let i = 0; i < 8; i++) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, DEFAULT_DATA_FILE);
+    if (existsSync(join(dir, DEFAULT_DATA_FILE))) return join(dir, DEFAULT_DATA_FILE);
     const up = dirname(dir);
     if (up === dir) break;
     dir = up;
   }
-  throw new Error(`catalog data file not found: no package.json above ${__dirname}`);
+  throw new Error(`catalog data file not found: no ${DEFAULT_DATA_FILE} above ${__dirname}`);
 }
 
 export function readCatalogData(file: string): CatalogData {

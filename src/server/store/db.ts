@@ -1,7 +1,7 @@
-// SQLite under the data dir (contracts: `forge.db`, WAL). Migrations are an ordered list applied
-// once each, tracked by `PRAGMA user_version`.
-import Database from 'better-sqlite3';
+// SQLite under the data dir (contracts: `forge.db`, WAL), on either engine of ./sqlite.ts.
+// Migrations are an ordered list applied once each, tracked by `PRAGMA user_version`.
 import { join } from 'node:path';
+import { openSqlite, type SqlDatabase, type SqliteEngine } from './sqlite';
 
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE users (
@@ -29,25 +29,25 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX records_key ON records(kind, unique_key);`,
 ];
 
-export type Db = Database.Database;
+export type Db = SqlDatabase;
 
-export function openDb(dataDir: string): Db {
-  const db = new Database(join(dataDir, 'forge.db'));
-  db.pragma('journal_mode = WAL');
+export function openDb(dataDir: string, engine?: SqliteEngine): Db {
+  const db = openSqlite(join(dataDir, 'forge.db'), engine);
+  db.exec('PRAGMA journal_mode = WAL');
   // FULL: a write acknowledged to a client is on disk, even across a power cut (task: durable state).
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
+  db.exec('PRAGMA synchronous = FULL');
+  db.exec('PRAGMA foreign_keys = ON');
+  db.exec('PRAGMA busy_timeout = 5000');
   migrate(db);
   return db;
 }
 
 function migrate(db: Db): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
+  const current = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
   for (let v = current; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v]!);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+    });
   }
 }

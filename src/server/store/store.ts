@@ -4,8 +4,8 @@ import { isTerminal } from '../../model/job-state';
 import type { OpStatus } from '../../model/resources';
 import type { Clock } from '../ports';
 import { conflict } from '../service-error';
-import type Database from 'better-sqlite3';
 import { openDb, type Db } from './db';
+import { isUniqueViolation, type SqlStatement, type SqliteEngine, type SqlValue } from './sqlite';
 import type { Kind, KindDocs, UserDoc, UserRow } from './docs';
 
 export interface Row<K extends Kind> {
@@ -56,12 +56,13 @@ export const INTERRUPTED = 'interrupted by a server restart';
 export class Store {
   readonly db: Db;
   /** Prepared once per SQL text: preparing on every call cost more than running the query (bench/server-throughput). */
-  private readonly statements = new Map<string, Database.Statement>();
-  constructor(dataDir: string, private readonly clock: Clock) {
-    this.db = openDb(dataDir);
+  private readonly statements = new Map<string, SqlStatement>();
+  /** `engine`: the SQLite engine to use (tests run both); default: the first available (sqlite.ts). */
+  constructor(dataDir: string, private readonly clock: Clock, engine?: SqliteEngine) {
+    this.db = openDb(dataDir, engine);
   }
 
-  private sql(text: string): Database.Statement {
+  private sql(text: string): SqlStatement {
     let st = this.statements.get(text);
     if (!st) this.statements.set(text, (st = this.db.prepare(text)));
     return st;
@@ -76,7 +77,7 @@ export class Store {
   }
 
   tx<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.db.transaction(fn);
   }
 
   // ---- users ---------------------------------------------------------------------------------
@@ -93,7 +94,7 @@ export class Store {
         .sql('INSERT INTO users (login, admin, password_hash, doc, created, modified) VALUES (?, ?, ?, ?, ?, ?)')
         .run(login, admin ? 1 : 0, passwordHash, JSON.stringify(doc), now, now);
     } catch (e) {
-      if (isUnique(e)) throw conflict(`user ${login} already exists`);
+      if (isUniqueViolation(e)) throw conflict(`user ${login} already exists`);
       throw e;
     }
     return this.getUser(login)!;
@@ -117,7 +118,7 @@ export class Store {
         .run(kind, r.owner, r.parentId ?? null, r.uniqueKey ?? null, JSON.stringify(r.doc), r.secret ?? null, now, now);
       return this.get(kind, Number(res.lastInsertRowid))!;
     } catch (e) {
-      if (isUnique(e)) throw conflict(conflictMessage);
+      if (isUniqueViolation(e)) throw conflict(conflictMessage);
       throw e;
     }
   }
@@ -131,7 +132,7 @@ export class Store {
   /** The records of an owner (optionally under a parent), oldest first. */
   list<K extends Kind>(kind: K, owner?: string, parentId?: number): Array<Row<K>> {
     let sql = 'SELECT * FROM records WHERE kind = ?';
-    const args: unknown[] = [kind];
+    const args: SqlValue[] = [kind];
     if (owner !== undefined) {
       sql += ' AND owner = ?';
       args.push(owner);
@@ -169,7 +170,7 @@ export class Store {
           id,
         );
     } catch (e) {
-      if (isUnique(e)) throw conflict(conflictMessage);
+      if (isUniqueViolation(e)) throw conflict(conflictMessage);
       throw e;
     }
     return this.get(kind, id)!;
@@ -206,10 +207,6 @@ export class Store {
     });
     return n;
   }
-}
-
-function isUnique(e: unknown): boolean {
-  return typeof e === 'object' && e !== null && String((e as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT_UNIQUE');
 }
 
 function rowOf<K extends Kind>(r: RawRow): Row<K> {

@@ -1,13 +1,13 @@
 // Running mmdebstrap (root mode, into a directory): in its own process group so a cancel kills it and
 // every apt/dpkg/maintainer script under it; apt's errors turned into messages naming the package.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import hostTools from '../../../../data/host-tools.json';
 import { AbortedError } from '../../../errors';
 import { diesWithParent } from '../../../host/child';
-import { findOnPath, sbinPath } from '../../../host/path';
+import { hostToolPresent, sbinPath } from '../../../host/path';
 import { ImagingError } from '../errors';
 import { runToolOutput } from '../run';
 import type { InstalledPackage } from '../system';
@@ -25,8 +25,7 @@ export function checkPrerequisites(): void {
   if (process.getuid?.() !== 0) {
     throw new ImagingError('tool', 'building an OS layer runs mmdebstrap in root mode (it mounts /proc and /dev in the tree and runs package scripts in a chroot): run the server as root');
   }
-  const found = (t: string): boolean => (t.startsWith('/') ? existsSync(t) : findOnPath(t, sbinPath()) !== undefined);
-  const missing = LAYER_TOOLS.filter((t) => !found(t));
+  const missing = LAYER_TOOLS.filter((t) => !hostToolPresent(t));
   if (missing.length > 0) {
     const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t] ?? t))];
     throw new ImagingError('tool', `missing ${missing.join(', ')}: install the Debian package${pkgs.length > 1 ? 's' : ''} ${pkgs.join(' ')} (apt-get install ${pkgs.join(' ')})`);

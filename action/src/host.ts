@@ -1,0 +1,69 @@
+// `url: embedded` in apply mode builds the images on the runner: as root (mmdebstrap's root mode)
+// with Debian's image tools. GitHub's hosted runners run a step as a user with passwordless sudo and
+// without those tools: the step re-runs itself under sudo, installs what is missing with apt-get,
+// and gives the files it wrote back to the runner's user. Where that is impossible, a clear error.
+import { spawnSync } from 'node:child_process';
+import { lchownSync, lstatSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import hostTools from '../../data/host-tools.json';
+import { findOnPath, hostToolPresent, sbinPath } from '../../src/host/path';
+
+/** Set in the re-run under sudo: never re-run twice. */
+const RERUN = 'APPLIANCE_FORGE_ACTION_RERUN';
+
+export class HostError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HostError';
+  }
+}
+
+/**
+ * Not root: runs this same step again under `sudo -n` (inputs and GITHUB_* files are environment
+ * variables, kept) and returns its exit code. Root: undefined, go on.
+ */
+export function rerunAsRoot(): number | undefined {
+  if (process.getuid?.() === 0) return undefined;
+  if (process.env[RERUN]) throw new HostError('sudo did not run the step as root');
+  if (spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status !== 0) {
+    throw new HostError(
+      "url embedded builds images as root, and this runner's user cannot use sudo without a password: run the job as root (a container job) or on a runner with passwordless sudo (GitHub's hosted runners have it)",
+    );
+  }
+  const r = spawnSync('sudo', ['-n', '--preserve-env', process.execPath, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, [RERUN]: '1' } });
+  return r.status ?? 1;
+}
+
+/** The Debian packages of the image tools this host lacks (data/host-tools.json, `build`). */
+export function missingToolPackages(): string[] {
+  return [...new Set(Object.entries(hostTools.build).filter(([tool]) => !hostToolPresent(tool)).map(([, pkg]) => pkg))].sort();
+}
+
+/** Installs the missing image tools with apt-get (as root); a clear error where there is no apt-get or it fails. */
+export function installImageTools(log: (line: string) => void): void {
+  const missing = missingToolPackages();
+  if (!missing.length) return;
+  if (!findOnPath('apt-get', sbinPath())) {
+    throw new HostError(`the image tools are missing (Debian packages: ${missing.join(' ')}) and this runner has no apt-get to install them: use a Debian or Ubuntu runner, or install them before this step`);
+  }
+  log(`installing the image tools: apt-get install ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive', PATH: sbinPath() };
+  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', ...missing]]) {
+    const r = spawnSync('apt-get', args, { env, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status !== 0) throw new HostError(`apt-get ${args[0]} failed (${r.status ?? r.signal}): ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' ')}`);
+  }
+}
+
+/** Under sudo: the files the step wrote (data folder, output-dir) go back to the runner's user. */
+export function giveBack(paths: readonly string[]): void {
+  const uid = Number(process.env.SUDO_UID);
+  const gid = Number(process.env.SUDO_GID);
+  if (!process.env[RERUN] || !Number.isInteger(uid) || !Number.isInteger(gid)) return;
+  const walk = (p: string) => {
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    if (!st) return;
+    lchownSync(p, uid, gid);
+    if (st.isDirectory()) for (const n of readdirSync(p)) walk(path.join(p, n));
+  };
+  for (const p of paths) walk(path.resolve(p));
+}

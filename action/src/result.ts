@@ -1,0 +1,64 @@
+// The `result` output: one shape in plan and apply modes, one entry per builder the step ran, keyed
+// by the builder's index in the declaration so that the results of a matrix's jobs merge by
+// concatenating their `images` (README "GitHub Action"). Values not known in a mode are null.
+import { formatPlan, type BuilderDecl, type ImageResult, type Plan, planSummary, type SavedImage } from '../../src/engine';
+
+export interface ResultEntry {
+  /** Index of the builder in the declaration (`builders[i]`). */
+  builder: number;
+  format: string;
+  /** `generate`: a new image is (or would be) built; `reuse`: the image of this revision exists. */
+  action: 'generate' | 'reuse';
+  imageUri: string | null;
+  sha256: string | null;
+  size: number | null;
+  reused: boolean;
+  displayName: string | null;
+  cloudId: string | null;
+  publicationReused: boolean | null;
+  /** Path of the downloaded image file (apply with `output-dir`). */
+  file: string | null;
+}
+
+export interface ActionResult {
+  mode: 'plan' | 'apply';
+  /** plan: an apply would change the service; apply: this run changed it. */
+  changes: boolean;
+  applianceUri: string | null;
+  summary: ReturnType<typeof planSummary>;
+  /** The plan in words, one line per change (the same lines as the log). */
+  plan: string[];
+  images: ResultEntry[];
+}
+
+function base(mode: ActionResult['mode'], plan: Plan, applianceUri: string | null, images: ResultEntry[]): ActionResult {
+  return { mode, changes: plan.hasChanges, applianceUri, summary: planSummary(plan), plan: formatPlan(plan), images };
+}
+
+/** What an apply would do, per builder. */
+export function planResult(plan: Plan, builders: readonly BuilderDecl[]): ActionResult {
+  const images = builders.map((b): ResultEntry => {
+    const img = plan.images.find((i) => i.builders.includes(b.index));
+    const pub = plan.publications.find((p) => p.builder === b.index);
+    return {
+      builder: b.index, format: b.type, action: img?.action ?? 'generate', imageUri: img?.uri ?? null,
+      sha256: img?.image?.sha256sum ?? null, size: img?.image ? (img.image.fileSize ?? img.image.size ?? null) : null,
+      reused: img?.action === 'reuse',
+      displayName: pub?.displayName ?? null, cloudId: pub?.cloudId ?? null, publicationReused: pub ? pub.action === 'reuse' : null,
+      file: null,
+    };
+  });
+  return base('plan', plan, plan.appliance.uri ?? null, images);
+}
+
+/** What an apply did, per builder. */
+export function applyResult(plan: Plan, applianceUri: string, results: readonly ImageResult[], files: readonly SavedImage[]): ActionResult {
+  const images = results.map((i): ResultEntry => ({
+    builder: i.builder, format: i.format, action: i.reused ? 'reuse' : 'generate', imageUri: i.imageUri,
+    sha256: i.sha256 ?? null, size: i.size ?? null, reused: i.reused,
+    displayName: i.publication?.displayName ?? null, cloudId: i.publication?.cloudId ?? null,
+    publicationReused: i.publication ? i.publication.reused : null,
+    file: files.find((f) => f.imageUri === i.imageUri)?.path ?? null,
+  }));
+  return base('apply', plan, applianceUri, images);
+}
