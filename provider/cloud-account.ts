@@ -1,20 +1,11 @@
 // The CloudAccount resource class (implementation: runtime/cloud-account.ts).
 import * as pulumi from '@pulumi/pulumi';
-import { secretInputs, TYPE_MODULE, type CommonArgs } from './common';
+import type { OpenStackAccountInput } from '../src/engine/publication-body';
+import { secretInputs, TYPE_MODULE, type CommonArgs, type PulumiInputs } from './common';
 import { providerFor } from './dynamic';
 
-/** An OpenStack account: Keystone v3 and Glance v2. */
-export interface OpenStackAccountArgs {
-  /** e.g. `http://keystone:5000/v3` (with or without the version segment). */
-  keystoneUrl: pulumi.Input<string>;
-  /** e.g. `http://glance:9292`; default: from the Keystone catalog. */
-  glanceUrl?: pulumi.Input<string>;
-  login: pulumi.Input<string>;
-  /** Stored as a secret. */
-  password: pulumi.Input<string>;
-  /** `v3` (the default) is the only one supported. */
-  keystoneVersion?: pulumi.Input<string>;
-}
+/** An OpenStack account (Keystone v3 and Glance v2): the model's fields (src/model/resources.ts). */
+export type OpenStackAccountArgs = PulumiInputs<Omit<OpenStackAccountInput, 'name' | 'uri'>>;
 
 export interface CloudAccountArgs extends CommonArgs, OpenStackAccountArgs {
   name: pulumi.Input<string>;

@@ -20,6 +20,9 @@ export interface CommonArgs {
   adopt?: pulumi.Input<boolean>;
 }
 
+/** A plain record's fields as a resource's arguments: each may be an Output; optional stays optional, docs stay. */
+export type PulumiInputs<T> = { -readonly [K in keyof T]: pulumi.Input<NonNullable<T[K]>> };
+
 /** Type token module: resources appear as `pulumi-nodejs:dynamic/appliance-forge:<Type>`. */
 export const TYPE_MODULE = 'appliance-forge';
 

@@ -1,21 +1,21 @@
 // CloudAccount: an OpenStack account kept by the service (wire contract §9), for sharing one account
 // between publications. The password is write-only on the service: drift in it cannot be seen, so a new
 // password is always sent on update.
-import { openStackAccountBody } from '../../src/engine/publication-body';
+import { openStackAccountBody, type OpenStackAccountInput } from '../../src/engine/publication-body';
 import { fiql } from '../../src/fiql/builder';
-import type { CredAccount } from '../../src/model/resources';
+import { OPENSTACK_ACCOUNT_FIELDS, type CredAccount } from '../../src/model/resources';
 import { deleteIfThere, existsMessage, isConflict, unlessGone, type Handler } from './handler';
 import { uriParams } from '../../src/model/uris';
-import { checkAccountFields, type AccountSpec } from './publication';
+import { checkAccountFields } from './publication';
 import type { Props } from './values';
 
 const ids = (uri: string) => uriParams('cloudAccount_get', uri);
 
 /** The account's fields only: the connection and `adopt` inputs are the provider's, not the service's. */
-const body = (inputs: Props): CredAccount => openStackAccountBody(inputs as unknown as AccountSpec);
+const body = (inputs: Props): CredAccount => openStackAccountBody(inputs as unknown as OpenStackAccountInput);
 
 export const cloudAccount: Handler = {
-  inputs: ['name', 'keystoneUrl', 'glanceUrl', 'login', 'password', 'keystoneVersion', 'connection', 'adopt'],
+  inputs: ['name', ...OPENSTACK_ACCOUNT_FIELDS, 'connection', 'adopt'],
   replaceOn: ['name'],
   identity: ['name'],
 

@@ -2,7 +2,7 @@
 // and waiting; its output `cloudId` is the Glance image id. The account's password and login may change in
 // place (a rotation must not re-upload the image); where it goes (URLs, domain, project, name) replaces.
 import type { Client } from '../../src/client';
-import { publishImageBody } from '../../src/engine/publication-body';
+import { publishImageBody, type OpenStackAccountInput } from '../../src/engine/publication-body';
 import { isForgeError, messageOf } from '../../src/errors';
 import { HTTP_URL_PATTERN } from '../../src/model/field-rules';
 import type { PublishImage } from '../../src/model/resources';
@@ -13,17 +13,8 @@ import { isUnknown, type Inputs, type Props } from './values';
 
 const IMAGE_URI = uriPattern('machineImage_get');
 
-export interface AccountSpec {
-  name?: string;
-  keystoneUrl: string;
-  glanceUrl?: string;
-  login: string;
-  password: string;
-  keystoneVersion?: string;
-}
-
 /** The `account` object, shared with CloudAccount. */
-export function checkAccountFields(a: Inputs): AccountSpec {
+export function checkAccountFields(a: Inputs): OpenStackAccountInput {
   return {
     name: a.string('name'),
     keystoneUrl: a.string('keystoneUrl', { required: true, pattern: HTTP_URL_PATTERN, hint: 'must be an http(s) URL, e.g. http://keystone:5000/v3' }) ?? '',
@@ -69,7 +60,7 @@ export const publication: Handler = {
 
   async create(client, inputs) {
     const { uid, aid, itid } = uriParams('machineImage_get', inputs.image as string);
-    const a = inputs.account as AccountSpec;
+    const a = inputs.account as OpenStackAccountInput;
     let p = inputs.adopt === true ? await findExisting(client, inputs) : undefined;
     p ??= await client.applianceImage_publish({
       uid, aid, itid,
