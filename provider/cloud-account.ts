@@ -1,8 +1,9 @@
 // The CloudAccount resource class (implementation: runtime/cloud-account.ts).
 import * as pulumi from '@pulumi/pulumi';
 import type { OpenStackAccountInput } from '../src/engine/publication-body';
-import { secretInputs, TYPE_MODULE, type CommonArgs, type PulumiInputs } from './common';
+import { registration, TYPE_MODULE, type CommonArgs, type OutputsOf, type PulumiInputs } from './common';
 import { providerFor } from './dynamic';
+import { shapes } from './shapes';
 
 /** An OpenStack account (Keystone v3 and Glance v2): the model's fields (src/model/resources.ts). */
 export type OpenStackAccountArgs = PulumiInputs<Omit<OpenStackAccountInput, 'name' | 'uri'>>;
@@ -14,7 +15,7 @@ export interface CloudAccountArgs extends CommonArgs, OpenStackAccountArgs {
 export const cloudAccountProvider = providerFor('cloudAccount');
 
 /** A cloud account kept by the service, to share one account between publications. */
-export class CloudAccount extends pulumi.dynamic.Resource {
+export class CloudAccount extends pulumi.dynamic.Resource implements OutputsOf<'cloudAccount'> {
   declare readonly name: pulumi.Output<string>;
   declare readonly keystoneUrl: pulumi.Output<string>;
   declare readonly glanceUrl: pulumi.Output<string | undefined>;
@@ -25,7 +26,7 @@ export class CloudAccount extends pulumi.dynamic.Resource {
   declare readonly uri: pulumi.Output<string>;
 
   constructor(name: string, args: CloudAccountArgs, opts?: pulumi.CustomResourceOptions) {
-    const [props, o] = secretInputs({ ...args, uri: undefined }, ['password', 'connection'], opts);
-    super(cloudAccountProvider, name, props, o, TYPE_MODULE, 'CloudAccount');
+    const [props, o] = registration('cloudAccount', args, opts);
+    super(cloudAccountProvider, name, props, o, TYPE_MODULE, shapes.cloudAccount.type);
   }
 }

@@ -3,7 +3,8 @@
 // Credentials live only here, in memory of the host process: never in the serialized provider.
 import { createClient, type Client } from '../../src/client';
 import { HTTP_URL_PATTERN } from '../../src/model/field-rules';
-import { Inputs, isRecord, type Props } from './values';
+import type { Inputs } from './inputs';
+import { isRecord, type Props } from './plain';
 
 export const CONFIG_NAMESPACE = 'appliance-forge';
 

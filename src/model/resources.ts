@@ -123,7 +123,7 @@ export const targetPlatform = model({
 });
 
 /** The fields an OpenStack account adds to a credAccount (wire contract §9), in schema order. */
-const openStackAccountFields = {
+export const openStackAccountFields = {
   /** e.g. `http://glance:9292`; default: from the Keystone catalog. */
   glanceUrl: str(),
   /** e.g. `http://keystone:5000/v3` (with or without the version segment). */
