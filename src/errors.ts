@@ -17,7 +17,10 @@ export type ErrorCode =
   | 'E_CHECKSUM'
   | 'E_FIQL'
   | 'E_OPENSTACK'
-  | 'E_DECLARATION';
+  | 'E_DECLARATION'
+  // The engine's and the command line's: ApplyError (engine/apply.ts), UsageError (cli/command.ts).
+  | 'E_APPLY'
+  | 'E_USAGE';
 
 export abstract class ForgeError extends Error {
   abstract readonly code: ErrorCode;
@@ -29,7 +32,7 @@ export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** The errors this module defines; a code whose class lives elsewhere (E_OPENSTACK, E_DECLARATION) narrows to `ForgeError`. */
+/** The errors this module defines; a code whose class lives elsewhere (E_OPENSTACK, E_DECLARATION, E_APPLY, E_USAGE) narrows to `ForgeError`. */
 type CoreError =
   | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError;
 /** The error `isForgeError(e, code)` narrows to: the class of that code where it is defined here. */

@@ -2,8 +2,8 @@
 // `appliance-forge <command> …`: a small table of commands, each in src/cli/commands/<name>.ts and
 // loaded only when called. `--help` on any command prints its help and exits 0; `--version` prints the
 // package's version.
-import { UsageError, type CommandModule } from './command';
-import { messageOf } from '../errors';
+import type { CommandModule } from './command';
+import { isForgeError, messageOf } from '../errors';
 import { asksForHelp } from './options';
 import { packageVersion } from './version';
 
@@ -55,7 +55,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return await command.run(rest);
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (isForgeError(e, 'E_USAGE') || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`appliance-forge ${name}: ${messageOf(e)}\n`);
       return usageCode;
     }
