@@ -236,18 +236,27 @@ export async function providerTexts(): Promise<Record<ResourceType, string>> {
   return out;
 }
 
-export async function startStack(layout: Layout = 'npm'): Promise<Stack> {
+export interface StackOptions {
+  /** The host's environment beside the runner's (default: none added). */
+  env?: (server: { url: string }, user: Stack['user']) => NodeJS.ProcessEnv;
+  /** The stack configuration sent by Configure (default: url, user and the user's API key pair). */
+  config?: (server: { url: string }, user: Stack['user']) => Record<string, string>;
+}
+
+const keyPairConfig = (server: { url: string }, user: Stack['user']): Record<string, string> => ({
+  'appliance-forge:url': server.url,
+  'appliance-forge:user': user.login,
+  'appliance-forge:apiKey': user.publicKey,
+  'appliance-forge:secretKey': user.secretKey,
+});
+
+export async function startStack(layout: Layout = 'npm', o: StackOptions = {}): Promise<Stack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'af-pulumi-data-'));
   const user = await createUser(dataDir, { login: 'alice' });
   const server = await startServer({ port: 0, dataDir });
   const project = makeProject(layout);
-  const host = await PulumiHost.start({ cwd: project.dir });
-  await host.configure({
-    'appliance-forge:url': server.url,
-    'appliance-forge:user': user.login,
-    'appliance-forge:apiKey': user.publicKey,
-    'appliance-forge:secretKey': user.secretKey,
-  });
+  const host = await PulumiHost.start({ cwd: project.dir, ...(o.env ? { env: o.env(server, user) } : {}) });
+  await host.configure((o.config ?? keyPairConfig)(server, user));
   return {
     server, dataDir, user, project, host,
     providerText: await providerTexts(),
