@@ -22,6 +22,7 @@ import { ImagingError } from '../errors';
 import type { InstalledPackage, OsLayerSpec } from '../system';
 import { validateMirror } from './mirror';
 import { mirrorState } from './mirror-state';
+import { runTool } from '../run';
 import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
 import type { OsLayerProgress } from './progress';
 import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
@@ -266,6 +267,8 @@ export class OsLayerCache {
       await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
       await writeFile(join(work, 'used'), '');
       if (o.signal?.aborted) throw new AbortedError('image build aborted');
+      // dpkg ran without fsync (recipe.ts): one syncfs makes the tree durable before it is published.
+      await runTool('sync', ['--file-system', work], { signal: o.signal });
       await this.withLock('cache', () => rename(work, this.p('layers', key)));
     } catch (e) {
       await removeTree(work);
