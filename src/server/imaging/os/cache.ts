@@ -40,14 +40,14 @@ export interface OsLayer {
 }
 
 export interface OsLayerOptions {
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   readonly onProgress?: (p: OsLayerProgress) => void;
 }
 
 export interface OsLayerCacheOptions {
   readonly dir: string;
   /** Bound on the layers' total disk usage (the .deb cache is not counted); default 8 GiB. */
-  readonly maxBytes?: number;
+  readonly maxBytes?: number | undefined;
 }
 
 interface Meta {
@@ -322,6 +322,6 @@ export class OsLayerCache {
 }
 
 /** Build (or take from the cache at `cacheDir`) the OS layer of a spec. The caller must `release()` it. */
-export function buildOsLayer(spec: OsLayerSpec, o: OsLayerOptions & { cacheDir: string; maxBytes?: number }): Promise<OsLayer> {
+export function buildOsLayer(spec: OsLayerSpec, o: OsLayerOptions & { cacheDir: string; maxBytes?: number | undefined }): Promise<OsLayer> {
   return new OsLayerCache({ dir: o.cacheDir, maxBytes: o.maxBytes }).acquire(spec, o);
 }
