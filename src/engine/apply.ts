@@ -13,12 +13,12 @@ import { installProfileOf } from './installation';
 import type { LocalFile, Resolved } from './state';
 
 export interface ApplyOptions {
-  readonly signal?: AbortSignal;
-  readonly onEvent?: EventSink;
+  readonly signal?: AbortSignal | undefined;
+  readonly onEvent?: EventSink | undefined;
   /** First poll delay of job waits (ms), default 1000; the delay grows to at most max(pollMs, 2000). */
-  readonly pollMs?: number;
+  readonly pollMs?: number | undefined;
   /** Longest wait for one generation or publication (ms). */
-  readonly jobTimeoutMs?: number;
+  readonly jobTimeoutMs?: number | undefined;
 }
 
 /** One entry per builder: its image and, when it publishes, its publication. */
@@ -26,17 +26,17 @@ export interface ImageResult {
   readonly builder: number;
   readonly format: string;
   readonly imageUri: string;
-  readonly sha256?: string;
-  readonly size?: number;
-  readonly downloadUri?: string;
+  readonly sha256?: string | undefined;
+  readonly size?: number | undefined;
+  readonly downloadUri?: string | undefined;
   /** The file name the service gives the image (e.g. `web-1.0.qcow2`). */
-  readonly fileName?: string;
+  readonly fileName?: string | undefined;
   /** The image existed for this revision, format and install profile. */
   readonly reused: boolean;
   readonly publication?: {
     readonly uri: string;
     readonly displayName: string;
-    readonly cloudId?: string;
+    readonly cloudId?: string | undefined;
     readonly reused: boolean;
   };
 }

@@ -26,10 +26,10 @@ export interface PublishRequest extends OpenStackAccess {
   /** Its size in bytes; must match the file (checked before anything is sent). */
   readonly size: number;
   /** Its recorded SHA-256 (hex); when given, the streamed bytes must match it too. */
-  readonly sha256?: string;
+  readonly sha256?: string | undefined;
   readonly signal?: AbortSignal | undefined;
-  readonly onProgress?: (p: PublishProgress) => void;
-  readonly timeouts?: OpenStackTimeouts;
+  readonly onProgress?: ((p: PublishProgress) => void) | undefined;
+  readonly timeouts?: OpenStackTimeouts | undefined;
 }
 
 export interface PublishResult {
@@ -42,7 +42,7 @@ export interface PublishResult {
 export interface ImageRequest extends OpenStackAccess {
   readonly imageId: string;
   readonly signal?: AbortSignal | undefined;
-  readonly timeouts?: OpenStackTimeouts;
+  readonly timeouts?: OpenStackTimeouts | undefined;
 }
 
 /** Progress is reported at most this often during the upload (plus the first and last byte). */
