@@ -6,15 +6,15 @@ import { SecretSet } from './secrets';
 import { CONNECTION_ENV } from './settings-env';
 
 export interface ConnectSettings {
-  readonly url?: string;
-  readonly user?: string;
-  readonly apiKey?: string;
-  readonly secretKey?: string;
-  readonly password?: string;
+  readonly url?: string | undefined;
+  readonly user?: string | undefined;
+  readonly apiKey?: string | undefined;
+  readonly secretKey?: string | undefined;
+  readonly password?: string | undefined;
   /** Data folder of the embedded server; default `./.appliance-forge`. */
-  readonly dataDir?: string;
+  readonly dataDir?: string | undefined;
   /** A request trace (`APPLIANCE_FORGE_LOG=debug`): told after each HTTP exchange. */
-  readonly onTrace?: (t: TraceEntry) => void;
+  readonly onTrace?: ((t: TraceEntry) => void) | undefined;
 }
 
 export interface Connection {

@@ -15,7 +15,7 @@ export interface ResolvedPackage {
 /** The account a publication embeds (wire contract §9). From the service, the password is not known. */
 export interface ResolvedAccount extends OpenStackAccountInput {
   readonly name: string;
-  readonly decl?: AccountDecl;
+  readonly decl?: AccountDecl | undefined;
 }
 
 export interface Resolved {
@@ -34,8 +34,8 @@ export interface ObservedSoftware {
 }
 
 export interface Observed {
-  readonly appliance?: Appliance;
-  readonly osProfile?: DistribProfile;
+  readonly appliance?: Appliance | undefined;
+  readonly osProfile?: DistribProfile | undefined;
   /** Package URIs of the appliance's OS profile. */
   readonly profilePkgUris: readonly string[];
   /** Software components found by name and version, by bundle name. */

@@ -17,7 +17,7 @@ export function owned<K extends Kind>(ctx: Ctx, req: Req, kind: K, param: string
 }
 
 /** PUT/DELETE precondition against the record as a GET would show it (wire contract §6). */
-export function ifMatch(req: Req, current: { digest?: string }): void {
+export function ifMatch(req: Req, current: { digest?: string | undefined }): void {
   checkIfMatch(req.raw.headers['if-match'], current.digest);
 }
 
