@@ -19,6 +19,9 @@ export function stamp<T extends object>(row: Stamped, value: T): T & { dbId: num
   return { ...v, digest };
 }
 
+/** A record as the server shows it: with its own `uri` (the `Location` of a 201). */
+export type Located<T> = T & { uri: string };
+
 /** The URI of each resource the server shows, from the operations table (src/model/uris.ts). */
 export const uris = {
   user: (uid: string) => uriOf('user_get', { uid }),

@@ -4,19 +4,19 @@ import { randomUUID } from 'node:crypto';
 import type { Appliance, MySoftware } from '../../model/resources';
 import { checkInstallProfile, installProfileView } from '../install/profile';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest, conflict } from '../service-error';
 import type { ApplianceDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris } from '../views';
+import { idParam, stamp, uris, type Located } from '../views';
 import { ifMatch, owned, requireText } from './common';
 import { distributionOf } from './distributions';
 import { DEFAULT_ORG_ID } from './orgs';
 import { removeApplianceImages } from './images';
 
-export function applianceView(ctx: Ctx, r: Row<'appliance'>): Appliance {
+export function applianceView(ctx: Ctx, r: Row<'appliance'>): Located<Appliance> {
   const uid = r.owner;
   const base = uris.appliance(uid, r.id);
   const d = r.doc;
@@ -81,7 +81,7 @@ export function saveAppliance(ctx: Ctx, r: Row<'appliance'>, next: ApplianceDoc)
   return ctx.store.update('appliance', r.id, { ...next, revision: r.doc.revision + 1 }, { uniqueKey: key(next) }, conflictMsg(next));
 }
 
-function loadAppliance(ctx: Ctx, req: Req): Row<'appliance'> {
+function loadAppliance(ctx: Ctx, req: ReqWith<'uid' | 'aid'>): Row<'appliance'> {
   return owned(ctx, req, 'appliance', 'aid');
 }
 
@@ -90,14 +90,14 @@ export const applianceRoutes = (ctx: Ctx) =>
     appliance_getAll: (req) => {
       const all = ctx.store.list('appliance', req.params.uid).map((r) => applianceView(ctx, r));
       const { total, items } = page('appliance', all, req.query);
-      return doc('appliances', { total, appliances: items });
+      return req.ok({ total, appliances: items });
     },
 
-    appliance_get: (req) => doc('appliance', applianceView(ctx, loadAppliance(ctx, req))),
+    appliance_get: (req) => req.ok(applianceView(ctx, loadAppliance(ctx, req))),
 
     appliance_create: async (req) => {
-      const uid = req.params.uid!;
-      const { value: v } = req.body('appliance');
+      const { uid } = req.params;
+      const { value: v } = req.body();
       if (v.orgUri !== undefined && v.orgUri.replace(/^\//, '') !== uris.org(DEFAULT_ORG_ID)) throw badRequest(`orgUri must be ${uris.org(DEFAULT_ORG_ID)}`);
       const installProfile = await checkInstallProfile(v.installProfile, ctx.limits);
       const d: ApplianceDoc = {
@@ -112,15 +112,14 @@ export const applianceRoutes = (ctx: Ctx) =>
         ...(installProfile ? { installProfile } : {}),
       };
       const row = ctx.store.insert('appliance', { owner: uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
-      const view = applianceView(ctx, row);
-      return doc('appliance', view, { location: view.uri! });
+      return req.created(applianceView(ctx, row));
     },
 
     appliance_update: async (req) => {
-      const uid = req.params.uid!;
+      const { uid } = req.params;
       const row = loadAppliance(ctx, req);
       ifMatch(req, applianceView(ctx, row));
-      const { value: v } = req.body('appliance');
+      const { value: v } = req.body();
       if (v.uri !== undefined && v.uri.replace(/^\//, '') !== uris.appliance(uid, row.id)) throw badRequest('uri does not name this appliance');
       if (v.distributionUri !== undefined && distIdOf(ctx, v.distributionUri) !== row.doc.distId) throw badRequest('distributionUri cannot be changed');
       // Fields left out keep their value: clients send the fields they change (spec rule 4d).
@@ -131,7 +130,7 @@ export const applianceRoutes = (ctx: Ctx) =>
       if (v.tag !== undefined) next.tag = v.tag;
       if (v.installProfile !== undefined) next.installProfile = (await checkInstallProfile(v.installProfile, ctx.limits, row.doc.installProfile))!;
       if (v.mySoftwareList !== undefined) next.softwareIds = softwareIds(ctx, uid, v.mySoftwareList);
-      return doc('appliance', applianceView(ctx, saveAppliance(ctx, row, next)));
+      return req.ok(applianceView(ctx, saveAppliance(ctx, row, next)));
     },
 
     appliance_delete: async (req) => {
@@ -151,4 +150,4 @@ export const applianceRoutes = (ctx: Ctx) =>
         if (round >= 4) throw conflict('images keep being generated for this appliance while it is deleted: retry');
       }
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;

@@ -3,12 +3,12 @@
 // addedPkgUris / deletedPkgUris. Every change increases the template's revision.
 import type { DistribProfile, Pkg } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
 import { badRequest, conflict } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris } from '../views';
+import { idParam, stamp, uris, type Located } from '../views';
 import { saveAppliance } from './appliances';
 import { ifMatch, owned, requireText } from './common';
 import { packageOfEntry, pinnedView, pinOf } from '../install/packages';
@@ -35,7 +35,7 @@ function applyPins(ctx: Ctx, d: OsProfileDoc, entries: Pkg[], ids: number[]): Re
   return pins;
 }
 
-function view(ctx: Ctx, r: Row<'osprofile'>): DistribProfile {
+function view(ctx: Ctx, r: Row<'osprofile'>): Located<DistribProfile> {
   const d = r.doc;
   const uri = uris.osprofile(r.owner, d.applianceId, r.id);
   const dist = ctx.catalog.distributions.find((x) => x.dbId === d.distId);
@@ -55,7 +55,7 @@ function view(ctx: Ctx, r: Row<'osprofile'>): DistribProfile {
   });
 }
 
-function loadProfile(ctx: Ctx, req: Req): { appliance: Row<'appliance'>; profile: Row<'osprofile'> } {
+function loadProfile(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'osid'>): { appliance: Row<'appliance'>; profile: Row<'osprofile'> } {
   const appliance = owned(ctx, req, 'appliance', 'aid');
   const profile = owned(ctx, req, 'osprofile', 'osid', appliance.id);
   return { appliance, profile };
@@ -77,7 +77,7 @@ export const osProfileRoutes = (ctx: Ctx) =>
   ({
     applianceOSProfile_create: (req) => {
       const appliance = owned(ctx, req, 'appliance', 'aid');
-      const { value: v } = req.body('distribProfile');
+      const { value: v } = req.body();
       const named = parseUri(requireText(v.standardProfileUri, 'standardProfileUri'), ['osTemplate_get'])?.params;
       const distId = idParam(named?.id);
       const base = named && distId === appliance.doc.distId ? ctx.catalog.profiles(distId).find((p) => p.dbId === idParam(named.prid)) : undefined;
@@ -97,11 +97,10 @@ export const osProfileRoutes = (ctx: Ctx) =>
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
         return r;
       });
-      const out = view(ctx, row);
-      return doc('distribProfile', out, { location: out.uri! });
+      return req.created(view(ctx, row));
     },
 
-    applianceOSProfile_get: (req) => doc('distribProfile', view(ctx, loadProfile(ctx, req).profile)),
+    applianceOSProfile_get: (req) => req.ok(view(ctx, loadProfile(ctx, req).profile)),
 
     applianceOSProfile_delete: (req) => {
       const { appliance, profile } = loadProfile(ctx, req);
@@ -113,12 +112,12 @@ export const osProfileRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    applianceOSProfilePkg_getAll: (req) => doc('packages', { pkgs: packagesOf(ctx, loadProfile(ctx, req).profile.doc) }),
+    applianceOSProfilePkg_getAll: (req) => req.ok({ pkgs: packagesOf(ctx, loadProfile(ctx, req).profile.doc) }),
 
     applianceOSProfilePkg_updateAll: (req) => {
       const { appliance, profile } = loadProfile(ctx, req);
       ifMatch(req, view(ctx, profile));
-      const { value: v } = req.body('packages');
+      const { value: v } = req.body();
       const d = profile.doc;
       const added = pkgIds(ctx, d.distId, v.addedPkgUris, 'addedPkgUris');
       const deleted = new Set(pkgIds(ctx, d.distId, v.deletedPkgUris, 'deletedPkgUris'));
@@ -133,7 +132,7 @@ export const osProfileRoutes = (ctx: Ctx) =>
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
         return r;
       });
-      return doc('packages', { pkgs: packagesOf(ctx, updated.doc) });
+      return req.ok({ pkgs: packagesOf(ctx, updated.doc) });
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;
 

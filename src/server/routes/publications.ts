@@ -1,8 +1,8 @@
 // Publications to a cloud (wire contract §8–9): 201 with the publishImage and a background upload to
 // Glance; only formats with a credAccountType can be published (400); DELETE removes the Glance image.
-import type { OpStatus, PublishImage } from '../../model/resources';
+import type { DocumentOf, OpStatus, PublishImage } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
 import { publicationCredentials, startPublication } from '../jobs/publication';
 import { assertJobRoom } from '../jobs/quota';
 import { initialStatus, jobKey, setStatus } from '../jobs/status';
@@ -10,7 +10,7 @@ import { badRequest, ServiceError } from '../service-error';
 import type { AccountDoc, PImageDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris } from '../views';
+import { idParam, stamp, uris, type Located } from '../views';
 import { accountFromBody, accountRecord, checkCloudEndpoints } from './accounts';
 import { ifMatch, owned, requireText } from './common';
 import { imageView } from './images';
@@ -24,7 +24,7 @@ function pubStatus(r: Row<'pimage'>): OpStatus {
   return stamp(r, { ...r.doc.status, uri: uriOf('machineImagePublishedStatus_get', ids), parentUri: uriOf('machineImagePublished_get', ids) });
 }
 
-function pubView(ctx: Ctx, r: Row<'pimage'>): PublishImage {
+function pubView(ctx: Ctx, r: Row<'pimage'>): Located<PublishImage> {
   const d = r.doc;
   const image = ctx.store.get('image', d.imageId);
   const iv = image ? imageView(ctx, image) : undefined;
@@ -47,17 +47,20 @@ function pubView(ctx: Ctx, r: Row<'pimage'>): PublishImage {
   });
 }
 
-function list(ctx: Ctx, rows: Array<Row<'pimage'>>) {
+function list(ctx: Ctx, rows: Array<Row<'pimage'>>): DocumentOf<'publishImages'> {
   const items = rows.map((r) => pubView(ctx, r));
-  return doc('publishImages', { total: items.length, publishImages: items });
+  return { total: items.length, publishImages: items };
 }
 
-/** Create a publication of image `itid` of template `aid` (both endpoints of §8 end here). */
-function publish(ctx: Ctx, req: Req, itid: number) {
+/**
+ * Create a publication of image `itid` of template `aid` (both endpoints of §8 end here); the
+ * request document is read once the image is known to be the template's.
+ */
+function publish(ctx: Ctx, req: ReqWith<'uid' | 'aid'>, itid: number, body: () => PublishImage): Located<PublishImage> {
   const appliance = owned(ctx, req, 'appliance', 'aid');
   const image = ctx.store.get('image', itid);
   if (!image || image.owner !== appliance.owner || image.parentId !== appliance.id) throw badRequest('imageUri names no image of this appliance');
-  const { value: v } = req.body('publishImage');
+  const v = body();
   const format = targetFormatByName(ctx, image.doc.formatName);
   if (!format.credAccountType) throw badRequest(`images in format ${format.name} cannot be published (no cloud for this format)`);
 
@@ -99,8 +102,7 @@ function publish(ctx: Ctx, req: Req, itid: number) {
     return ctx.store.insert('pimage', { owner: appliance.owner, parentId: appliance.id, doc: d, secret: ctx.box.seal(password!) });
   });
   startPublication(ctx, row, image, format);
-  const view = pubView(ctx, row);
-  return doc('publishImage', view, { location: view.uri! });
+  return pubView(ctx, row);
 }
 
 /** Stop, delete from Glance (when published), then forget. A Glance failure → 502 and the record stays. */
@@ -120,7 +122,7 @@ export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): 
   }
 }
 
-function loadPub(ctx: Ctx, req: Req): Row<'pimage'> {
+function loadPub(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'itid' | 'pitid'>): Row<'pimage'> {
   const appliance = owned(ctx, req, 'appliance', 'aid');
   const r = owned(ctx, req, 'pimage', 'pitid', appliance.id);
   if (String(r.doc.imageId) !== req.params.itid) throw new ServiceError(404, `no publication ${req.params.pitid}`);
@@ -129,23 +131,26 @@ function loadPub(ctx: Ctx, req: Req): Row<'pimage'> {
 
 export const publicationRoutes = (ctx: Ctx) =>
   ({
-    applianceImage_publish: (req) => publish(ctx, req, Number(owned(ctx, req, 'image', 'itid').id)),
-
-    machineImage_publish: (req) => {
-      const { value } = req.body('publishImage');
-      const image = parseUri(requireText(value.imageUri, 'imageUri'), ['machineImage_get'])?.params;
-      if (!image || image.uid !== req.params.uid || image.aid !== req.params.aid) throw badRequest('imageUri names no image of this appliance');
-      return publish(ctx, req, idParam(image.itid));
+    applianceImage_publish: (req) => {
+      const { id } = owned(ctx, req, 'image', 'itid');
+      return req.created(publish(ctx, req, id, () => req.body().value));
     },
 
-    machineImagePublished_get: (req) => doc('publishImage', pubView(ctx, loadPub(ctx, req))),
-    machineImagePublishedStatus_get: (req) => doc('status', pubStatus(loadPub(ctx, req))),
+    machineImage_publish: (req) => {
+      const { value } = req.body();
+      const image = parseUri(requireText(value.imageUri, 'imageUri'), ['machineImage_get'])?.params;
+      if (!image || image.uid !== req.params.uid || image.aid !== req.params.aid) throw badRequest('imageUri names no image of this appliance');
+      return req.created(publish(ctx, req, idParam(image.itid), () => value));
+    },
+
+    machineImagePublished_get: (req) => req.ok(pubView(ctx, loadPub(ctx, req))),
+    machineImagePublishedStatus_get: (req) => req.ok(pubStatus(loadPub(ctx, req))),
 
     machineImagePublish_cancel: async (req) => {
       const r = loadPub(ctx, req);
       setStatus(ctx, 'pimage', r.id, { cancelled: true, message: 'cancelled' });
       await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
-      return doc('status', pubStatus(ctx.store.get('pimage', r.id)!));
+      return req.ok(pubStatus(ctx.store.get('pimage', r.id)!));
     },
 
     machineImagePublished_delete: async (req) => {
@@ -157,7 +162,7 @@ export const publicationRoutes = (ctx: Ctx) =>
 
     machineImagePublished_getAll: (req) => {
       const appliance = owned(ctx, req, 'appliance', 'aid');
-      return list(ctx, ctx.store.list('pimage', appliance.owner, appliance.id));
+      return req.ok(list(ctx, ctx.store.list('pimage', appliance.owner, appliance.id)));
     },
 
     machineImagePublished_deleteAll: async (req) => {
@@ -166,10 +171,10 @@ export const publicationRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    userMachineImagePublished_getAll: (req) => list(ctx, ctx.store.list('pimage', req.params.uid)),
+    userMachineImagePublished_getAll: (req) => req.ok(list(ctx, ctx.store.list('pimage', req.params.uid))),
 
     userMachineImagePublishedStatus_getAll: (req) => {
       const items = ctx.store.list('pimage', req.params.uid).map(pubStatus);
-      return doc('statuses', { total: items.length, statuses: items });
+      return req.ok({ total: items.length, statuses: items });
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;

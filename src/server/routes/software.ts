@@ -6,16 +6,16 @@ import { RIGHTS_PATTERN } from '../../model/field-rules';
 import type { MySoftware, SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
-import { doc, NO_CONTENT, type FileResult, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type FileResult, type Req, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest, conflict, notFound, ServiceError } from '../service-error';
 import type { ArtifactDoc, SoftwareDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { uriOf } from '../../model/uris';
-import { stamp, uris } from '../views';
+import { stamp, uris, type Located } from '../views';
 import { ifMatch, owned, requireText } from './common';
 
-function softwareView(ctx: Ctx, r: Row<'software'>): MySoftware {
+function softwareView(ctx: Ctx, r: Row<'software'>): Located<MySoftware> {
   const uri = uris.software(r.owner, r.id);
   const arts = ctx.store.list('artifact', r.owner, r.id);
   const apps = ctx.store.list('appliance', r.owner).filter((a) => a.doc.softwareIds.includes(r.id));
@@ -33,7 +33,7 @@ function softwareView(ctx: Ctx, r: Row<'software'>): MySoftware {
   });
 }
 
-function artifactView(r: Row<'artifact'>): SoftwareArtifact {
+function artifactView(r: Row<'artifact'>): Located<SoftwareArtifact> {
   const d = r.doc;
   const f = d.file;
   const uri = uris.artifact(r.owner, r.parentId!, r.id);
@@ -116,11 +116,11 @@ function bumpSoftware(ctx: Ctx, id: number): void {
   if (s) ctx.store.update('software', id, { ...s.doc, revision: s.doc.revision + 1 });
 }
 
-function loadSoftware(ctx: Ctx, req: Req): Row<'software'> {
+function loadSoftware(ctx: Ctx, req: ReqWith<'uid' | 'msid'>): Row<'software'> {
   return owned(ctx, req, 'software', 'msid');
 }
 
-function loadArtifact(ctx: Ctx, req: Req): Row<'artifact'> {
+function loadArtifact(ctx: Ctx, req: ReqWith<'uid' | 'msid' | 'said'>): Row<'artifact'> {
   return owned(ctx, req, 'artifact', 'said', loadSoftware(ctx, req).id);
 }
 
@@ -135,7 +135,7 @@ async function removeArtifacts(ctx: Ctx, rows: Array<Row<'artifact'>>): Promise<
   for (const r of rows) await ctx.files.remove(r.doc.file?.path);
 }
 
-async function upload(ctx: Ctx, req: Req, fileNameParam: string | undefined): Promise<ReturnType<typeof doc>> {
+async function upload(ctx: Ctx, req: Req<'mySoftwareArtifact_upload'>, fileNameParam: string | undefined): Promise<Located<SoftwareArtifact>> {
   const art = loadArtifact(ctx, req);
   const fileName = checkFileName(fileNameParam ?? art.doc.origName ?? art.doc.name);
   const declared = Number(req.raw.headers['content-length'] ?? NaN);
@@ -163,23 +163,23 @@ async function upload(ctx: Ctx, req: Req, fileNameParam: string | undefined): Pr
     throw notFound('the artifact was deleted during the upload');
   }
   if (old && old !== written.path) await ctx.files.remove(old);
-  return doc('softwareArtifact', artifactView(row));
+  return artifactView(row);
 }
 
 export const softwareRoutes = (ctx: Ctx) =>
   ({
     mySoftware_getAll: (req) => {
-      const uid = req.params.uid!;
+      const { uid } = req.params;
       // `distribId` is accepted and ignored: components are not tied to a distribution here.
       const rows = ctx.store.list('software', uid);
       const { total, items } = page('mySoftware', rows.map((r) => softwareView(ctx, r)), req.query);
-      return doc('mySoftwareList', { total, mySoftwareList: items });
+      return req.ok({ total, mySoftwareList: items });
     },
 
-    mySoftware_get: (req) => doc('mySoftware', softwareView(ctx, loadSoftware(ctx, req))),
+    mySoftware_get: (req) => req.ok(softwareView(ctx, loadSoftware(ctx, req))),
 
     mySoftware_create: (req) => {
-      const { value: v } = req.body('mySoftware');
+      const { value: v } = req.body();
       const d: SoftwareDoc = {
         name: requireText(v.name, 'name'),
         version: requireText(v.version, 'version'),
@@ -187,21 +187,20 @@ export const softwareRoutes = (ctx: Ctx) =>
         ...(v.description !== undefined ? { description: v.description } : {}),
         ...(v.tag !== undefined ? { tag: v.tag } : {}),
       };
-      const row = ctx.store.insert('software', { owner: req.params.uid!, uniqueKey: key(d), doc: d }, conflictMsg(d));
-      const view = softwareView(ctx, row);
-      return doc('mySoftware', view, { location: view.uri! });
+      const row = ctx.store.insert('software', { owner: req.params.uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
+      return req.created(softwareView(ctx, row));
     },
 
     mySoftware_update: (req) => {
       const row = loadSoftware(ctx, req);
       ifMatch(req, softwareView(ctx, row));
-      const { value: v } = req.body('mySoftware');
+      const { value: v } = req.body();
       const d: SoftwareDoc = { ...row.doc, revision: row.doc.revision + 1 };
       if (v.name !== undefined) d.name = requireText(v.name, 'name');
       if (v.version !== undefined) d.version = requireText(v.version, 'version');
       if (v.description !== undefined) d.description = v.description;
       if (v.tag !== undefined) d.tag = v.tag;
-      return doc('mySoftware', softwareView(ctx, ctx.store.update('software', row.id, d, { uniqueKey: key(d) }, conflictMsg(d))));
+      return req.ok(softwareView(ctx, ctx.store.update('software', row.id, d, { uniqueKey: key(d) }, conflictMsg(d))));
     },
 
     mySoftware_delete: async (req) => {
@@ -226,39 +225,38 @@ export const softwareRoutes = (ctx: Ctx) =>
       let items = ctx.store.list('artifact', sw.owner, sw.id).map(artifactView);
       const fn = req.query.filename;
       if (fn !== undefined) items = items.filter((a) => a.name === fn || a.origName === fn || a.fullName === fn);
-      return doc('softwareArtifacts', { total: items.length, softwareArtifacts: items });
+      return req.ok({ total: items.length, softwareArtifacts: items });
     },
 
     mySoftwareArtifact_add: (req) => {
       const sw = loadSoftware(ctx, req);
-      const { value } = req.body('softwareArtifact');
+      const { value } = req.body();
       const d = artifactFromBody(value);
       const row = ctx.store.tx(() => {
         const r = ctx.store.insert('artifact', { owner: sw.owner, parentId: sw.id, doc: d });
         bumpSoftware(ctx, sw.id);
         return r;
       });
-      const view = artifactView(row);
-      return doc('softwareArtifact', view, { location: view.uri! });
+      return req.created(artifactView(row));
     },
 
-    mySoftwareArtifact_get: (req) => doc('softwareArtifact', artifactView(loadArtifact(ctx, req))),
+    mySoftwareArtifact_get: (req) => req.ok(artifactView(loadArtifact(ctx, req))),
 
     mySoftwareArtifact_update: (req) => {
       const row = loadArtifact(ctx, req);
       ifMatch(req, artifactView(row));
-      const { value } = req.body('softwareArtifact');
+      const { value } = req.body();
       const updated = ctx.store.tx(() => {
         const r = ctx.store.update('artifact', row.id, artifactFromBody(value, row.doc));
         bumpSoftware(ctx, row.parentId!);
         return r;
       });
-      return doc('softwareArtifact', artifactView(updated));
+      return req.ok(artifactView(updated));
     },
 
     mySoftwareArtifact_updateAll: (req) => {
       const sw = loadSoftware(ctx, req);
-      const { value } = req.body('softwareArtifacts');
+      const { value } = req.body();
       const rows = ctx.store.list('artifact', sw.owner, sw.id);
       const updates = (value.softwareArtifacts ?? []).map((a, i) => {
         const id = a.dbId ?? Number(/\/artifacts\/(\d+)$/.exec(a.uri ?? '')?.[1] ?? NaN);
@@ -271,7 +269,7 @@ export const softwareRoutes = (ctx: Ctx) =>
         if (updates.length > 0) bumpSoftware(ctx, sw.id);
       });
       const items = ctx.store.list('artifact', sw.owner, sw.id).map(artifactView);
-      return doc('softwareArtifacts', { total: items.length, softwareArtifacts: items });
+      return req.ok({ total: items.length, softwareArtifacts: items });
     },
 
     mySoftwareArtifact_delete: async (req) => {
@@ -289,10 +287,10 @@ export const softwareRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    mySoftwareArtifact_upload: (req) => upload(ctx, req, req.params.fileName),
+    mySoftwareArtifact_upload: async (req) => req.ok(await upload(ctx, req, req.params.fileName)),
     mySoftwareArtifact_download: (req) => artifactFile(ctx, loadArtifact(ctx, req)),
     mySoftwareArtifact_downloadFile: (req) => artifactFile(ctx, loadArtifact(ctx, req), req.params.fileName),
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;
 
 /** Every uploaded file of a template's software, with where it goes and its rights (Imaging contract). */
 export function softwareFiles(ctx: Ctx, owner: string, softwareIds: number[]): Array<{ software: Row<'software'>; artifact: Row<'artifact'> }> {

@@ -1,7 +1,7 @@
 // Target formats (wire contract §8): the Imaging module's table, chosen by display name.
 import type { TargetFormat } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, type Routes } from '../http/handler';
+import type { Routes } from '../http/handler';
 import { page } from '../http/list';
 import type { TargetFormatSpec } from '../ports';
 import { badRequest, forbidden } from '../service-error';
@@ -30,9 +30,9 @@ export const targetFormatRoutes = (ctx: Ctx) =>
     userTargetFormat_getAll: (req) => {
       const all = ctx.imaging.targetFormats.map((f) => targetFormatRecord(ctx, f));
       const { total, items } = page('targetFormat', all, req.query);
-      return doc('targetFormats', { total, targetFormats: items });
+      return req.ok({ total, targetFormats: items });
     },
     userTargetFormat_update: () => {
       throw forbidden('target formats of the reference server are fixed');
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;
