@@ -7,11 +7,8 @@ import { NO_CONTENT, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest } from '../service-error';
 import type { AccountDoc } from '../store/docs';
-import type { Row } from '../store/store';
-import { stamp, uris, type Located } from '../views';
+import { accountView } from '../views/account';
 import { ifMatch, owned, requireText } from './common';
-
-const PLATFORM = { name: 'OpenStack', type: 'openstack' } as const;
 
 /** The stored part of an account from a request (also an account embedded in a publication). */
 export function accountFromBody(v: CredAccount, prev?: AccountDoc): AccountDoc {
@@ -53,27 +50,17 @@ function withinPrefix(url: string, prefix: string): boolean {
   }
 }
 
-/** The record as answered: no password, `secretsMissing` instead (wire contract §9). */
-export function accountRecord(d: AccountDoc): CredAccount {
-  const { kind, ...rest } = d;
-  return { kind, ...rest, targetPlatform: { ...PLATFORM }, secretsMissing: true };
-}
-
-function view(r: Row<'account'>): Located<CredAccount> {
-  return stamp(r, { ...accountRecord(r.doc), uri: uris.account(r.owner, r.id), parentUri: uris.user(r.owner) });
-}
-
 const nameKey = (name: string): string => name.toLowerCase();
 
 export const accountRoutes = (ctx: Ctx) =>
   ({
     cloudAccount_getAll: (req) => {
-      const all = ctx.store.list('account', req.params.uid).map(view);
+      const all = ctx.store.list('account', req.params.uid).map(accountView);
       const { total, items } = page('credAccount', all, req.query);
       return req.ok({ total, credAccounts: items });
     },
 
-    cloudAccount_get: (req) => req.ok(view(owned(ctx, req, 'account', 'caid'))),
+    cloudAccount_get: (req) => req.ok(accountView(owned(ctx, req, 'account', 'caid'))),
 
     cloudAccount_create: (req) => {
       const { value } = req.body();
@@ -86,12 +73,12 @@ export const accountRoutes = (ctx: Ctx) =>
         { owner: req.params.uid, uniqueKey: nameKey(d.name), doc: d, secret: value.password ? ctx.box.seal(value.password) : null },
         `an account named ${JSON.stringify(d.name)} already exists`,
       );
-      return req.created(view(row));
+      return req.created(accountView(row));
     },
 
     cloudAccount_update: (req) => {
       const row = owned(ctx, req, 'account', 'caid');
-      ifMatch(req, view(row));
+      ifMatch(req, accountView(row));
       const { value } = req.body();
       const d = accountFromBody(value, row.doc);
       requireText(d.name, 'name');
@@ -103,12 +90,12 @@ export const accountRoutes = (ctx: Ctx) =>
         { uniqueKey: nameKey(d.name), ...(value.password ? { secret: ctx.box.seal(value.password) } : {}) },
         `an account named ${JSON.stringify(d.name)} already exists`,
       );
-      return req.ok(view(updated));
+      return req.ok(accountView(updated));
     },
 
     cloudAccount_delete: (req) => {
       const row = owned(ctx, req, 'account', 'caid');
-      ifMatch(req, view(row));
+      ifMatch(req, accountView(row));
       ctx.store.remove('account', row.id);
       return NO_CONTENT;
     },

@@ -1,54 +1,21 @@
 // Appliance templates (spec "appliance"): 409 on the same name and version for a user (§5);
 // `revision` grows on every change of the template, its OS profile packages or software list.
 import { randomUUID } from 'node:crypto';
-import type { Appliance, MySoftware } from '../../model/resources';
-import { checkInstallProfile, installProfileView } from '../install/profile';
+import type { MySoftware } from '../../model/resources';
+import { checkInstallProfile } from '../install/profile';
 import type { Ctx } from '../context';
 import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest, conflict } from '../service-error';
 import type { ApplianceDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris, type Located } from '../views';
+import { parseUri } from '../../model/uris';
+import { applianceView } from '../views/appliance';
+import { distributionOf } from '../views/catalog';
+import { DEFAULT_ORG_ID } from '../views/org';
+import { idParam, uris } from '../views/uris';
 import { ifMatch, owned, requireText } from './common';
-import { distributionOf } from './distributions';
-import { DEFAULT_ORG_ID } from './orgs';
-import { removeApplianceImages } from './images';
-
-export function applianceView(ctx: Ctx, r: Row<'appliance'>): Located<Appliance> {
-  const uid = r.owner;
-  const base = uris.appliance(uid, r.id);
-  const d = r.doc;
-  const dist = distributionOf(ctx, d.distId);
-  const profile = ctx.store.list('osprofile', uid, r.id)[0];
-  const software = d.softwareIds.flatMap((id) => {
-    const s = ctx.store.get('software', id);
-    return s ? [{ name: s.doc.name, version: s.doc.version, uri: uris.software(uid, s.id), dbId: s.id }] : [];
-  });
-  return stamp(r, {
-    uuid: d.uuid,
-    ...(dist?.arch ? { archName: dist.arch } : {}),
-    baseImagesUri: uriOf('machineImage_getAll', { uid, aid: r.id }),
-    baseMySoftwareUri: uriOf('mySoftware_getAll', { uid }),
-    baseOsProfileUri: uriOf('applianceOSProfile_create', { uid, aid: r.id }),
-    basePublishImagesUri: uriOf('machineImagePublished_getAll', { uid, aid: r.id }),
-    ...(d.description !== undefined ? { description: d.description } : {}),
-    ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
-    distributionUri: uris.distribution(d.distId),
-    imageUris: ctx.store.list('image', uid, r.id).map((i) => uris.image(uid, r.id, i.id)),
-    ...(d.installProfile ? { installProfile: installProfileView(d.installProfile) } : {}),
-    ...(d.lastPkgUpdate ? { lastPkgUpdate: d.lastPkgUpdate } : {}),
-    mySoftwareList: software,
-    name: d.name,
-    orgUri: uris.org(DEFAULT_ORG_ID),
-    ...(profile ? { osProfileUri: uris.osprofile(uid, r.id, profile.id) } : {}),
-    revision: d.revision,
-    ...(d.tag !== undefined ? { tag: d.tag } : {}),
-    uri: base,
-    version: d.version,
-  });
-}
+import { removeApplianceImages } from '../jobs/removal';
 
 function distIdOf(ctx: Ctx, u: string | undefined): number {
   const id = idParam(parseUri(requireText(u, 'distributionUri'), ['os_get'])?.params.id);

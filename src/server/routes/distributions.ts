@@ -1,14 +1,10 @@
 // The catalog, read-only (docs/contracts.md "Catalog"): distributions, base profiles, packages.
-import type { Distribution } from '../../model/resources';
 import type { Ctx } from '../context';
 import type { ReqWith, Routes } from '../http/handler';
 import { boolParam, listParams, page } from '../http/list';
 import { forbidden, notFound } from '../service-error';
-import { idParam } from '../views';
-
-export function distributionOf(ctx: Ctx, id: number): Distribution | undefined {
-  return ctx.catalog.distributions.find((d) => d.dbId === id);
-}
+import { distributionOf } from '../views/catalog';
+import { idParam } from '../views/uris';
 
 function distParam(ctx: Ctx, req: ReqWith<'id'>): number {
   const id = idParam(req.params.id);

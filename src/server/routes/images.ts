@@ -1,53 +1,23 @@
 // Machine images (wire contract §8): 201 with the image record and a background generation; at
 // most one running generation per template and format (409); cancel; streamed download.
-import type { DocumentOf, Image, InstallProfile, OpStatus } from '../../model/resources';
+import type { DocumentOf, InstallProfile } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
 import { NO_CONTENT, type FileResult, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { generationInput, startGeneration } from '../jobs/generation';
 import { assertJobRoom } from '../jobs/quota';
-import { initialStatus, jobKey, setStatus } from '../jobs/status';
+import { cancelJob, deleteImage, removeApplianceImages } from '../jobs/removal';
+import { initialStatus } from '../jobs/status';
 import { badRequest, conflict, notFound } from '../service-error';
 import type { ImageDoc } from '../store/docs';
 import { isTerminal } from '../../model/job-state';
 import type { Row } from '../store/store';
-import { uriOf } from '../../model/uris';
-import { stamp, uris, type Located } from '../views';
-import { checkInstallProfile, installProfileView } from '../install/profile';
+import { imageStatus, imageView } from '../views/image';
+import { uris } from '../views/uris';
+import { checkInstallProfile } from '../install/profile';
 import { ifMatch, owned } from './common';
-import { deletePublications } from './publications';
-import { targetFormatByName, targetFormatRecord } from './target-formats';
-
-export function imageStatus(r: Row<'image'>): OpStatus {
-  const ids = { uid: r.owner, aid: r.parentId!, itid: r.id };
-  return stamp(r, { ...r.doc.status, uri: uriOf('machineImageStatus_get', ids), parentUri: uriOf('machineImage_get', ids) });
-}
-
-export function imageView(ctx: Ctx, r: Row<'image'>): Located<Image> {
-  const d = r.doc;
-  const ids = { uid: r.owner, aid: d.applianceId, itid: r.id };
-  const uri = uriOf('machineImage_get', ids);
-  const app = ctx.store.get('appliance', d.applianceId);
-  const format = ctx.imaging.targetFormats.find((f) => f.name === d.formatName);
-  const dist = app && ctx.catalog.distributions.find((x) => x.dbId === app.doc.distId);
-  const f = d.file;
-  return stamp(r, {
-    ...(f ? { md5sum: f.md5, sha256sum: f.sha256, size: f.size, mimeType: f.mimeType, uploaded: true, uploadedTime: f.stored } : {}),
-    status: imageStatus(r),
-    parentUri: uris.appliance(r.owner, d.applianceId),
-    compress: d.compress,
-    ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
-    ...(f ? { downloadUri: uriOf('machineImage_downloadFile', { ...ids, fileName: f.fileName }), fileName: f.fileName, fileSize: f.size } : {}),
-    ...(format ? { fileExtension: format.extension, targetFormat: targetFormatRecord(ctx, format) } : { targetFormat: { name: d.formatName } }),
-    imageCreated: !!f,
-    installProfile: installProfileView(d.installProfile),
-    ...(app ? { name: app.doc.name, version: app.doc.version } : {}),
-    revision: d.revision,
-    statusUri: uriOf('machineImageStatus_get', ids),
-    uri,
-  });
-}
+import { targetFormatByName } from '../views/target-format';
 
 function loadImage(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'itid'>): { appliance: Row<'appliance'>; image: Row<'image'> } {
   const appliance = owned(ctx, req, 'appliance', 'aid');
@@ -87,20 +57,6 @@ function imageFile(ctx: Ctx, r: Row<'image'>, fileName?: string): FileResult {
 function statuses(rows: Array<Row<'image'>>): DocumentOf<'statuses'> {
   const items = rows.map(imageStatus);
   return { total: items.length, statuses: items };
-}
-
-/** Cancel a running job and wait for it to record its end. */
-async function deleteImage(ctx: Ctx, r: Row<'image'>): Promise<void> {
-  await ctx.jobs.cancelAndWait(jobKey('image', r.id));
-  await deletePublications(ctx, ctx.store.list('pimage', r.owner).filter((p) => p.doc.imageId === r.id));
-  const cur = ctx.store.get('image', r.id);
-  ctx.store.remove('image', r.id);
-  await ctx.files.remove(cur?.doc.file?.path);
-}
-
-/** Used when a template is deleted: every image, its jobs and files go with it. */
-export async function removeApplianceImages(ctx: Ctx, appliance: Row<'appliance'>): Promise<void> {
-  for (const r of ctx.store.list('image', appliance.owner, appliance.id)) await deleteImage(ctx, r);
 }
 
 export const imageRoutes = (ctx: Ctx) =>
@@ -179,9 +135,7 @@ export const imageRoutes = (ctx: Ctx) =>
 
     machineImageGeneration_cancel: async (req) => {
       const { image } = loadImage(ctx, req);
-      // Mark first, so the answer already says cancelled; the job then stops and cleans up.
-      setStatus(ctx, 'image', image.id, { cancelled: true, message: 'cancelled' });
-      await ctx.jobs.cancelAndWait(jobKey('image', image.id));
+      await cancelJob(ctx, 'image', image.id);
       return req.ok(imageStatus(ctx.store.get('image', image.id)!));
     },
 

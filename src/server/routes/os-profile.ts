@@ -1,24 +1,18 @@
 // The OS profile of a template (spec rules 2 and 3): created from a base profile of the template's
 // distribution, its package set starting from the base profile's packages, then changed with
 // addedPkgUris / deletedPkgUris. Every change increases the template's revision.
-import type { DistribProfile, Pkg } from '../../model/resources';
+import type { Pkg } from '../../model/resources';
 import type { Ctx } from '../context';
 import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
 import { badRequest, conflict } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris, type Located } from '../views';
+import { parseUri } from '../../model/uris';
+import { osProfileView, packagesOf } from '../views/os-profile';
+import { idParam, uris } from '../views/uris';
 import { saveAppliance } from './appliances';
 import { ifMatch, owned, requireText } from './common';
-import { packageOfEntry, pinnedView, pinOf } from '../install/packages';
-
-function packagesOf(ctx: Ctx, d: OsProfileDoc): Pkg[] {
-  return d.pkgIds.flatMap((id) => {
-    const p = ctx.catalog.getPackage(d.distId, id);
-    return p ? [pinnedView(p, d.pins?.[String(id)])] : [];
-  });
-}
+import { packageOfEntry, pinOf } from '../install/packages';
 
 /** Pins after a change set: `pkgs/pkg` entries pin (or, without a version, unpin) and add their package. */
 function applyPins(ctx: Ctx, d: OsProfileDoc, entries: Pkg[], ids: number[]): Record<string, string> {
@@ -33,26 +27,6 @@ function applyPins(ctx: Ctx, d: OsProfileDoc, entries: Pkg[], ids: number[]): Re
     else pins[String(p.dbId)] = pin;
   });
   return pins;
-}
-
-function view(ctx: Ctx, r: Row<'osprofile'>): Located<DistribProfile> {
-  const d = r.doc;
-  const uri = uris.osprofile(r.owner, d.applianceId, r.id);
-  const dist = ctx.catalog.distributions.find((x) => x.dbId === d.distId);
-  const installedSize = packagesOf(ctx, d).reduce((n, p) => n + (p.size ?? 0), 0);
-  return stamp(r, {
-    kind: d.kind,
-    active: true,
-    applianceUri: uris.appliance(r.owner, d.applianceId),
-    ...(dist?.arch ? { arch: dist.arch } : {}),
-    ...(d.description !== undefined ? { description: d.description } : {}),
-    distributionUri: uris.distribution(d.distId),
-    installedSize,
-    name: d.name,
-    standardProfileUri: uris.profile(d.distId, d.profileId),
-    uri,
-    ...(d.kind === 'LinuxProfile' ? { packagesUri: uriOf('applianceOSProfilePkg_getAll', { uid: r.owner, aid: d.applianceId, osid: r.id }), packageUris: d.pkgIds.map((id) => uris.pkg(d.distId, id)) } : {}),
-  });
 }
 
 function loadProfile(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'osid'>): { appliance: Row<'appliance'>; profile: Row<'osprofile'> } {
@@ -97,14 +71,14 @@ export const osProfileRoutes = (ctx: Ctx) =>
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
         return r;
       });
-      return req.created(view(ctx, row));
+      return req.created(osProfileView(ctx, row));
     },
 
-    applianceOSProfile_get: (req) => req.ok(view(ctx, loadProfile(ctx, req).profile)),
+    applianceOSProfile_get: (req) => req.ok(osProfileView(ctx, loadProfile(ctx, req).profile)),
 
     applianceOSProfile_delete: (req) => {
       const { appliance, profile } = loadProfile(ctx, req);
-      ifMatch(req, view(ctx, profile));
+      ifMatch(req, osProfileView(ctx, profile));
       ctx.store.tx(() => {
         ctx.store.remove('osprofile', profile.id);
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
@@ -116,7 +90,7 @@ export const osProfileRoutes = (ctx: Ctx) =>
 
     applianceOSProfilePkg_updateAll: (req) => {
       const { appliance, profile } = loadProfile(ctx, req);
-      ifMatch(req, view(ctx, profile));
+      ifMatch(req, osProfileView(ctx, profile));
       const { value: v } = req.body();
       const d = profile.doc;
       const added = pkgIds(ctx, d.distId, v.addedPkgUris, 'addedPkgUris');

@@ -1,54 +1,25 @@
 // Publications to a cloud (wire contract §8–9): 201 with the publishImage and a background upload to
 // Glance; only formats with a credAccountType can be published (400); DELETE removes the Glance image.
-import type { DocumentOf, OpStatus, PublishImage } from '../../model/resources';
+import type { DocumentOf, PublishImage } from '../../model/resources';
 import type { Ctx } from '../context';
 import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
-import { publicationCredentials, startPublication } from '../jobs/publication';
+import { startPublication } from '../jobs/publication';
 import { assertJobRoom } from '../jobs/quota';
-import { initialStatus, jobKey, setStatus } from '../jobs/status';
+import { cancelJob, deletePublications } from '../jobs/removal';
+import { initialStatus } from '../jobs/status';
 import { badRequest, ServiceError } from '../service-error';
 import type { AccountDoc, PImageDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris, type Located } from '../views';
-import { accountFromBody, accountRecord, checkCloudEndpoints } from './accounts';
+import { parseUri } from '../../model/uris';
+import { publicationStatus, publicationView } from '../views/publication';
+import type { Located } from '../views/stamp';
+import { idParam } from '../views/uris';
+import { accountFromBody, checkCloudEndpoints } from './accounts';
 import { ifMatch, owned, requireText } from './common';
-import { imageView } from './images';
-import { targetFormatByName } from './target-formats';
-import { messageOf } from '../../errors';
-
-const pubIds = (r: Row<'pimage'>) => ({ uid: r.owner, aid: r.doc.applianceId, itid: r.doc.imageId, pitid: r.id });
-
-function pubStatus(r: Row<'pimage'>): OpStatus {
-  const ids = pubIds(r);
-  return stamp(r, { ...r.doc.status, uri: uriOf('machineImagePublishedStatus_get', ids), parentUri: uriOf('machineImagePublished_get', ids) });
-}
-
-function pubView(ctx: Ctx, r: Row<'pimage'>): Located<PublishImage> {
-  const d = r.doc;
-  const image = ctx.store.get('image', d.imageId);
-  const iv = image ? imageView(ctx, image) : undefined;
-  const ids = pubIds(r);
-  const uri = uriOf('machineImagePublished_get', ids);
-  return stamp(r, {
-    kind: d.kind,
-    status: pubStatus(r),
-    parentUri: uris.image(r.owner, d.applianceId, d.imageId),
-    credAccount: accountRecord(d.account),
-    ...(iv ? { name: iv.name, version: iv.version, targetFormat: iv.targetFormat, revision: iv.revision, fileName: iv.fileName, fileSize: iv.fileSize } : {}),
-    statusUri: uriOf('machineImagePublishedStatus_get', ids),
-    uri,
-    ...(d.cloudId ? { cloudId: d.cloudId } : {}),
-    imageUri: uris.image(r.owner, d.applianceId, d.imageId),
-    keystoneDomain: d.keystoneDomain,
-    keystoneProject: d.keystoneProject,
-    displayName: d.displayName,
-    publicImage: d.publicImage,
-  });
-}
+import { targetFormatByName } from '../views/target-format';
 
 function list(ctx: Ctx, rows: Array<Row<'pimage'>>): DocumentOf<'publishImages'> {
-  const items = rows.map((r) => pubView(ctx, r));
+  const items = rows.map((r) => publicationView(ctx, r));
   return { total: items.length, publishImages: items };
 }
 
@@ -102,24 +73,7 @@ function publish(ctx: Ctx, req: ReqWith<'uid' | 'aid'>, itid: number, body: () =
     return ctx.store.insert('pimage', { owner: appliance.owner, parentId: appliance.id, doc: d, secret: ctx.box.seal(password!) });
   });
   startPublication(ctx, row, image, format);
-  return pubView(ctx, row);
-}
-
-/** Stop, delete from Glance (when published), then forget. A Glance failure → 502 and the record stays. */
-export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): Promise<void> {
-  for (const r of rows) {
-    await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
-    const cur = ctx.store.get('pimage', r.id);
-    if (!cur) continue;
-    if (cur.doc.cloudId) {
-      try {
-        await ctx.openstack.deleteGlanceImage({ ...publicationCredentials(ctx, cur), imageId: cur.doc.cloudId });
-      } catch (e) {
-        throw new ServiceError(502, `could not delete the image from the cloud: ${messageOf(e)}`);
-      }
-    }
-    ctx.store.remove('pimage', r.id);
-  }
+  return publicationView(ctx, row);
 }
 
 function loadPub(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'itid' | 'pitid'>): Row<'pimage'> {
@@ -143,19 +97,18 @@ export const publicationRoutes = (ctx: Ctx) =>
       return req.created(publish(ctx, req, idParam(image.itid), () => value));
     },
 
-    machineImagePublished_get: (req) => req.ok(pubView(ctx, loadPub(ctx, req))),
-    machineImagePublishedStatus_get: (req) => req.ok(pubStatus(loadPub(ctx, req))),
+    machineImagePublished_get: (req) => req.ok(publicationView(ctx, loadPub(ctx, req))),
+    machineImagePublishedStatus_get: (req) => req.ok(publicationStatus(loadPub(ctx, req))),
 
     machineImagePublish_cancel: async (req) => {
       const r = loadPub(ctx, req);
-      setStatus(ctx, 'pimage', r.id, { cancelled: true, message: 'cancelled' });
-      await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
-      return req.ok(pubStatus(ctx.store.get('pimage', r.id)!));
+      await cancelJob(ctx, 'pimage', r.id);
+      return req.ok(publicationStatus(ctx.store.get('pimage', r.id)!));
     },
 
     machineImagePublished_delete: async (req) => {
       const r = loadPub(ctx, req);
-      ifMatch(req, pubView(ctx, r));
+      ifMatch(req, publicationView(ctx, r));
       await deletePublications(ctx, [r]);
       return NO_CONTENT;
     },
@@ -174,7 +127,7 @@ export const publicationRoutes = (ctx: Ctx) =>
     userMachineImagePublished_getAll: (req) => req.ok(list(ctx, ctx.store.list('pimage', req.params.uid))),
 
     userMachineImagePublishedStatus_getAll: (req) => {
-      const items = ctx.store.list('pimage', req.params.uid).map(pubStatus);
+      const items = ctx.store.list('pimage', req.params.uid).map(publicationStatus);
       return req.ok({ total: items.length, statuses: items });
     },
   }) satisfies Partial<Routes>;

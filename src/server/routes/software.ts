@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream';
 import { hasNonXmlChar } from '../../codec/values';
 import { RIGHTS_PATTERN } from '../../model/field-rules';
-import type { MySoftware, SoftwareArtifact } from '../../model/resources';
+import type { SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
 import { NO_CONTENT, type FileResult, type Req, type ReqWith, type Routes } from '../http/handler';
@@ -11,51 +11,10 @@ import { page } from '../http/list';
 import { badRequest, conflict, notFound, ServiceError } from '../service-error';
 import type { ArtifactDoc, SoftwareDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { uriOf } from '../../model/uris';
-import { stamp, uris, type Located } from '../views';
+import { artifactView, softwareView } from '../views/software';
+import type { Located } from '../views/stamp';
+import { uris } from '../views/uris';
 import { ifMatch, owned, requireText } from './common';
-
-function softwareView(ctx: Ctx, r: Row<'software'>): Located<MySoftware> {
-  const uri = uris.software(r.owner, r.id);
-  const arts = ctx.store.list('artifact', r.owner, r.id);
-  const apps = ctx.store.list('appliance', r.owner).filter((a) => a.doc.softwareIds.includes(r.id));
-  return stamp(r, {
-    ...(r.doc.tag !== undefined ? { tag: r.doc.tag } : {}),
-    name: r.doc.name,
-    version: r.doc.version,
-    ...(r.doc.description !== undefined ? { description: r.doc.description } : {}),
-    size: arts.reduce((n, a) => n + (a.doc.file?.size ?? 0), 0),
-    revision: r.doc.revision,
-    artifactsUri: uriOf('mySoftwareArtifact_getAll', { uid: r.owner, msid: r.id }),
-    uri,
-    softwareArtifactUris: arts.map((a) => uris.artifact(r.owner, r.id, a.id)),
-    applianceUris: apps.map((a) => uris.appliance(r.owner, a.id)),
-  });
-}
-
-function artifactView(r: Row<'artifact'>): Located<SoftwareArtifact> {
-  const d = r.doc;
-  const f = d.file;
-  const uri = uris.artifact(r.owner, r.parentId!, r.id);
-  return stamp(r, {
-    kind: d.kind,
-    ...(f ? { md5sum: f.md5, mimeType: f.mimeType, sha256sum: f.sha256, size: f.size } : {}),
-    uploaded: !!f,
-    ...(f ? { uploadedTime: f.stored } : {}),
-    uri,
-    binaryUri: uriOf('mySoftwareArtifact_download', { uid: r.owner, msid: r.parentId!, said: r.id }),
-    parentUri: uris.software(r.owner, r.parentId!),
-    ...(d.installLocation !== undefined ? { installLocation: d.installLocation } : {}),
-    name: d.name,
-    ...(d.fullName !== undefined ? { fullName: d.fullName } : {}),
-    ...(d.origName !== undefined ? { origName: d.origName } : {}),
-    ...(d.type !== undefined ? { type: d.type } : {}),
-    ...(d.version !== undefined ? { version: d.version } : {}),
-    subSoftwareArtifacts: [],
-    ...(d.ownerGroup !== undefined ? { ownerGroup: d.ownerGroup } : {}),
-    ...(d.rights !== undefined ? { rights: d.rights } : {}),
-  });
-}
 
 // eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -291,12 +250,3 @@ export const softwareRoutes = (ctx: Ctx) =>
     mySoftwareArtifact_download: (req) => artifactFile(ctx, loadArtifact(ctx, req)),
     mySoftwareArtifact_downloadFile: (req) => artifactFile(ctx, loadArtifact(ctx, req), req.params.fileName),
   }) satisfies Partial<Routes>;
-
-/** Every uploaded file of a template's software, with where it goes and its rights (Imaging contract). */
-export function softwareFiles(ctx: Ctx, owner: string, softwareIds: number[]): Array<{ software: Row<'software'>; artifact: Row<'artifact'> }> {
-  return softwareIds.flatMap((id) => {
-    const s = ctx.store.get('software', id);
-    if (!s || s.owner !== owner) return [];
-    return ctx.store.list('artifact', owner, id).filter((a) => a.doc.file).map((artifact) => ({ software: s, artifact }));
-  });
-}

@@ -1,42 +1,12 @@
 // Users (user_get, user_update) and their API key pairs (wire contract §4).
 import { redact } from '../../model/redact';
-import type { ApiKeyPair, User } from '../../model/resources';
 import { hashPassword } from '../auth/passwords';
 import { newApiKey } from '../auth/keys';
 import type { Ctx } from '../context';
 import { NO_CONTENT, type ReqBase, type Routes } from '../http/handler';
 import { badRequest, forbidden } from '../service-error';
-import type { UserRow } from '../store/docs';
-import type { Row } from '../store/store';
-import { uriOf } from '../../model/uris';
-import { stamp, uris, type Located } from '../views';
+import { apiKeyView, userView } from '../views/user';
 import { ifMatch, owned } from './common';
-import { DEFAULT_ORG_ID } from './orgs';
-
-export function userView(u: UserRow): Located<User> {
-  const ids = { uid: u.login };
-  return stamp(u, {
-    loginName: u.login,
-    active: true,
-    ...u.doc,
-    admin: u.admin,
-    baseApiKeysUri: uriOf('apiKey_getAll', ids),
-    baseAppliancesUri: uriOf('appliance_getAll', ids),
-    baseCredAccountsUri: uriOf('cloudAccount_getAll', ids),
-    baseTargetFormatsUri: uriOf('userTargetFormat_getAll', ids),
-    baseImagesUri: uriOf('userMachineImage_getAll', ids),
-    baseMySoftwareLibraryUri: uriOf('mySoftware_getAll', ids),
-    basePublishImagesUri: uriOf('userMachineImagePublished_getAll', ids),
-    orgUris: [uris.org(DEFAULT_ORG_ID)],
-    uri: uriOf('user_get', ids),
-  });
-}
-
-function keyView(r: Row<'apikey'>): Located<ApiKeyPair> {
-  // The scope is the reference server's own (no field for it in uforge.xsd): not in the document.
-  const { scope: _scope, ...d } = r.doc;
-  return stamp(r, { ...d, uri: uris.apikey(r.owner, r.id) });
-}
 
 /** `POST …/apikeys?scope=read` makes a read-only pair; `read-write` (or nothing) the platform's default. */
 function keyScope(q: string | undefined): 'read' | undefined {
@@ -77,7 +47,7 @@ export const userRoutes = (ctx: Ctx) =>
     },
 
     apiKey_getAll: (req) => {
-      const items = ctx.store.list('apikey', req.params.uid).map(keyView);
+      const items = ctx.store.list('apikey', req.params.uid).map(apiKeyView);
       return req.ok({ total: items.length, apiKeyPairs: items });
     },
 
@@ -87,23 +57,23 @@ export const userRoutes = (ctx: Ctx) =>
       const scope = keyScope(req.query.scope);
       const k = newApiKey(ctx.store, ctx.box, req.params.uid, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}), ...(scope ? { scope } : {}) });
       // The one answer that carries a secret key: its creation (README "API keys").
-      return req.created({ ...keyView(k.row), secretKey: k.secretKey });
+      return req.created({ ...apiKeyView(k.row), secretKey: k.secretKey });
     },
 
     apiKey_update: (req) => {
       const row = owned(ctx, req, 'apikey', 'akid');
-      ifMatch(req, keyView(row));
+      ifMatch(req, apiKeyView(row));
       const { value } = req.body();
       if (value.publicKey !== undefined && value.publicKey !== row.doc.publicKey) throw badRequest('publicKey cannot be changed');
       const d = { ...row.doc };
       if (value.name !== undefined) d.name = value.name;
       if (value.description !== undefined) d.description = value.description;
-      return req.ok(keyView(ctx.store.update('apikey', row.id, d)));
+      return req.ok(apiKeyView(ctx.store.update('apikey', row.id, d)));
     },
 
     apiKey_delete: (req) => {
       const row = owned(ctx, req, 'apikey', 'akid');
-      ifMatch(req, keyView(row));
+      ifMatch(req, apiKeyView(row));
       ctx.store.remove('apikey', row.id);
       return NO_CONTENT;
     },
