@@ -6,6 +6,7 @@ import { UsageError, type CommandModule } from './command';
 import { messageOf } from '../errors';
 import { asksForHelp } from './options';
 import { packageVersion } from './version';
+import { peerHint } from '../engine/peer-packages';
 
 const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<CommandModule> }>> = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
@@ -59,7 +60,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`appliance-forge ${name}: ${messageOf(e)}\n`);
       return usageCode;
     }
-    process.stderr.write(`appliance-forge ${name}: ${messageOf(e)}\n`);
+    process.stderr.write(`appliance-forge ${name}: ${peerHint(e, `appliance-forge ${name}`) ?? messageOf(e)}\n`);
     return 1;
   }
 }
