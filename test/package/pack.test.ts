@@ -49,7 +49,7 @@ describe('npm pack → npm install into an empty project', () => {
     expect(installed.length).toBeLessThan(30);
   });
 
-  it('the installed client talks to a reference server on 127.0.0.1; serve names the package it lacks', async () => {
+  it("the installed client and `plan` with a URL work with no server packages; serve and plan without a URL name the package to install", async () => {
     const data = mkdtempSync(path.join(tmpdir(), 'af-pack-srv-'));
     let server: RunningServer | undefined;
     try {
@@ -64,6 +64,13 @@ describe('npm pack → npm install into an empty project', () => {
       // Not execFileSync: the server answers from this process's event loop.
       const { stdout } = await execFileAsync(process.execPath, ['-e', script, server.url, keys.login, keys.publicKey, keys.secretKey], { cwd: project, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
       expect(stdout).toBe('carol\n');
+      // The command line with a URL loads no server: plan works with no fastify installed (exit 2: changes).
+      cpSync(path.join(root, 'examples'), path.join(project, 'examples'), { recursive: true });
+      const env = { PATH: process.env.PATH ?? '', APPLIANCE_FORGE_URL: server.url, APPLIANCE_FORGE_USER: keys.login, APPLIANCE_FORGE_API_KEY: keys.publicKey, APPLIANCE_FORGE_SECRET_KEY: keys.secretKey };
+      const plan = await execFileAsync(path.join(project, 'node_modules/.bin/appliance-forge'), ['plan', 'examples/local.yml', '--detailed-exitcode', '--quiet'], { cwd: project, encoding: 'utf8', env })
+        .then((r) => ({ ...r, code: 0 }), (e: { code: number; stdout: string; stderr: string }) => e);
+      expect([plan.code, plan.stderr]).toEqual([2, '']);
+      expect(plan.stdout).toContain('+ appliance example-web 1.0: create');
     } finally {
       await server?.close();
       rmSync(data, { recursive: true, force: true });
@@ -71,6 +78,10 @@ describe('npm pack → npm install into an empty project', () => {
     const serve = spawnSync('npx', ['--no-install', 'appliance-forge', 'serve', '--port', '0', '--data-dir', path.join(work, 'data')], { cwd: project, encoding: 'utf8', timeout: 60_000 });
     expect(serve.status).toBe(1);
     expect(serve.stderr).toMatch(/appliance-forge serve needs the package fastify, an optional peer dependency of appliance-forge: npm install fastify/);
+    // Without a URL, plan needs the embedded server: the same advice.
+    const embedded = spawnSync('npx', ['--no-install', 'appliance-forge', 'plan', 'examples/local.yml', '--data-dir', path.join(work, 'data')], { cwd: project, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '' } });
+    expect(embedded.status).toBe(1);
+    expect(embedded.stderr).toMatch(/the embedded server \(no service URL given\) needs the package fastify, .*: npm install fastify/);
   });
 
   it('the tarball holds the build, the data, README, LICENSE and CHANGELOG, and no sources or tests', () => {
