@@ -15,7 +15,7 @@ import type { LocalFile, Resolved } from './state';
 export interface ApplyOptions {
   readonly signal?: AbortSignal;
   readonly onEvent?: EventSink;
-  /** First poll delay of job waits (ms); the client's default otherwise. */
+  /** First poll delay of job waits (ms), default 1000; the delay grows to at most max(pollMs, 2000). */
   readonly pollMs?: number;
   /** Longest wait for one generation or publication (ms). */
   readonly jobTimeoutMs?: number;
@@ -308,7 +308,9 @@ async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: 
   try {
     await c.client.waitForJob(target, {
       signal: c.o.signal,
-      ...(c.o.pollMs !== undefined ? { pollMs: c.o.pollMs, maxPollMs: Math.max(c.o.pollMs, 2000) } : {}),
+      // At most 2 s between polls: a finished build is seen within 2 s (the client's default backoff reaches 10 s).
+      pollMs: c.o.pollMs ?? 1000,
+      maxPollMs: Math.max(c.o.pollMs ?? 1000, 2000),
       ...(c.o.jobTimeoutMs !== undefined ? { timeoutMs: c.o.jobTimeoutMs } : {}),
       onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, ...(s.message ? { message: s.message } : {}) }),
     });

@@ -2,7 +2,7 @@
 // documents, common headers, one error handler, every operation by id (http/register.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { operationsById, type OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
@@ -48,12 +48,12 @@ export function buildServer(deps: ServerDeps): BuiltServer {
           redact: ['req.headers.authorization'],
           // A signed URL replays as a credential: the log keeps the path and query without apiKey/signature.
           serializers: {
-            req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+            req: (req: FastifyRequest) => ({
               method: req.method,
               url: unsignedTarget(req.url),
               host: req.host,
               remoteAddress: req.ip,
-              remotePort: req.socket?.remotePort,
+              ...(req.socket.remotePort !== undefined ? { remotePort: req.socket.remotePort } : {}),
             }),
           },
         }

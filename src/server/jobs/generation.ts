@@ -92,7 +92,7 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
     const workRel = ctx.files.fresh('tmp', `job-${id}`);
     try {
       await mkdir(ctx.files.abs(workRel), { recursive: true });
-      const report = (percentage: number, message: string, bytes?: { done?: number; total?: number }): void =>
+      const report = (percentage: number, message: string, bytes?: { done?: number | undefined; total?: number | undefined }): void =>
         progress({
           percentage: Math.min(99, Math.max(0, Math.floor(percentage))),
           message,

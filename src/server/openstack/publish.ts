@@ -27,7 +27,7 @@ export interface PublishRequest extends OpenStackAccess {
   readonly size: number;
   /** Its recorded SHA-256 (hex); when given, the streamed bytes must match it too. */
   readonly sha256?: string;
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   readonly onProgress?: (p: PublishProgress) => void;
   readonly timeouts?: OpenStackTimeouts;
 }
@@ -41,7 +41,7 @@ export interface PublishResult {
 
 export interface ImageRequest extends OpenStackAccess {
   readonly imageId: string;
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   readonly timeouts?: OpenStackTimeouts;
 }
 
@@ -100,7 +100,7 @@ export async function getGlanceImage(req: ImageRequest): Promise<GlanceImage | u
   return withConnection(req, async (conn) => getImage(conn, await authenticate(conn, req), req.imageId));
 }
 
-async function withConnection<T>(req: { signal?: AbortSignal; timeouts?: OpenStackTimeouts }, fn: (c: Connection) => Promise<T>): Promise<T> {
+async function withConnection<T>(req: { signal?: AbortSignal | undefined; timeouts?: OpenStackTimeouts | undefined }, fn: (c: Connection) => Promise<T>): Promise<T> {
   const conn = new Connection(req.timeouts, req.signal);
   try {
     return await fn(conn);
