@@ -2,6 +2,10 @@
 // global symbol, so `isForgeError(e, 'E_API')` holds across duplicate copies of the package where
 // `instanceof` would not (style example 5).
 import type { UForgeError } from './model/resources';
+import type { UsageError } from './cli/command';
+import type { ApplyError } from './engine/apply';
+import type { ImagingError } from './server/imaging/errors';
+import type { ServiceError } from './server/service-error';
 
 const BRAND = Symbol.for('appliance-forge.error');
 
@@ -18,6 +22,8 @@ export type ErrorCode =
   | 'E_FIQL'
   | 'E_OPENSTACK'
   | 'E_DECLARATION'
+  | 'E_SERVICE'
+  | 'E_IMAGING'
   // The engine's and the command line's: ApplyError (engine/apply.ts), UsageError (cli/command.ts).
   | 'E_APPLY'
   | 'E_USAGE';
@@ -32,9 +38,15 @@ export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** The errors this module defines; a code whose class lives elsewhere (E_OPENSTACK, E_DECLARATION, E_APPLY, E_USAGE) narrows to `ForgeError`. */
+/**
+ * The classes `isForgeError` narrows to: this module's, the server's (ServiceError, ImagingError), the engine's
+ * and the command line's (ApplyError, UsageError); a code whose class is not listed (E_OPENSTACK, E_DECLARATION)
+ * narrows to `ForgeError`.
+ */
 type CoreError =
-  | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError;
+  | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError
+  | ServiceError | ImagingError
+  | ApplyError | UsageError;
 /** The error `isForgeError(e, code)` narrows to: the class of that code where it is defined here. */
 export type ForgeErrorOf<C extends ErrorCode> = C extends ErrorCode
   ? [Extract<CoreError, { code: C }>] extends [never] ? ForgeError & { code: C } : Extract<CoreError, { code: C }>

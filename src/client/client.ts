@@ -33,6 +33,8 @@ export interface ClientOptions {
   onRetry?: RetryHooks['onRetry'];
   /** Told after each HTTP exchange (method, path without the signature, status, ms): `APPLIANCE_FORGE_LOG=debug`. */
   onTrace?: (t: TraceEntry) => void;
+  /** Honour `HTTP_PROXY`/`HTTPS_PROXY`/`NO_PROXY` (undici's EnvHttpProxyAgent); default true. */
+  proxy?: boolean;
 }
 
 export interface DownloadOptions {
@@ -81,6 +83,7 @@ export function createClient(options: ClientOptions): Client {
     servicePath,
     timeoutMs: o.timeoutMs ?? 30_000,
     userAgent: o.userAgent ?? 'appliance-forge',
+    proxy: o.proxy !== false,
   });
   const store = o.cache ? new ResponseCache(o.cache === true ? {} : o.cache) : undefined;
   const handler: Handler = pipeline({

@@ -42,7 +42,8 @@ export async function connect(s: ConnectSettings): Promise<Connection> {
   if (!s.url) {
     const svc = await startEmbedded(s.dataDir ?? DEFAULT_DATA_DIR);
     secrets.add(svc.credentials.secretKey);
-    const client = createClient({ url: svc.url, auth: { ...svc.credentials }, ...(s.onTrace ? { onTrace: s.onTrace } : {}) });
+    // The embedded server is this process on loopback: never through a proxy.
+    const client = createClient({ url: svc.url, auth: { ...svc.credentials }, proxy: false, ...(s.onTrace ? { onTrace: s.onTrace } : {}) });
     return {
       client, secrets, target: 'embedded', url: svc.url,
       close: async () => {

@@ -3,11 +3,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { operationsById, type OperationId } from '../model/operations';
+import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
 import { isPublicBaseUrl, sendClientError, sendConnectRefused, sendError, sendExpectationFailed, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
-import type { Handler } from './http/handler';
+import type { Routes } from './http/handler';
 import { registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
 import { applianceRoutes } from './routes/appliances';
@@ -99,7 +99,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     sendError(request, reply, new ServiceError(404, `no resource at ${request.method} ${request.url.split('?')[0]}`), ctx.clock.now(), ctx),
   );
 
-  const handlers: Record<OperationId, Handler> = {
+  const handlers: Routes = {
     ...statusRoutes(ctx),
     ...orgRoutes(ctx),
     ...userRoutes(ctx),
@@ -113,13 +113,6 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     ...publicationRoutes(ctx),
   };
   const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds, failuresPerMinute: limits.authFailuresPerMinute });
-  const routes = registerOperations(app, {
-    ctx,
-    auth,
-    handlers,
-    // The upload's file name segment is optional (spec endpoint table): `…/bin` (the download's path)
-    // takes the artifact's name.
-    aliases: [{ id: 'mySoftwareArtifact_upload', path: operationsById.mySoftwareArtifact_download.path }],
-  });
+  const routes = registerOperations(app, { ctx, auth, handlers });
   return { app, ctx, routes };
 }
