@@ -1,8 +1,9 @@
 // The Appliance resource class (implementation: runtime/appliance.ts).
 import * as pulumi from '@pulumi/pulumi';
 import type { InstallationInput } from '../src/engine/installation';
-import { secretInputs, TYPE_MODULE, type CommonArgs } from './common';
+import { registration, TYPE_MODULE, type CommonArgs, type OutputsOf } from './common';
 import { providerFor } from './dynamic';
+import { shapes } from './shapes';
 import { Software } from './software';
 
 export interface DistributionArgs {
@@ -40,7 +41,7 @@ export interface ApplianceArgs extends CommonArgs {
 export const applianceProvider = providerFor('appliance');
 
 /** An appliance template. Packages, software and description change in place; the rest replaces it. */
-export class Appliance extends pulumi.dynamic.Resource {
+export class Appliance extends pulumi.dynamic.Resource implements OutputsOf<'appliance'> {
   declare readonly name: pulumi.Output<string>;
   declare readonly version: pulumi.Output<string>;
   declare readonly description: pulumi.Output<string | undefined>;
@@ -57,15 +58,7 @@ export class Appliance extends pulumi.dynamic.Resource {
     const software = Array.isArray(args.software)
       ? args.software.map((s) => (s instanceof Software ? s.uri : s))
       : args.software;
-    const [props, o] = secretInputs(
-      {
-        ...args,
-        software: software ?? [],
-        uri: undefined, revision: undefined, distributionUri: undefined, osProfileUri: undefined, packageUris: undefined,
-      },
-      ['connection', 'installation'],
-      opts,
-    );
-    super(applianceProvider, name, props, o, TYPE_MODULE, 'Appliance');
+    const [props, o] = registration('appliance', { ...args, software: software ?? [] }, opts);
+    super(applianceProvider, name, props, o, TYPE_MODULE, shapes.appliance.type);
   }
 }

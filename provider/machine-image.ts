@@ -1,8 +1,9 @@
 // The MachineImage resource class (implementation: runtime/machine-image.ts).
 import * as pulumi from '@pulumi/pulumi';
 import { Appliance } from './appliance';
-import { secretInputs, TYPE_MODULE, type CommonArgs } from './common';
+import { registration, TYPE_MODULE, type CommonArgs, type OutputsOf } from './common';
 import { providerFor } from './dynamic';
+import { shapes } from './shapes';
 
 export interface MachineImageArgs extends CommonArgs {
   /** The Appliance resource (its revision is then followed), or an appliance URI. */
@@ -23,7 +24,7 @@ export interface MachineImageArgs extends CommonArgs {
 export const machineImageProvider = providerFor('machineImage');
 
 /** A generated machine image. Any change of what shapes it, or of the appliance's revision, replaces it. */
-export class MachineImage extends pulumi.dynamic.Resource {
+export class MachineImage extends pulumi.dynamic.Resource implements OutputsOf<'machineImage'> {
   declare readonly appliance: pulumi.Output<string>;
   declare readonly format: pulumi.Output<string>;
   /** `users/<uid>/appliances/<id>/images/<id>`. */
@@ -35,16 +36,11 @@ export class MachineImage extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: MachineImageArgs, opts?: pulumi.CustomResourceOptions) {
     const app = args.appliance;
-    const [props, o] = secretInputs(
-      {
-        ...args,
-        appliance: app instanceof Appliance ? app.uri : app,
-        applianceRevision: app instanceof Appliance ? app.revision : args.applianceRevision,
-        uri: undefined, sha256: undefined, fileSize: undefined, downloadUri: undefined, fileName: undefined,
-      },
-      ['connection'],
-      opts,
-    );
-    super(machineImageProvider, name, props, o, TYPE_MODULE, 'MachineImage');
+    const props = {
+      ...args,
+      appliance: app instanceof Appliance ? app.uri : app,
+      applianceRevision: app instanceof Appliance ? app.revision : args.applianceRevision,
+    };
+    super(machineImageProvider, name, ...registration('machineImage', props, opts), TYPE_MODULE, shapes.machineImage.type);
   }
 }

@@ -1,8 +1,10 @@
 // The Publication resource class (implementation: runtime/publication.ts).
 import * as pulumi from '@pulumi/pulumi';
+import { OPENSTACK_ACCOUNT_FIELDS } from '../src/model/resources';
 import { CloudAccount, type OpenStackAccountArgs } from './cloud-account';
-import { secretInputs, TYPE_MODULE, type CommonArgs } from './common';
+import { registration, TYPE_MODULE, type CommonArgs, type OutputsOf } from './common';
 import { providerFor } from './dynamic';
+import { shapes } from './shapes';
 import { MachineImage } from './machine-image';
 
 export interface PublicationArgs extends CommonArgs {
@@ -24,7 +26,7 @@ export interface PublicationArgs extends CommonArgs {
 export const publicationProvider = providerFor('publication');
 
 /** An image published to OpenStack Glance; `cloudId` is the Glance image id. Deleting it removes it. */
-export class Publication extends pulumi.dynamic.Resource {
+export class Publication extends pulumi.dynamic.Resource implements OutputsOf<'publication'> {
   declare readonly image: pulumi.Output<string>;
   declare readonly displayName: pulumi.Output<string>;
   /** `users/<uid>/appliances/<id>/images/<id>/pimages/<id>`. */
@@ -34,14 +36,9 @@ export class Publication extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: PublicationArgs, opts?: pulumi.CustomResourceOptions) {
     const acc = args.account;
-    const account = acc instanceof CloudAccount
-      ? { keystoneUrl: acc.keystoneUrl, glanceUrl: acc.glanceUrl, login: acc.login, password: acc.password, keystoneVersion: acc.keystoneVersion }
-      : acc;
-    const [props, o] = secretInputs(
-      { ...args, image: args.image instanceof MachineImage ? args.image.uri : args.image, account, uri: undefined, cloudId: undefined },
-      ['account', 'connection'],
-      opts,
-    );
-    super(publicationProvider, name, props, o, TYPE_MODULE, 'Publication');
+    // A CloudAccount gives its outputs of the account's fields (the model's list).
+    const account = acc instanceof CloudAccount ? Object.fromEntries(OPENSTACK_ACCOUNT_FIELDS.map((k) => [k, acc[k]])) : acc;
+    const [props, o] = registration('publication', { ...args, image: args.image instanceof MachineImage ? args.image.uri : args.image, account }, opts);
+    super(publicationProvider, name, props, o, TYPE_MODULE, shapes.publication.type);
   }
 }

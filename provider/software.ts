@@ -1,7 +1,8 @@
 // The Software resource class (implementation: runtime/software.ts).
 import * as pulumi from '@pulumi/pulumi';
-import { secretInputs, TYPE_MODULE, type CommonArgs } from './common';
+import { registration, TYPE_MODULE, type CommonArgs, type OutputsOf } from './common';
 import { providerFor } from './dynamic';
+import { shapes } from './shapes';
 
 export interface SoftwareFileArgs {
   /** Local path, relative to the project folder; its content hash decides whether it is uploaded again. */
@@ -21,12 +22,14 @@ export interface SoftwareArgs extends CommonArgs {
   files?: pulumi.Input<pulumi.Input<SoftwareFileArgs>[]>;
 }
 
-export interface SoftwareFileState { source: string; destination?: string; rights?: string; ownerGroup?: string; sha256: string }
+import type { SoftwareFileState } from './runtime/software';
+
+export type { SoftwareFileState };
 
 export const softwareProvider = providerFor('software');
 
 /** A component of the user's software library with its uploaded files (name/version change replaces). */
-export class Software extends pulumi.dynamic.Resource {
+export class Software extends pulumi.dynamic.Resource implements OutputsOf<'software'> {
   declare readonly name: pulumi.Output<string>;
   declare readonly version: pulumi.Output<string>;
   declare readonly description: pulumi.Output<string | undefined>;
@@ -37,11 +40,7 @@ export class Software extends pulumi.dynamic.Resource {
   declare readonly artifactUris: pulumi.Output<string[]>;
 
   constructor(name: string, args: SoftwareArgs, opts?: pulumi.CustomResourceOptions) {
-    const [props, o] = secretInputs(
-      { ...args, files: args.files ?? [], uri: undefined, artifactUris: undefined },
-      ['connection'],
-      opts,
-    );
-    super(softwareProvider, name, props, o, TYPE_MODULE, 'Software');
+    const [props, o] = registration('software', { ...args, files: args.files ?? [] }, opts);
+    super(softwareProvider, name, props, o, TYPE_MODULE, shapes.software.type);
   }
 }

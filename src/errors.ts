@@ -21,7 +21,10 @@ export type ErrorCode =
   | 'E_OPENSTACK'
   | 'E_DECLARATION'
   | 'E_SERVICE'
-  | 'E_IMAGING';
+  | 'E_IMAGING'
+  // The engine's and the command line's: ApplyError (engine/apply.ts), UsageError (cli/command.ts).
+  | 'E_APPLY'
+  | 'E_USAGE';
 
 export abstract class ForgeError extends Error {
   abstract readonly code: ErrorCode;
@@ -35,7 +38,7 @@ export function messageOf(e: unknown): string {
 
 /**
  * The classes `isForgeError` narrows to: this module's and the server's (ServiceError, ImagingError);
- * a code whose class is not listed (E_OPENSTACK, E_DECLARATION) narrows to `ForgeError`.
+ * a code whose class is not listed (E_OPENSTACK, E_DECLARATION, E_APPLY, E_USAGE) narrows to `ForgeError`.
  */
 type CoreError =
   | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError

@@ -3,15 +3,30 @@
 // the template (replace); description, packages and software change in place.
 import type { Client } from '../../src/client';
 import { fiql } from '../../src/fiql/builder';
-import { findPackage, wantedLabel } from '../../src/engine/package-choice';
+import { findPackage, wantedLabel, type PackageWanted } from '../../src/engine/package-choice';
 import { GROUP_KEYS, INSTALL_KEYS, installProfileOf, KEY_KEYS, ROOT_KEYS, USER_KEYS, type InstallationInput } from '../../src/engine/installation';
 import type { Appliance, InstallProfile, MySoftware } from '../../src/model/resources';
-import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, type Handler } from './handler';
 import { uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
-import { isRecord, isUnknown, type Inputs, type Props } from './values';
+import { shapes } from '../shapes';
+import { withOutputs, type CommonInputs, type Handler } from './handler';
+import { checkNamed, type Inputs, type Named } from './inputs';
+import { isRecord, isUnknown, stringOf, stringsOf } from './plain';
+import { created, deleteIfThere, unlessGone } from './service-answers';
 
-export interface PackageSpec { name: string; version?: string; arch?: string }
+export type PackageSpec = PackageWanted;
 export interface DistributionSpec { name: string; version: string; arch?: string }
+
+export interface ApplianceInputs extends Named, CommonInputs {
+  /** A URI `distributions/<id>`, or name, version and arch. */
+  distribution: string | DistributionSpec;
+  osProfile: string;
+  packages: PackageSpec[];
+  /** Software URIs. */
+  software: string[];
+  installation?: InstallationInput;
+  /** An organization URI. */
+  org?: string;
+}
 
 const DISTRIBUTION_URI = uriPattern('os_get');
 const SOFTWARE_URI = uriPattern('mySoftware_get');
@@ -37,9 +52,9 @@ function checkPackage(p: Inputs, raw: unknown): PackageSpec | undefined {
  * `installation`, the declaration's section: every key the image build does not set is a failure (never
  * dropped); values (ranges, timezone names, keys) are the service's to judge, and its 400 names the field.
  */
-function checkInstallation(r: Inputs): InstallationInput | undefined {
+function checkInstallation(r: Inputs): InstallationInput | string | undefined {
   const raw = r.raw('installation');
-  if (raw === undefined || isUnknown(raw)) return raw as undefined;
+  if (raw === undefined || isUnknown(raw)) return raw;
   if (!isRecord(raw)) return void r.fail('installation', 'installation must be an object');
   const keys = (v: unknown, known: readonly string[], at: string): void => {
     if (!isRecord(v)) return void (v !== undefined && r.fail(at, `${at} must be an object`));
@@ -56,24 +71,20 @@ function checkInstallation(r: Inputs): InstallationInput | undefined {
 }
 
 /** The install profile to write (plain passwords: the service hashes them), or undefined for none declared. */
-const profileOf = (props: Props): InstallProfile | undefined =>
-  isRecord(props.installation) ? installProfileOf(props.installation, true) : undefined;
+const profileOf = (inputs: ApplianceInputs): InstallProfile | undefined =>
+  inputs.installation ? installProfileOf(inputs.installation, true) : undefined;
 
-const packagesOf = (props: Props): PackageSpec[] =>
-  Array.isArray(props.packages) ? props.packages.filter(isRecord).map((p) => p as unknown as PackageSpec) : [];
-const stringsOf = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-
-async function resolveDistribution(client: Client, d: unknown): Promise<string> {
-  if (typeof d === 'string') return d;
-  const spec = d as DistributionSpec;
+async function resolveDistribution(client: Client, spec: string | DistributionSpec): Promise<string> {
+  if (typeof spec === 'string') return spec;
   const list = await client.os_getAll({
     params: { query: fiql.and(fiql.eq('name', spec.name), fiql.eq('version', spec.version), spec.arch ? fiql.eq('arch', spec.arch) : undefined) },
   });
-  const found = (list.distributions ?? []).filter((x) => x.uri);
+  const found = stringsOf((list.distributions ?? []).map((x) => x.uri));
   const label = `${spec.name} ${spec.version}${spec.arch ? ` ${spec.arch}` : ''}`;
-  if (found.length === 0) throw new Error(`distribution ${label} is not offered by the service`);
-  if (found.length > 1) throw new Error(`distribution ${label} is ambiguous (${found.map((x) => x.arch).join(', ')}): give its arch`);
-  return found[0]!.uri!;
+  const [only, ...more] = found;
+  if (only === undefined) throw new Error(`distribution ${label} is not offered by the service`);
+  if (more.length > 0) throw new Error(`distribution ${label} is ambiguous (${(list.distributions ?? []).map((x) => x.arch).join(', ')}): give its arch`);
+  return only;
 }
 
 /** Package URIs for the specs, in their order, by the engine's recipe (src/engine/package-choice.ts). */
@@ -89,10 +100,10 @@ export async function resolvePackages(client: Client, distUri: string, specs: Pa
 }
 
 /** The template's OS profile: the one it has, or one made from the named base profile. */
-async function ensureProfile(client: Client, app: Appliance, distUri: string, profileName: string): Promise<string> {
+async function ensureProfile(client: Client, app: Appliance, appUri: string, distUri: string, profileName: string): Promise<string> {
   if (app.osProfileUri) return app.osProfileUri;
-  const { uid, aid } = uriParams('appliance_get', app.uri!);
-  const bases = await client.osTemplate_getAll({ id: lastId(distUri) });
+  const { uid, aid } = uriParams('appliance_get', appUri);
+  const bases = await client.osTemplate_getAll(uriParams('os_get', distUri));
   const base = (bases.distribProfiles ?? []).find((b) => b.name === profileName);
   if (!base?.uri) {
     const names = (bases.distribProfiles ?? []).map((b) => b.name).join(', ');
@@ -128,14 +139,14 @@ async function changePackages(client: Client, osProfileUri: string, added: strin
   });
 }
 
-function outputs(inputs: Props, app: Appliance, distributionUri: string, osProfileUri: string, packageUris: string[]): Props {
-  return { ...inputs, uri: app.uri, revision: app.revision ?? 0, distributionUri, osProfileUri, packageUris };
-}
-
 const ids = (uri: string) => uriParams('appliance_get', uri);
 
-export const appliance: Handler = {
-  inputs: ['name', 'version', 'description', 'distribution', 'osProfile', 'packages', 'software', 'installation', 'org', 'connection', 'adopt'],
+/** What the service holds, by name (shapes.ts). */
+const outputsOf = (app: Appliance, uri: string, distributionUri: string, osProfileUri: string, packageUris: string[]) =>
+  ({ uri: app.uri ?? uri, revision: app.revision ?? 0, distributionUri, osProfileUri, packageUris });
+
+export const appliance: Handler<ApplianceInputs> = {
+  inputs: shapes.appliance.inputs,
   replaceOn: ['name', 'version', 'distribution', 'osProfile', 'org'],
   identity: ['name', 'version'],
 
@@ -147,7 +158,7 @@ export const appliance: Handler = {
       osProfile: r.string('osProfile', { default: 'Minimal' }),
       packages: r.list('packages', checkPackage) ?? [],
       software: r.list('software', (s, raw) =>
-        isUnknown(raw) ? (raw as string)
+        isUnknown(raw) ? raw
           : typeof raw === 'string' && SOFTWARE_URI.test(raw) ? raw
             : void s.fail('uri', `software items must be Software URIs ${uriShapeText('mySoftware_get')}, not ${JSON.stringify(raw)}`),
       ) ?? [],
@@ -157,8 +168,7 @@ export const appliance: Handler = {
   },
 
   async create(client, inputs) {
-    const name = inputs.name as string;
-    const version = inputs.version as string;
+    const { name, version, description, org } = inputs;
     const distributionUri = await resolveDistribution(client, inputs.distribution);
     let app: Appliance | undefined;
     if (inputs.adopt === true) {
@@ -168,29 +178,19 @@ export const appliance: Handler = {
         throw new Error(`cannot adopt appliance ${name} ${version}: it is built on ${app.distributionUri}, not ${distributionUri}`);
       }
     }
-    if (!app) {
-      try {
-        app = await client.appliance_create({
-          body: {
-            name, version, distributionUri,
-            ...(inputs.description ? { description: inputs.description as string } : {}),
-            ...(inputs.org ? { orgUri: inputs.org as string } : {}),
-          },
-        });
-      } catch (e) {
-        if (isConflict(e)) throw new Error(existsMessage(`appliance ${name} ${version}`));
-        throw e;
-      }
-    }
-    if (!app.uri) throw new Error(`the service returned no uri for appliance ${name} ${version}`);
-    const osProfileUri = await ensureProfile(client, app, distributionUri, inputs.osProfile as string);
-    const packageUris = await resolvePackages(client, distributionUri, packagesOf(inputs));
-    const { uid, aid } = ids(app.uri);
+    app ??= await created(`appliance ${name} ${version}`, client.appliance_create({
+      body: { name, version, distributionUri, ...(description ? { description } : {}), ...(org ? { orgUri: org } : {}) },
+    }));
+    const uri = app.uri;
+    if (!uri) throw new Error(`the service returned no uri for appliance ${name} ${version}`);
+    const osProfileUri = await ensureProfile(client, app, uri, distributionUri, inputs.osProfile);
+    const packageUris = await resolvePackages(client, distributionUri, inputs.packages);
+    const { uid, aid } = ids(uri);
     const current = new Set(app.osProfileUri ? await profilePackageUris(client, osProfileUri) : []);
     await changePackages(client, osProfileUri, packageUris.filter((u) => !current.has(u)), []);
-    const sw = stringsOf(inputs.software);
+    const sw = inputs.software;
     const fresh = await client.appliance_get({ uid, aid });
-    const wantDescription = (inputs.description as string | undefined) ?? fresh.description;
+    const wantDescription = description ?? fresh.description;
     const installProfile = profileOf(inputs);
     if (sw.length > 0 || wantDescription !== fresh.description || installProfile) {
       await client.appliance_update({
@@ -199,26 +199,26 @@ export const appliance: Handler = {
       });
     }
     const final = await client.appliance_get({ uid, aid });
-    return { id: app.uri, outs: outputs(inputs, final, distributionUri, osProfileUri, packageUris) };
+    return { id: uri, outs: withOutputs('appliance', inputs, outputsOf(final, uri, distributionUri, osProfileUri, packageUris)) };
   },
 
   async read(client, id, props) {
-    const { uid, aid } = ids(id);
-    const app = await unlessGone(client.appliance_get({ uid, aid }));
+    const app = await unlessGone(client.appliance_get(ids(id)));
     if (!app) return undefined;
     // Packages removed on the service drop out of `packages`, so the next diff adds them back.
-    const osProfileUri = app.osProfileUri ?? (props.osProfileUri as string | undefined);
+    const osProfileUri = app.osProfileUri ?? stringOf(props.osProfileUri);
     const present = new Set(osProfileUri ? await profilePackageUris(client, osProfileUri) : []);
     const oldUris = stringsOf(props.packageUris);
     const packages: PackageSpec[] = [];
     const packageUris: string[] = [];
-    packagesOf(props).forEach((p, i) => {
-      if (oldUris[i] && present.has(oldUris[i])) { packages.push(p); packageUris.push(oldUris[i]); }
+    props.packages.forEach((p, i) => {
+      const u = oldUris[i];
+      if (u && present.has(u)) { packages.push(p); packageUris.push(u); }
     });
     return {
       ...props,
       name: app.name, version: app.version, description: app.description,
-      software: (app.mySoftwareList ?? []).map((s) => s.uri).filter((u): u is string => !!u),
+      software: stringsOf((app.mySoftwareList ?? []).map((s) => s.uri)),
       packages, packageUris,
       uri: app.uri ?? id, revision: app.revision ?? 0,
       distributionUri: app.distributionUri ?? props.distributionUri,
@@ -229,12 +229,12 @@ export const appliance: Handler = {
   async update(client, id, olds, news) {
     const { uid, aid } = ids(id);
     const app = await client.appliance_get({ uid, aid });
-    const distributionUri = app.distributionUri ?? (olds.distributionUri as string) ?? (await resolveDistribution(client, news.distribution));
-    const osProfileUri = app.osProfileUri ?? (await ensureProfile(client, { ...app, uri: id }, distributionUri, news.osProfile as string));
-    const packageUris = await resolvePackages(client, distributionUri, packagesOf(news));
+    const distributionUri = app.distributionUri ?? stringOf(olds.distributionUri) ?? (await resolveDistribution(client, news.distribution));
+    const osProfileUri = app.osProfileUri ?? (await ensureProfile(client, app, id, distributionUri, news.osProfile));
+    const packageUris = await resolvePackages(client, distributionUri, news.packages);
     const oldUris = stringsOf(olds.packageUris);
     await changePackages(client, osProfileUri, packageUris.filter((u) => !oldUris.includes(u)), oldUris.filter((u) => !packageUris.includes(u)));
-    const sw = stringsOf(news.software);
+    const sw = news.software;
     const haveSw = (app.mySoftwareList ?? []).map((s) => s.uri);
     // The service never shows a password, so a changed installation is told by the inputs, not by the service.
     const installChanged = JSON.stringify(olds.installation ?? null) !== JSON.stringify(news.installation ?? null);
@@ -243,13 +243,13 @@ export const appliance: Handler = {
       await client.appliance_update({
         uid, aid,
         body: {
-          ...app, description: news.description as string | undefined, mySoftwareList: await softwareList(client, sw),
+          ...app, description: news.description, mySoftwareList: await softwareList(client, sw),
           ...(installChanged ? { installProfile: installProfile ?? {} } : {}),
         },
       });
     }
     const final = await client.appliance_get({ uid, aid });
-    return outputs(news, final, distributionUri, osProfileUri, packageUris);
+    return withOutputs('appliance', news, outputsOf(final, id, distributionUri, osProfileUri, packageUris));
   },
 
   async delete(client, id) {

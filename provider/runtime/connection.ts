@@ -1,32 +1,37 @@
 // Where a resource's calls go and with which credentials: the per-resource `connection` input when
-// given, else the provider configuration (`appliance-forge:url`, `:user`, `:apiKey`, `:secretKey`, `:password`).
+// given, else the provider configuration (`appliance-forge:url`, `:user`, `:apiKey`, `:secretKey`, `:password`),
+// else the APPLIANCE_FORGE_* variables of the command line.
 // Credentials live only here, in memory of the host process: never in the serialized provider.
 import { createClient, type Client } from '../../src/client';
+import { CONNECTION_ENV, CONNECTION_SETTINGS, CREDENTIALS, settingsFromEnv, type ConnectionSetting } from '../../src/engine/settings-env';
 import { HTTP_URL_PATTERN } from '../../src/model/field-rules';
-import { Inputs, isRecord, type Props } from './values';
+import type { Inputs } from './inputs';
+import { isRecord, type Props } from './plain';
 
 export const CONFIG_NAMESPACE = 'appliance-forge';
 
 /** The provider configuration as read by `configure` (design/pulumi-and-action.md, "Configuration"). */
-export interface Settings {
-  url?: string;
-  user?: string;
-  apiKey?: string;
-  secretKey?: string;
-  password?: string;
-}
+export type Settings = { [K in ConnectionSetting]?: string | undefined };
 
 /** The part of the host's `Config` that `configure` needs. */
 export interface ConfigReader { get(key: string): string | undefined }
 
-export function readSettings(config: ConfigReader | undefined): Settings {
-  const get = (k: keyof Settings): string | undefined => {
+/**
+ * The provider's settings: the stack configuration, else the APPLIANCE_FORGE_* variables as the command
+ * line reads them (src/engine/settings-env.ts). Credentials come whole from one place: a configured key
+ * or password is never mixed with one from the environment. They stay in this process's memory only.
+ */
+export function readSettings(config: ConfigReader | undefined, env: NodeJS.ProcessEnv = process.env): Settings {
+  const get = (k: ConnectionSetting): string | undefined => {
     const v = config?.get(`${CONFIG_NAMESPACE}:${k}`);
     return typeof v === 'string' && v !== '' ? v : undefined;
   };
-  return { url: get('url'), user: get('user'), apiKey: get('apiKey'), secretKey: get('secretKey'), password: get('password') };
+  const e = settingsFromEnv(env);
+  const credentialsConfigured = CREDENTIALS.some((k) => get(k) !== undefined);
+  const pick = (k: ConnectionSetting): string | undefined =>
+    CREDENTIALS.includes(k) && credentialsConfigured ? get(k) : get(k) ?? e[k];
+  return Object.fromEntries(CONNECTION_SETTINGS.map((k) => [k, pick(k)]));
 }
-
 
 /** `check` for the optional `connection` input; the same fields as the configuration. */
 export function checkConnection(r: Inputs): Settings | string | undefined {
@@ -57,10 +62,10 @@ export function settingsFor(settings: Settings | undefined, props: Props): Setti
 
 /** Thrown when neither the resource nor the provider says where or as whom to connect. */
 export class ConnectionConfigError extends Error {
-  constructor(missing: string) {
+  constructor(missing: ConnectionSetting) {
     super(
       `appliance-forge: ${missing} is not set: run \`pulumi config set ${CONFIG_NAMESPACE}:${missing}\`` +
-        ` (--secret for keys and passwords) or give the resource a \`connection\``,
+        ` (--secret for keys and passwords), set ${CONNECTION_ENV[missing]}, or give the resource a \`connection\``,
     );
     this.name = 'ConnectionConfigError';
   }

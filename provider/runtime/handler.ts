@@ -2,11 +2,20 @@
 // property in `replaceOn` replaces, any other input change updates in place (design/pulumi-and-action.md:
 // the host keeps only `changes`, `replaces` and `deleteBeforeReplace`).
 import type { Client } from '../../src/client';
-import { isForgeError } from '../../src/errors';
-import { containsUnknown, isRecord, same, type Inputs, type Props } from './values';
+import type { Outs, ResourceKind } from '../shapes';
+import type { Settings } from './connection';
+import type { Inputs } from './inputs';
+import { containsUnknown, isRecord, same, type Props } from './plain';
 
-export interface Handler {
-  /** The input properties, in the order they are compared. */
+/** Inputs every kind takes beside its own (their checks are the dispatcher's). */
+export interface CommonInputs { connection?: Settings; adopt?: boolean }
+
+/**
+ * A kind's calls. `I` is what its `check` returns once every value is known: the engine passes exactly
+ * that back to create, update and delete, and keeps it (with the outputs) as the state read gets.
+ */
+export interface Handler<I extends CommonInputs = CommonInputs> {
+  /** The input properties, in the order they are compared (shapes.ts). */
   readonly inputs: readonly string[];
   /** Input properties whose change replaces the object. */
   readonly replaceOn: readonly string[];
@@ -22,12 +31,18 @@ export interface Handler {
   readonly identity: readonly string[];
   /** Validates and normalizes inputs; never calls the service (inputs may hold UNKNOWN). */
   check(r: Inputs): Props;
-  create(client: Client, inputs: Props): Promise<{ id: string; outs: Props }>;
+  create(client: Client, inputs: State<I>): Promise<{ id: string; outs: Props }>;
   /** The object as it is now on the service, or undefined when it is gone. */
-  read(client: Client, id: string, props: Props): Promise<Props | undefined>;
-  update(client: Client, id: string, olds: Props, news: Props): Promise<Props>;
-  delete(client: Client, id: string, props: Props): Promise<void>;
+  read(client: Client, id: string, props: State<I>): Promise<Props | undefined>;
+  update(client: Client, id: string, olds: State<I>, news: State<I>): Promise<Props>;
+  delete(client: Client, id: string, props: State<I>): Promise<void>;
 }
+
+/**
+ * What the engine passes back: the checked inputs, and in state the outputs beside them (read those with
+ * the readers of plain.ts: state may come from an older release).
+ */
+export type State<I> = I & Props;
 
 /** Inputs that only steer the provider: a change is recorded in state, never replaces. */
 const STEERING = new Set(['timeout']);
@@ -36,7 +51,7 @@ const CREATE_ONLY = new Set(['adopt']);
 
 export interface DiffAnswer { changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }
 
-export function diffProps(h: Handler, olds: Props, news: Props): DiffAnswer {
+export function diffProps(h: Handler<CommonInputs>, olds: Props, news: Props): DiffAnswer {
   const compared = h.inputs.filter((k) => !CREATE_ONLY.has(k));
   const changed = compared.filter((k) => !STEERING.has(k) && (containsUnknown(news[k]) || !same(olds[k], news[k])));
   const members: Readonly<Record<string, readonly string[]>> = { connection: ['url', 'user'], ...h.replaceOnMembers };
@@ -55,39 +70,7 @@ function movesObject(keys: readonly string[], a: unknown, b: unknown): boolean {
   return containsUnknown(pick(b)) || !same(pick(a), pick(b));
 }
 
-/** The service answered 404: the object is gone. */
-export const isNotFound = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 404;
-/** The service answered 409: the object exists already. */
-export const isConflict = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 409;
-
-/** A last path segment (an id) of a URI. */
-export const lastId = (uri: string): string => decodeURIComponent(uri.split('/').pop() ?? '');
-
-/** The message for a create that met an existing object. */
-export function existsMessage(what: string): string {
-  return `${what} already exists on the service; set \`adopt: true\` to take it over, or change its name or version`;
-}
-
-/** The result, or undefined when the service says 404 (for `read`). */
-export async function unlessGone<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
-
-/** A delete that tolerates an object already gone. */
-export async function deleteIfThere(p: Promise<unknown>): Promise<void> {
-  await unlessGone(p);
-}
-
-/** `name`, `version`, `description`: how every library object is named. */
-export function checkNamed(r: Inputs): Props {
-  return {
-    name: r.string('name', { required: true }),
-    version: r.string('version', { required: true }),
-    description: r.string('description'),
-  };
+/** The state after a create or update: the inputs and every output of the kind, by name (shapes.ts). */
+export function withOutputs<K extends ResourceKind>(_kind: K, inputs: object, outs: Outs<K>): Props {
+  return { ...inputs, ...outs };
 }

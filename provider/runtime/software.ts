@@ -7,9 +7,12 @@ import { sha256FileSync } from '../../src/digest';
 import { RIGHTS_PATTERN } from '../../src/model/field-rules';
 import { fiql } from '../../src/fiql/builder';
 import type { MySoftware } from '../../src/model/resources';
-import { checkNamed, deleteIfThere, existsMessage, isConflict, lastId, unlessGone, type Handler } from './handler';
 import { uriParams } from '../../src/model/uris';
-import { isRecord, isUnknown, UNKNOWN, type Inputs, type Props } from './values';
+import { shapes } from '../shapes';
+import { withOutputs, type CommonInputs, type Handler } from './handler';
+import { checkNamed, type Inputs, type Named } from './inputs';
+import { isRecord, isUnknown, stringsOf, UNKNOWN } from './plain';
+import { created, deleteIfThere, unlessGone } from './service-answers';
 
 export interface SoftwareFileState {
   source: string;
@@ -43,14 +46,6 @@ function checkFile(f: Inputs, raw: unknown): SoftwareFileState | undefined {
 
 const fileKey = (f: SoftwareFileState): string => JSON.stringify([f.source, f.destination, f.rights, f.ownerGroup, f.sha256]);
 
-function filesOf(props: Props): SoftwareFileState[] {
-  return Array.isArray(props.files) ? props.files.filter(isRecord).map((f) => f as unknown as SoftwareFileState) : [];
-}
-
-function artifactUrisOf(props: Props): string[] {
-  return Array.isArray(props.artifactUris) ? props.artifactUris.filter((u): u is string => typeof u === 'string') : [];
-}
-
 async function uploadFile(client: Client, uid: string, msid: string, f: SoftwareFileState): Promise<string> {
   const name = basename(f.source);
   const artifact = await client.mySoftwareArtifact_add({
@@ -67,7 +62,7 @@ async function uploadFile(client: Client, uid: string, msid: string, f: Software
     },
   });
   if (!artifact.uri) throw new Error(`the service returned no uri for the artifact ${name}`);
-  await client.upload({ uid, msid, said: lastId(artifact.uri), fileName: name }, { file: resolve(f.source) });
+  await client.upload({ uid, msid, said: uriParams('mySoftwareArtifact_get', artifact.uri).said, fileName: name }, { file: resolve(f.source) });
   return artifact.uri;
 }
 
@@ -91,17 +86,15 @@ async function syncFiles(client: Client, uri: string, oldFiles: SoftwareFileStat
   }
   // Every artifact not reused goes, also those we never knew the file of (an adopted component's).
   for (const stale of oldUris.filter((u) => !out.includes(u))) {
-    await deleteIfThere(client.mySoftwareArtifact_delete({ uid, msid, said: lastId(stale) }));
+    await deleteIfThere(client.mySoftwareArtifact_delete({ uid, msid, said: uriParams('mySoftwareArtifact_get', stale).said }));
   }
   return out;
 }
 
-function outputs(inputs: Props, sw: MySoftware, artifactUris: string[]): Props {
-  return { ...inputs, uri: sw.uri, artifactUris };
-}
+export interface SoftwareInputs extends Named, CommonInputs { files: SoftwareFileState[] }
 
-export const software: Handler = {
-  inputs: ['name', 'version', 'description', 'files', 'connection', 'adopt'],
+export const software: Handler<SoftwareInputs> = {
+  inputs: shapes.software.inputs,
   replaceOn: ['name', 'version'],
   identity: ['name', 'version'],
 
@@ -113,32 +106,25 @@ export const software: Handler = {
   },
 
   async create(client, inputs) {
-    const name = inputs.name as string;
-    const version = inputs.version as string;
-    const files = filesOf(inputs);
+    const { name, version, description } = inputs;
     let sw: MySoftware;
-    let have: { files: SoftwareFileState[]; uris: string[] } = { files: [], uris: [] };
+    let haveUris: string[] = [];
     const found = inputs.adopt === true ? await findByNameVersion(client, name, version) : undefined;
     if (found?.uri) {
       sw = found;
       // Adopted: its existing artifacts are unknown to us, so they are replaced by `files`.
       const { uid, msid } = uriParams('mySoftware_get', found.uri);
       const arts = await client.mySoftwareArtifact_getAll({ uid, msid });
-      have = { files: [], uris: (arts.softwareArtifacts ?? []).map((a) => a.uri).filter((u): u is string => !!u) };
-      if ((inputs.description ?? undefined) !== (found.description ?? undefined)) {
-        sw = await client.mySoftware_update({ uid, msid, body: { ...found, description: inputs.description as string | undefined } });
+      haveUris = stringsOf((arts.softwareArtifacts ?? []).map((a) => a.uri));
+      if ((description ?? undefined) !== (found.description ?? undefined)) {
+        sw = await client.mySoftware_update({ uid, msid, body: { ...found, description } });
       }
     } else {
-      try {
-        sw = await client.mySoftware_create({ body: { name, version, ...(inputs.description ? { description: inputs.description as string } : {}) } });
-      } catch (e) {
-        if (isConflict(e)) throw new Error(existsMessage(`software ${name} ${version}`));
-        throw e;
-      }
+      sw = await created(`software ${name} ${version}`, client.mySoftware_create({ body: { name, version, ...(description ? { description } : {}) } }));
     }
     if (!sw.uri) throw new Error(`the service returned no uri for software ${name} ${version}`);
-    const artifactUris = await syncFiles(client, sw.uri, have.files, have.uris, files);
-    return { id: sw.uri, outs: outputs(inputs, sw, artifactUris) };
+    const artifactUris = await syncFiles(client, sw.uri, [], haveUris, inputs.files);
+    return { id: sw.uri, outs: withOutputs('software', inputs, { uri: sw.uri, artifactUris }) };
   },
 
   async read(client, id, props) {
@@ -150,24 +136,25 @@ export const software: Handler = {
     // A file whose artifact is gone, or whose content changed on the service, shows as drift.
     const files: SoftwareFileState[] = [];
     const artifactUris: string[] = [];
-    const oldUris = artifactUrisOf(props);
-    filesOf(props).forEach((f, i) => {
-      const a = byUri.get(oldUris[i]);
-      if (!a || !oldUris[i]) return;
+    const oldUris = stringsOf(props.artifactUris);
+    props.files.forEach((f, i) => {
+      const u = oldUris[i];
+      const a = byUri.get(u);
+      if (!a || !u) return;
       files.push(a.sha256sum && a.sha256sum !== f.sha256 ? { ...f, sha256: a.sha256sum } : f);
-      artifactUris.push(oldUris[i]);
+      artifactUris.push(u);
     });
-    return { ...props, name: sw.name, version: sw.version, description: sw.description, files, uri: sw.uri ?? id, artifactUris };
+    return withOutputs('software', { ...props, name: sw.name, version: sw.version, description: sw.description, files }, { uri: sw.uri ?? id, artifactUris });
   },
 
   async update(client, id, olds, news) {
     const { uid, msid } = uriParams('mySoftware_get', id);
     let sw = await client.mySoftware_get({ uid, msid });
     if ((news.description ?? undefined) !== (sw.description ?? undefined)) {
-      sw = await client.mySoftware_update({ uid, msid, body: { ...sw, description: news.description as string | undefined } });
+      sw = await client.mySoftware_update({ uid, msid, body: { ...sw, description: news.description } });
     }
-    const artifactUris = await syncFiles(client, id, filesOf(olds), artifactUrisOf(olds), filesOf(news));
-    return outputs(news, { ...sw, uri: sw.uri ?? id }, artifactUris);
+    const artifactUris = await syncFiles(client, id, olds.files, stringsOf(olds.artifactUris), news.files);
+    return withOutputs('software', news, { uri: sw.uri ?? id, artifactUris });
   },
 
   async delete(client, id) {

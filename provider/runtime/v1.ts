@@ -3,22 +3,27 @@
 // calls them. New behaviour goes behind them; state from older releases must keep working (the kinds and
 // property names below are part of that promise).
 import type { Client } from '../../src/client';
+import type { ResourceKind } from '../shapes';
 import { checkConnection, connect, readSettings, settingsFor, type ConfigReader, type Settings } from './connection';
 import { diffProps, type Handler } from './handler';
 import { handlers } from './kinds';
-import { Inputs, plain, type CheckFailure, type Props } from './values';
+import { Inputs, type CheckFailure } from './inputs';
+import { plain, type Props } from './plain';
 
 export type { Settings, ConfigReader } from './connection';
-export type { CheckFailure, Props } from './values';
-export { UNKNOWN } from './values';
+export type { CheckFailure } from './inputs';
+export type { Props } from './plain';
+export { UNKNOWN } from './plain';
 
 /** The engine's property that holds the serialized provider; never ours to read or write. */
 const PROVIDER_KEY = '__provider';
 
+const isKind = (kind: string): kind is ResourceKind => Object.prototype.hasOwnProperty.call(handlers, kind);
+
+/** The kind's calls; past this point the engine passes back what the kind's `check` returned. */
 function handlerOf(kind: string): Handler {
-  const h = (handlers as Readonly<Record<string, Handler>>)[kind];
-  if (!h) throw new Error(`appliance-forge: unknown resource kind "${kind}" (state written by a newer release?)`);
-  return h;
+  if (!isKind(kind)) throw new Error(`appliance-forge: unknown resource kind "${kind}" (state written by a newer release?)`);
+  return handlers[kind];
 }
 
 /** One client per call, closed afterwards: the host process lives on between calls. */

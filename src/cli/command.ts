@@ -1,4 +1,6 @@
 // What a command is: arguments in, an exit code out (0 ok, 1 failure, 2 usage), and its help text.
+import { ForgeError } from '../errors';
+
 export type Command = (args: readonly string[]) => Promise<number>;
 
 export interface CommandModule {
@@ -7,7 +9,9 @@ export interface CommandModule {
   readonly help: string;
 }
 
-export class UsageError extends Error {
+/** The command line was used wrongly (exit code 2): an unknown option, a missing argument. */
+export class UsageError extends ForgeError {
+  readonly code = 'E_USAGE' as const;
   constructor(message: string) {
     super(message);
     this.name = 'UsageError';

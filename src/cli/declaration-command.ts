@@ -7,6 +7,7 @@ import {
 } from '../engine';
 import { proxyFromEnv, type TraceEntry } from '../client';
 import { connect, type Connection } from '../engine/connect';
+import { settingsFromEnv } from '../engine/settings-env';
 import { describeFailure } from '../engine/failure';
 import { UsageError } from './command';
 import { readCredentialsFile } from './credentials-file';
@@ -90,13 +91,14 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   // Flags, then the credentials file given, then the environment; a file's credentials come whole
   // (its password is not mixed with a key pair from the environment).
   const c = values.credentials !== undefined ? readCredentialsFile(values.credentials, warn) : undefined;
+  const e = settingsFromEnv(env);
   const fromEnv = !c;
   const settings = {
-    url: values.url ?? c?.url ?? env.APPLIANCE_FORGE_URL,
-    user: values.user ?? c?.user ?? env.APPLIANCE_FORGE_USER,
-    apiKey: values['api-key'] ?? c?.apiKey ?? (fromEnv ? env.APPLIANCE_FORGE_API_KEY : undefined),
-    secretKey: values['secret-key'] ?? c?.secretKey ?? (fromEnv ? env.APPLIANCE_FORGE_SECRET_KEY : undefined),
-    password: values.password ?? c?.password ?? (fromEnv ? env.APPLIANCE_FORGE_PASSWORD : undefined),
+    url: values.url ?? c?.url ?? e.url,
+    user: values.user ?? c?.user ?? e.user,
+    apiKey: values['api-key'] ?? c?.apiKey ?? (fromEnv ? e.apiKey : undefined),
+    secretKey: values['secret-key'] ?? c?.secretKey ?? (fromEnv ? e.secretKey : undefined),
+    password: values.password ?? c?.password ?? (fromEnv ? e.password : undefined),
     dataDir: values['data-dir'],
     // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
     ...(env.APPLIANCE_FORGE_LOG === 'debug'

@@ -3,8 +3,8 @@
 // loaded only when called. `--help` on any command prints its help and exits 0; `--version` prints the
 // package's version.
 import nodeModule from 'node:module';
-import { UsageError, type CommandModule } from './command';
-import { messageOf } from '../errors';
+import type { CommandModule } from './command';
+import { isForgeError, messageOf } from '../errors';
 import { asksForHelp } from './options';
 import { packageVersion } from './version';
 import { peerHint } from '../engine/peer-packages';
@@ -61,7 +61,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return await command.run(rest);
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (isForgeError(e, 'E_USAGE') || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`appliance-forge ${name}: ${messageOf(e)}\n`);
       return usageCode;
     }

@@ -5,8 +5,7 @@ import type { Readable } from 'node:stream';
 import { decodeBody, encode, formatOfContentType, MEDIA_TYPE, type Format } from '../codec/index';
 import { ApiError, DecodeError, HttpError } from '../errors';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
-import { type AnyModel, fieldsOf } from '../model/schema';
-import { maskSecrets, secretsIn } from '../model/redact';
+import { maskSecrets, secretFieldNames, secretsIn } from '../model/redact';
 import { dump, readBody, type Exchange, type Handler, type Reply, type WireRequest } from './wire';
 
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
@@ -74,7 +73,8 @@ export async function errorOf(
   return new HttpError(status, snippet(text, secrets), headers);
 }
 
-const SECRET_FIELDS = secretFieldNames();
+/** Names of the model's secret fields (`password`, `secretKey`), from the model itself (style example 4). */
+const SECRET_FIELDS = [...secretFieldNames(Object.values(documents))];
 
 /** A short, single-line, redacted excerpt of a body that is not a `uforgeError` (style example 5). */
 export function snippet(text: string, secrets: readonly string[]): string {
@@ -90,20 +90,3 @@ export function snippet(text: string, secrets: readonly string[]): string {
 }
 
 
-/** Names of the model's secret fields (`password`, `secretKey`), from the model itself (style example 4). */
-function secretFieldNames(): string[] {
-  const names = new Set<string>();
-  const seen = new Set<AnyModel>();
-  const walk = (m: AnyModel): void => {
-    if (seen.has(m)) return;
-    seen.add(m);
-    for (const kind of m.kinds ? Object.keys(m.kinds) : [undefined]) {
-      for (const [name, f] of fieldsOf(m, kind)) {
-        if (f.secret) names.add(name);
-        if (f.t === 'object' || f.t === 'list') walk(f.model());
-      }
-    }
-  };
-  for (const m of Object.values(documents)) walk(m as AnyModel);
-  return [...names];
-}

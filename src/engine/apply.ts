@@ -3,7 +3,7 @@
 // waiter), each publication as soon as its image is ready. Abort (SIGINT, timeout) reaches every
 // call; `waitForJob` cancels a running job on the service before it throws AbortedError.
 import type { Client } from '../client';
-import { AbortedError, isForgeError, messageOf } from '../errors';
+import { AbortedError, ForgeError, isForgeError, messageOf } from '../errors';
 import type { Appliance, Image, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
 import type { EventSink } from './events';
@@ -48,7 +48,8 @@ export interface ApplyResult {
 }
 
 /** Some tasks of an apply failed; the others ran to their end. */
-export class ApplyError extends Error {
+export class ApplyError extends ForgeError {
+  readonly code = 'E_APPLY' as const;
   constructor(
     readonly failures: ReadonlyArray<{ readonly what: string; readonly error: unknown }>,
     readonly partial?: ApplyResult,

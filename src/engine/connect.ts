@@ -3,6 +3,7 @@
 import { createClient, type Client, type TraceEntry } from '../client';
 import { DEFAULT_DATA_DIR, startEmbedded } from './embedded';
 import { SecretSet } from './secrets';
+import { CONNECTION_ENV } from './settings-env';
 
 export interface ConnectSettings {
   readonly url?: string | undefined;
@@ -51,7 +52,7 @@ export async function connect(s: ConnectSettings): Promise<Connection> {
       },
     };
   }
-  if (!s.user) throw new ConnectSettingsError('a user is needed with a service URL (--user or APPLIANCE_FORGE_USER)');
+  if (!s.user) throw new ConnectSettingsError(`a user is needed with a service URL (--user or ${CONNECTION_ENV.user})`);
   let auth: { login: string; publicKey: string; secretKey: string } | { login: string; password: string };
   if (s.apiKey || s.secretKey) {
     if (!s.apiKey || !s.secretKey) throw new ConnectSettingsError('an API key needs both its public key (--api-key) and its secret key (--secret-key)');

@@ -2,6 +2,7 @@
 // (hammr) format, `stack` / `builders` / `accounts` (docs/design/declaration.md). Each part keeps
 // the position it was written at, so that problems found later (when resolving against the
 // service) still point at the right line.
+import type { OpenStackAccountFields } from '../model/resources';
 import type { InstallationDecl } from './installation';
 import type { Position } from './problems';
 
@@ -34,14 +35,11 @@ export interface BundleDecl {
 }
 
 /** An OpenStack account, inline or from `accounts` (wire contract §9). */
-export interface AccountDecl {
+export interface AccountDecl
+  extends Readonly<Required<Pick<OpenStackAccountFields, 'keystoneUrl' | 'login' | 'password'>> & Pick<OpenStackAccountFields, 'glanceUrl'>> {
   readonly name: string;
   readonly type: 'OpenStack';
-  readonly keystoneUrl: string;
-  readonly glanceUrl?: string | undefined;
   readonly keystoneVersion: 'v3';
-  readonly login: string;
-  readonly password: string;
   readonly at: Position;
 }
 

@@ -1,7 +1,6 @@
 // One failure, in words a user can act on, with the exit code the command line uses (2 for an
 // invalid file, 1 otherwise). Shared by the command line and the Action; always masked.
 import { isForgeError } from '../errors';
-import { ApplyError } from './apply';
 import { ConnectSettingsError } from './connect';
 import { EmbeddedUnavailableError } from './embedded';
 import { DeclarationError, type Problem } from './problems';
@@ -31,7 +30,7 @@ export function describeFailure(e: unknown, secrets: SecretSet): Failure {
     message = `cannot reach the service: ${e.message}`;
   } else if (isForgeError(e, 'E_ABORTED')) {
     return { ...base, interrupted: true, message: `interrupted: ${secrets.mask(e.message)}` };
-  } else if (e instanceof ApplyError || e instanceof ConnectSettingsError || e instanceof EmbeddedUnavailableError || e instanceof Error) {
+  } else if (isForgeError(e, 'E_APPLY') || e instanceof ConnectSettingsError || e instanceof EmbeddedUnavailableError || e instanceof Error) {
     message = e.message;
   } else {
     message = String(e);

@@ -1,20 +1,15 @@
 // The publishImage body of an OpenStack publication and its account (wire contract §9), one recipe for
 // the engine and the provider: the same declaration gives the same request whichever tool sends it.
-import type { CredAccount, PublishImage } from '../model/resources';
+import type { CredAccount, OpenStackAccountFields, PublishImage } from '../model/resources';
 
-export interface OpenStackAccountInput {
-  /** The account's name (a stored account has one; an embedded one may not). */
-  readonly name?: string | undefined;
-  /** A stored account's URI: the service then takes its fields and sealed password as the base. */
-  readonly uri?: string | undefined;
-  readonly keystoneUrl: string;
-  readonly glanceUrl?: string | undefined;
-  readonly login: string;
-  /** Left out to use a stored account's own password. */
-  readonly password?: string | undefined;
-  /** Identity v3 is the one supported; the default. */
-  readonly keystoneVersion?: string | undefined;
-}
+/**
+ * An OpenStack account as the tools hold one: the model's fields (`keystoneUrl` and `login` required;
+ * `password` left out to use a stored account's own), its name (a stored account has one, an embedded
+ * one may not) and a stored account's URI (the service then takes its fields and sealed password as the base).
+ */
+export type OpenStackAccountInput = Readonly<
+  OpenStackAccountFields & Required<Pick<OpenStackAccountFields, 'keystoneUrl' | 'login'>> & Pick<CredAccount, 'name' | 'uri'>
+>;
 
 export interface PublicationInput {
   readonly imageUri: string;

@@ -3,6 +3,7 @@
 // planning is a pure function that unit tests can drive without a server.
 import type { Appliance, DistribProfile, Image, MySoftware, PublishImage, SoftwareArtifact, TargetFormat } from '../model/resources';
 import type { AccountDecl, PackageDecl } from './declaration';
+import type { OpenStackAccountInput } from './publication-body';
 
 export interface ResolvedPackage {
   readonly decl: PackageDecl;
@@ -12,14 +13,8 @@ export interface ResolvedPackage {
 }
 
 /** The account a publication embeds (wire contract §9). From the service, the password is not known. */
-export interface ResolvedAccount {
+export interface ResolvedAccount extends OpenStackAccountInput {
   readonly name: string;
-  readonly keystoneUrl: string;
-  readonly glanceUrl?: string | undefined;
-  readonly login: string;
-  readonly password?: string | undefined;
-  /** Set when the account is one stored on the service. */
-  readonly uri?: string | undefined;
   readonly decl?: AccountDecl | undefined;
 }
 

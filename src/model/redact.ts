@@ -1,6 +1,6 @@
 // The model's secret flag produces the one redaction used everywhere: server responses and logs,
 // client error messages, provider outputs and the Action's masks (style example 4).
-import { type AnyModel, presentFields } from './schema';
+import { type AnyModel, fieldsOf, type Fields, presentFields } from './schema';
 import { documents, type DocumentOf, type DocumentRoot } from './resources';
 
 type Rec = Record<string, unknown>;
@@ -29,6 +29,30 @@ export function secretsIn(m: AnyModel, v: Rec, into: string[] = []): string[] {
   }
   return into;
 }
+
+/** The names of the secret fields of a model, at any depth and in every kind (`password`, `secretKey`). */
+export function secretFieldNames(models: Iterable<AnyModel>): Set<string> {
+  const names = new Set<string>();
+  const seen = new Set<AnyModel>();
+  const walk = (m: AnyModel): void => {
+    if (seen.has(m)) return;
+    seen.add(m);
+    for (const kind of m.kinds ? Object.keys(m.kinds) : [undefined]) {
+      for (const [name, f] of fieldsOf(m, kind)) {
+        if (f.secret) names.add(name);
+        if (f.t === 'object' || f.t === 'list') walk(f.model());
+      }
+    }
+  };
+  for (const m of models) walk(m);
+  return names;
+}
+
+/** Whether a record of this model can carry a secret somewhere inside (an install profile's passwords). */
+export const holdsSecret = (m: AnyModel): boolean => secretFieldNames([m]).size > 0;
+
+/** The secret fields of one table of fields (its own level only). */
+export const secretsOf = (fields: Fields): string[] => Object.entries(fields).filter(([, f]) => f.secret).map(([name]) => name);
 
 export const MASK = '***';
 

@@ -2,7 +2,7 @@
 // Only the fields this project reads or writes are listed; they keep the schema's relative order,
 // so every document written from them validates (test/model/schema-drift.test.ts checks both).
 import { KEYBOARDS } from './keyboards';
-import { bool, date, int, list, long, model, obj, oneOf, refused, str, uri, uris, type Infer } from './schema';
+import { bool, date, int, list, long, model, namesOf, obj, oneOf, refused, str, uri, uris, type Infer, type InferFields } from './schema';
 
 /** UForgeObject: the base of almost every type (wire contract §2). */
 const base = { created: date(), dbId: long(), digest: str(), lastModified: date() } as const;
@@ -18,6 +18,7 @@ const upload = {
   uploadedTime: date(),
 } as const;
 
+/** The cloud platforms (uforge.xsd lists them twice: TargetPlatform `type` and TargetFormat `credAccountType`). */
 const PLATFORM_KEYS = [
   'aws', 'outscale', 'azure', 'google', 'cloudstack', 'openstack',
   'vclouddirector', 'vsphere', 'k5', 'docker', 'oracle', 'openshift',
@@ -121,6 +122,19 @@ export const targetPlatform = model({
   fields: { ...base, name: str(), type: oneOf(PLATFORM_KEYS), uri: uri() },
 });
 
+/** The fields an OpenStack account adds to a credAccount (wire contract §9), in schema order. */
+export const openStackAccountFields = {
+  /** e.g. `http://glance:9292`; default: from the Keystone catalog. */
+  glanceUrl: str(),
+  /** e.g. `http://keystone:5000/v3` (with or without the version segment). */
+  keystoneUrl: str(),
+  login: str(),
+  /** Write-only on the service; a secret wherever it is kept. */
+  password: str({ secret: true }),
+  /** `v3` (the default) is the only one supported. */
+  keystoneVersion: str(),
+} as const;
+
 export const credAccount = model({
   root: 'credAccount',
   xsdType: 'CredAccount',
@@ -133,16 +147,12 @@ export const credAccount = model({
     targetPlatform: obj(() => targetPlatform),
     secretsMissing: bool(),
   },
-  kinds: {
-    CredAccountOpenStack: {
-      glanceUrl: str(),
-      keystoneUrl: str(),
-      login: str(),
-      password: str({ secret: true }),
-      keystoneVersion: str(),
-    },
-  },
+  kinds: { CredAccountOpenStack: openStackAccountFields },
 });
+
+/** What an OpenStack account is, for every reader of one: the engine, the provider, the Action's masks. */
+export const OPENSTACK_ACCOUNT_FIELDS = namesOf(openStackAccountFields);
+export type OpenStackAccountFields = InferFields<typeof openStackAccountFields>;
 
 // Install profile (issue 9): what a generated Debian image is set up with. Schema fields the image
 // build cannot honour are `refused`: a document carrying one is a 400 naming it, never a silent drop.
@@ -237,10 +247,7 @@ export const targetFormat = model({
     ...base,
     name: str(),
     type: oneOf(['cloud', 'virtual', 'container', 'physical']),
-    credAccountType: oneOf([
-      'aws', 'outscale', 'azure', 'google', 'cloudstack', 'openstack', 'openshift',
-      'vclouddirector', 'vsphere', 'k5', 'docker', 'oracle',
-    ]),
+    credAccountType: oneOf(PLATFORM_KEYS),
     imageInfos: str(),
     access: bool(),
     active: bool(),

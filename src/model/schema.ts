@@ -93,6 +93,11 @@ export function model<const F extends Fields, const K extends Readonly<Record<st
   return m;
 }
 
+/** The names of a field table, typed (for lists derived from the model instead of written again). */
+export function namesOf<F extends Fields>(fields: F): Array<keyof F & string> {
+  return Object.keys(fields);
+}
+
 // ---- Types inferred from the descriptions -------------------------------------------------------
 
 type ValueOf<F> = F extends ScalarField<infer T>

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck, isBootCheckError } from '../../src/boot-check';
 import { detectImageFormat } from '../../src/boot-check/image';
 import { isForgeError } from '../../src/errors';
+import { MASK } from '../../src/model/redact';
 import { cliBundle, runCli } from '../cli/helpers/cli';
 import { bootFixture, type BootFixture } from './fixture';
 
@@ -106,6 +107,10 @@ describe('bootCheck: what does not boot, and bad input (seconds)', () => {
     expect((e2 as Error).message).toMatch(/cannot read the image .*ENOENT/);
     const e3 = await bootCheck({ image: gz, commands: ['id'] }).catch((x: unknown) => x);
     expect((e3 as Error).message).toContain('commands need a login');
+    // A password too short for the one masker (src/model/redact.ts) would show in the console: refused.
+    const e4 = await bootCheck({ image: gz, login: { user: 'root', password: 'ab' } }).catch((x: unknown) => x);
+    expect(isBootCheckError(e4, 'input')).toBe(true);
+    expect((e4 as Error).message).toContain('at least 3 characters');
     expect(qemuPidsFor(gz)).toEqual([]);
   });
 
@@ -161,7 +166,7 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
       { command: 'systemctl is-active nginx', exitCode: 0, output: 'active' },
       { command: 'id -u', exitCode: 0, output: '0' },
       { command: expect.stringContaining('exit 3'), exitCode: 3, output: "it's 42\nls: cannot access '/nonexistent': No such file or directory" },
-      { command: expect.stringContaining('printf'), exitCode: 0, output: '********' },
+      { command: expect.stringContaining('printf'), exitCode: 0, output: MASK },
       { command: expect.stringContaining('dhclient'), exitCode: 0, output: 'inet 10.0.2.15/24' },
     ]);
     expect(lines.some((l) => /login: /.test(l))).toBe(true);

@@ -2,8 +2,9 @@
 // UTF-8 character), escapes and control characters removed, the password masked everywhere it leaves.
 import { describe, expect, it } from 'vitest';
 import { SerialConsole } from '../../src/boot-check/console';
+import { maskSecrets } from '../../src/model/redact';
 
-const mask = (s: string): string => s.split('s3cret').join('********');
+const mask = (s: string): string => maskSecrets(s, ['s3cret']);
 
 function feedBytewise(con: SerialConsole, text: string): void {
   const bytes = Buffer.from(text, 'utf8');
@@ -15,8 +16,8 @@ describe('SerialConsole', () => {
     const lines: string[] = [];
     const con = new SerialConsole(mask, (l) => lines.push(l));
     feedBytewise(con, '[\x1b[0;32m  OK  \x1b[0m] Started nginx – “web”\r\n\x1b[?2004hpass s3cret here\r\nhost login: ');
-    expect(lines).toEqual(['[  OK  ] Started nginx – “web”', 'pass ******** here']);
-    expect(con.text()).toBe('[  OK  ] Started nginx – “web”\npass ******** here\nhost login: ');
+    expect(lines).toEqual(['[  OK  ] Started nginx – “web”', 'pass *** here']);
+    expect(con.text()).toBe('[  OK  ] Started nginx – “web”\npass *** here\nhost login: ');
     expect(con.consoleTail()).not.toContain('s3cret');
   });
 

@@ -1,26 +1,18 @@
 // waitForJob on a real generation by the reference server: progress grows, the final status is complete,
 // and an aborted wait cancels the generation on the service.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbortedError, JobCancelledError, createClient, type Client, type OpStatus } from '../../src/index';
-import { createUser, startServer, type RunningServer } from '../../src/server/index';
+import { AbortedError, JobCancelledError, type Client, type OpStatus } from '../../src/index';
+import { startReferenceServer, type ReferenceServer } from '../support/reference-server';
 
-let dir: string;
-let server: RunningServer;
+let ref: ReferenceServer<'dave'>;
 let c: Client;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'forge-client-jobs-'));
-  const keys = await createUser(dir, { login: 'dave' });
-  server = await startServer({ dataDir: dir });
-  c = createClient({ url: server.url, auth: keys });
+  ref = await startReferenceServer({ dave: {} }, { prefix: 'forge-client-jobs-' });
+  c = ref.client(ref.users.dave);
 });
 afterAll(async () => {
-  await c?.close();
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await ref?.close();
 });
 
 async function generate(name: string) {

@@ -1,31 +1,19 @@
 // The client against the project's reference server (src/server) on 127.0.0.1:0: signing, Basic,
 // JSON, FIQL queries, typed errors, the conditional-GET cache and If-Match, end to end.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, createClient, fiql, type Client } from '../../src/index';
-import { createUser, startServer, type RunningServer } from '../../src/server/index';
+import { startReferenceServer, type ReferenceServer } from '../support/reference-server';
 
-let dir: string;
-let server: RunningServer;
+let ref: ReferenceServer<'carol'>;
 let keys: { login: string; publicKey: string; secretKey: string };
-const clients: Client[] = [];
-const make = (o: Partial<Parameters<typeof createClient>[0]> = {}): Client => {
-  const c = createClient({ url: server.url, auth: keys, retry: false, ...o });
-  clients.push(c);
-  return c;
-};
+const make = (o: Partial<Parameters<typeof createClient>[0]> = {}): Client => ref.client(keys, { retry: false, ...o });
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'forge-client-ref-'));
-  keys = await createUser(dir, { login: 'carol', password: 'carol-Pass-1' });
-  server = await startServer({ dataDir: dir });
+  ref = await startReferenceServer({ carol: { password: 'carol-Pass-1' } }, { prefix: 'forge-client-ref-' });
+  keys = ref.users.carol;
 });
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await ref?.close();
 });
 
 describe('client against the reference server', () => {

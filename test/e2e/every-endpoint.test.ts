@@ -22,9 +22,10 @@ import type { OperationId } from '../../src/model/operations';
 import { pipeline } from '../../src/client/pipeline';
 import { retryPolicy } from '../../src/client/retry';
 import { createTransport } from '../../src/client/transport';
-import { createUser, startServer, type RunningServer } from '../../src/server/index';
-import type { CreatedUser } from '../../src/server/index';
+import type { CreatedUser, RunningServer } from '../../src/server/index';
+import { startReferenceServer, type ReferenceServer } from '../support/reference-server';
 import { XSD } from '../support/shared';
+import { orderedSteps } from '../support/steps';
 import { ALL_OPERATION_IDS, apiError, glanceImage, glanceImagesNamed, observe, openStack, recording, sha256File, type Answered } from './support';
 
 const os = openStack();
@@ -36,7 +37,7 @@ const glance = 'env' in os ? os.env : undefined;
 const LIMITS = { bodyBytes: 256 * 1024, uploadBytes: 1024 * 1024 };
 const JOB_WAIT = { timeoutMs: 900_000, pollMs: 50, maxPollMs: 1000 } as const;
 
-let dir: string;
+let ref: ReferenceServer<'root' | 'alice' | 'bob'>;
 let server: RunningServer;
 let base: string;
 let answered: Answered[];
@@ -59,7 +60,9 @@ let aliceBasicJson: Client; // Basic, JSON
 let admin: Client; // administrator, API key
 let bob: Client; // another user
 
-// Shared between the steps (they run in order).
+// Shared between the steps (they run in order). A step that needs a value an earlier step failed to make is
+// skipped with the reason (test/support/steps.ts), so one failure does not fail every later step.
+const steps = orderedSteps();
 let aid: number; // the main template
 let applianceUri: string;
 let msid: number;
@@ -69,13 +72,12 @@ let accountUri: string;
 let qcow2: Image;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'forge-e2e-'));
-  users = {
-    root: await createUser(dir, { login: 'root', password: 'root-Pass-1', admin: true }),
-    alice: await createUser(dir, { login: 'alice', password: 'alice-Pass-1' }),
-    bob: await createUser(dir, { login: 'bob' }),
-  };
-  server = await startServer({ port: 0, dataDir: dir, limits: LIMITS });
+  ref = await startReferenceServer(
+    { root: { password: 'root-Pass-1', admin: true }, alice: { password: 'alice-Pass-1' }, bob: {} },
+    { limits: LIMITS, prefix: 'forge-e2e-' },
+  );
+  users = ref.users;
+  server = ref.server;
   expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api$/);
   base = server.url;
   answered = observe(server);
@@ -89,8 +91,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of opened) await c.close().catch(() => undefined);
-  await server?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await ref?.close();
 });
 
 /** A Writable that hashes what it receives. */
@@ -262,7 +263,7 @@ describe('every endpoint through the client library, against the reference serve
     expect(art.binaryUri).toBe(`${sw.artifactsUri}/${said}/bin`);
     expect(art.uploaded).toBe(false);
     // (c) a real file to the binary path
-    const file = join(dir, 'tool.sh');
+    const file = join(ref.dataDir, 'tool.sh');
     toolBytes = Buffer.concat([Buffer.from('#!/bin/sh\necho "hello from e2e"\n'), Buffer.alloc(200 * 1024, 'x')]);
     writeFileSync(file, toolBytes);
     const progress: number[] = [];
@@ -277,7 +278,7 @@ describe('every endpoint through the client library, against the reference serve
     expect((await aliceJson.mySoftware_get({ msid })).applianceUris).toEqual([applianceUri]);
 
     // The file comes back byte for byte, by name (to a path) and without (to a stream, JSON client).
-    const back = join(dir, 'tool.back');
+    const back = join(ref.dataDir, 'tool.back');
     expect(await alice.mySoftwareArtifact_downloadFile({ msid, said, fileName: 'tool.sh', to: back })).toEqual({ size: toolBytes.length, path: back });
     expect(readFileSync(back).equals(toolBytes)).toBe(true);
     const h = hashingSink();
@@ -322,7 +323,8 @@ describe('every endpoint through the client library, against the reference serve
     await apiError(alice.mySoftware_get({ msid: sw.dbId! }), 404, base);
   });
 
-  it('OS profile from the listed base profiles, then package changes found by FIQL search', async () => {
+  it('OS profile from the listed base profiles, then package changes found by FIQL search', async (ctx) => {
+    steps.needs(ctx, { aid, applianceUri });
     const bases = await alice.osTemplate_getAll({ id: 1 });
     const minimal = bases.distribProfiles!.find((p) => p.name === 'Minimal')!;
     const created = await alice.send('applianceOSProfile_create', { aid, body: { kind: 'LinuxProfile', name: minimal.name!, standardProfileUri: minimal.uri! } });
@@ -357,7 +359,8 @@ describe('every endpoint through the client library, against the reference serve
     await aliceJson.appliance_delete({ aid: other.dbId!, params: { force: true } });
   });
 
-  it('a small QCOW2 is generated to completion and downloaded as a stream whose sha256 is the record’s sha256sum', async () => {
+  it('a small QCOW2 is generated to completion and downloaded as a stream whose sha256 is the record’s sha256sum', async (ctx) => {
+    steps.needs(ctx, { aid });
     const gen = await alice.send('machineImage_generate', { aid, body: { targetFormat: { name: 'QCOW2' }, compress: false, installProfile: { diskSize: 1024 } } });
     expect(gen.status).toBe(201);
     expect(gen.headers.location).toBe(`${base}/${gen.value.uri}`);
@@ -373,7 +376,7 @@ describe('every endpoint through the client library, against the reference serve
     expect(qcow2.sha256sum).toMatch(/^[0-9a-f]{64}$/);
     expect(qcow2.downloadUri).toBe(`${qcow2.uri}/downloads/${encodeURIComponent(qcow2.fileName!)}`);
 
-    const path = join(dir, 'image.qcow2');
+    const path = join(ref.dataDir, 'image.qcow2');
     const byName = await alice.machineImage_downloadFile({ aid, itid, fileName: qcow2.fileName!, to: path });
     expect(byName.size).toBe(qcow2.fileSize);
     expect(await sha256File(path)).toBe(qcow2.sha256sum);
@@ -397,7 +400,8 @@ describe('every endpoint through the client library, against the reference serve
     expect((await admin.machineImage_get({ uid: 'alice', aid, itid })).sha256sum).toBe(qcow2.sha256sum);
   });
 
-  it('generation cancel: by the cancel operation, and by an AbortSignal given to waitForJob (which cancels on the service)', async () => {
+  it('generation cancel: by the cancel operation, and by an AbortSignal given to waitForJob (which cancels on the service)', async (ctx) => {
+    steps.needs(ctx, { aid });
     const cid = await withProfile(alice, 'e2e-cancel');
     const body: Image = { targetFormat: { name: 'Raw Virtual Disk' }, installProfile: { diskSize: 1024 } };
     const img = await alice.machineImage_generate({ aid: cid, body });
@@ -430,7 +434,8 @@ describe('every endpoint through the client library, against the reference serve
     await alice.appliance_delete({ aid: cid });
   });
 
-  it(`publication${glance ? ' to the real Glance' : ' (Glance skipped: an unreachable Keystone)'}: cloudId, statuses, cancel, and the Glance image deleted with the publication`, async () => {
+  it(`publication${glance ? ' to the real Glance' : ' (Glance skipped: an unreachable Keystone)'}: cloudId, statuses, cancel, and the Glance image deleted with the publication`, async (ctx) => {
+    steps.needs(ctx, { aid, accountUri, qcow2 });
     const gen = await alice.machineImage_generate({ aid, body: { targetFormat: { name: 'OpenStack QCOW2' }, installProfile: { diskSize: 1024 } } });
     await alice.waitForJob(gen, JOB_WAIT);
     const itid = gen.dbId!;
@@ -503,7 +508,8 @@ describe('every endpoint through the client library, against the reference serve
     if (glance) expect(await glanceImagesNamed(glance, name2)).toEqual([]);
   });
 
-  it('every error status as a typed error through the client (XML and JSON), 304 as a cache hit', async () => {
+  it('every error status as a typed error through the client (XML and JSON), 304 as a cache hit', async (ctx) => {
+    steps.needs(ctx, { aid, applianceUri, qcow2 });
     // 400: a FIQL query that does not parse (the position is named), and an invalid field, in both formats.
     const q = await apiError(alice.appliance_getAll({ params: { query: fiql.raw("name=='e2e") } }), 400, base);
     expect(q.body.localizedErrorMsg?.message).toMatch(/position/);
@@ -562,7 +568,8 @@ describe('every endpoint through the client library, against the reference serve
     for (const s of [400, 401, 403, 404, 405, 409, 412, 413, 415]) expect(answered.some((a) => a.status === s), String(s)).toBe(true);
   });
 
-  it('clean-up through the client: images, template (force), component, account', async () => {
+  it('clean-up through the client: images, template (force), component, account', async (ctx) => {
+    steps.needs(ctx, { aid, msid, said, accountUri });
     await alice.machineImage_deleteAll({ aid });
     expect((await alice.machineImage_getAll({ aid })).total).toBe(0);
     await alice.appliance_delete({ aid, params: { force: true } });
@@ -575,7 +582,8 @@ describe('every endpoint through the client library, against the reference serve
     expect((await alice.cloudAccount_getAll()).total).toBe(0);
   });
 
-  it('every one of the 76 operations was called through the client and answered by the server', () => {
+  it('every one of the 76 operations was called through the client and answered by the server', (ctx) => {
+    steps.needsAllBefore(ctx);
     expect(ALL_OPERATION_IDS.length).toBe(76);
     const all = [...ALL_OPERATION_IDS].sort();
     // Called through the client library (the recording wrapper).

@@ -1,14 +1,14 @@
 // Test helpers: a real server on 127.0.0.1:0 over a fresh data dir, users made through createUser,
 // the project's client for typed calls, and raw signed requests (undici) for the error paths.
-import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Client as HttpClient } from 'undici';
 import { basicAuthorization, signTarget } from '../../src/auth/signer';
-import { createClient, type Client } from '../../src/client';
-import { createUser, startServer, type RunningServer, type StartOptions } from '../../src/server';
-import type { CreatedUser } from '../../src/server';
+import type { Client } from '../../src/client';
+import type { CreatedUser, RunningServer, StartOptions } from '../../src/server';
+import { startReferenceServer } from '../support/reference-server';
 
 export { XSD } from '../support/shared';
 import { XSD } from '../support/shared';
@@ -43,29 +43,24 @@ export function tempDir(prefix = 'forge-server-'): string {
 }
 
 export async function startTestServer(o: Partial<StartOptions> = {}): Promise<TestServer> {
-  const dataDir = o.dataDir ?? tempDir();
-  const admin = await createUser(dataDir, { login: 'admin', password: 'admin-pass', admin: true });
-  const alice = await createUser(dataDir, { login: 'alice', password: 'alice-pass' });
-  const bob = await createUser(dataDir, { login: 'bob' });
-  let server = await startServer({ ...o, dataDir });
-  const clients: Client[] = [];
+  const ref = await startReferenceServer(
+    { admin: { password: 'admin-pass', admin: true }, alice: { password: 'alice-pass' }, bob: {} },
+    { ...o, prefix: 'forge-server-' },
+  );
+  const { admin, alice, bob } = ref.users;
   const t: TestServer = {
     get server() {
-      return server;
+      return ref.server;
     },
-    dataDir,
+    dataDir: ref.dataDir,
     admin,
     alice,
     bob,
-    client(u, format = 'xml') {
-      const c = createClient({ url: server.url, auth: { login: u.login, publicKey: u.publicKey, secretKey: u.secretKey }, format, retry: false });
-      clients.push(c);
-      return c;
-    },
+    client: (u, format = 'xml') => ref.client(u, { format, retry: false }),
     async raw(method, rel, r = {}) {
       const user = r.user === undefined ? alice : r.user;
       const target = user ? signTarget(rel, user) : rel.replace(/^\//, '');
-      const base = new URL(server.url);
+      const base = new URL(ref.url);
       const headers: Record<string, string> = { ...(r.headers ?? {}) };
       if (r.basic) headers.authorization = basicAuthorization(r.basic.login, r.basic.password);
       // A dispatcher takes the path as is: no URL normalization, so `%2E%2E` reaches the server as sent.
@@ -82,22 +77,15 @@ export async function startTestServer(o: Partial<StartOptions> = {}): Promise<Te
       for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h[k] = v;
       return { status: res.statusCode, headers: h, text };
     },
-    async restart() {
-      await server.close();
-      server = await startServer({ ...o, dataDir });
-    },
-    async close() {
-      for (const c of clients) await c.close().catch(() => undefined);
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    restart: () => ref.restart(),
+    close: () => ref.close(),
   };
   return t;
 }
 
-/** Validate an XML document against the platform schema; false when the schema folder is absent. */
+/** Validate an XML document against the platform schema (xmllint throws on an invalid one); a missing schema fails, it never passes. */
 export function validatesAgainstXsd(xml: string): boolean {
-  if (!existsSync(XSD)) return false;
+  if (!existsSync(XSD)) throw new Error(`${XSD} is missing: the schema check cannot run`);
   const f = join(tempDir('forge-xsd-'), 'doc.xml');
   writeFileSync(f, xml);
   execFileSync('xmllint', ['--noout', '--schema', XSD, f], { stdio: 'pipe' });

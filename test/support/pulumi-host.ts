@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { Struct, type JavaScriptValue } from 'google-protobuf/google/protobuf/struct_pb';
 import * as provrpc from '@pulumi/pulumi/proto/provider_grpc_pb';
 import * as provproto from '@pulumi/pulumi/proto/provider_pb';
-import { createUser, startServer } from '../../src/server';
+import { startReferenceServer } from './reference-server';
 
 export const REPO = resolve(__dirname, '../..');
 export const HOST_SCRIPT = join(REPO, 'node_modules/@pulumi/pulumi/cmd/dynamic-provider/index.js');
@@ -236,26 +236,34 @@ export async function providerTexts(): Promise<Record<ResourceType, string>> {
   return out;
 }
 
-export async function startStack(layout: Layout = 'npm'): Promise<Stack> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'af-pulumi-data-'));
-  const user = await createUser(dataDir, { login: 'alice' });
-  const server = await startServer({ port: 0, dataDir });
+export interface StackOptions {
+  /** The host's environment beside the runner's (default: none added). */
+  env?: (server: { url: string }, user: Stack['user']) => NodeJS.ProcessEnv;
+  /** The stack configuration sent by Configure (default: url, user and the user's API key pair). */
+  config?: (server: { url: string }, user: Stack['user']) => Record<string, string>;
+}
+
+const keyPairConfig = (server: { url: string }, user: Stack['user']): Record<string, string> => ({
+  'appliance-forge:url': server.url,
+  'appliance-forge:user': user.login,
+  'appliance-forge:apiKey': user.publicKey,
+  'appliance-forge:secretKey': user.secretKey,
+});
+
+export async function startStack(layout: Layout = 'npm', o: StackOptions = {}): Promise<Stack> {
+  const ref = await startReferenceServer({ alice: {} }, { prefix: 'af-pulumi-data-' });
+  const { server, dataDir } = ref;
+  const user = ref.users.alice;
   const project = makeProject(layout);
-  const host = await PulumiHost.start({ cwd: project.dir });
-  await host.configure({
-    'appliance-forge:url': server.url,
-    'appliance-forge:user': user.login,
-    'appliance-forge:apiKey': user.publicKey,
-    'appliance-forge:secretKey': user.secretKey,
-  });
+  const host = await PulumiHost.start({ cwd: project.dir, ...(o.env ? { env: o.env(server, user) } : {}) });
+  await host.configure((o.config ?? keyPairConfig)(server, user));
   return {
     server, dataDir, user, project, host,
     providerText: await providerTexts(),
     async close() {
       await host.close();
-      await server.close();
+      await ref.close();
       project.cleanup();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

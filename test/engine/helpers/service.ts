@@ -1,10 +1,11 @@
 // The real reference server on 127.0.0.1:0 with a fresh data dir and one user, for integration tests.
 import { openStackServices } from '../../support/openstack';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createClient, type Client } from '../../../src/client';
-import { createUser, startServer, type RunningServer } from '../../../src/server';
+import type { Client } from '../../../src/client';
+import type { RunningServer } from '../../../src/server';
+import { startReferenceServer } from '../../support/reference-server';
 
 export interface TestService {
   readonly server: RunningServer;
@@ -17,22 +18,13 @@ export interface TestService {
 }
 
 export async function startTestService(): Promise<TestService> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'af-engine-'));
-  const user = await createUser(dataDir, { login: 'alice' });
-  const server = await startServer({ dataDir });
-  const clients: Client[] = [];
+  const ref = await startReferenceServer({ alice: {} }, { prefix: 'af-engine-' });
+  const user = ref.users.alice;
   return {
-    server, dataDir, login: user.login, publicKey: user.publicKey, secretKey: user.secretKey,
-    client(url = server.url) {
-      const c = createClient({ url, auth: { login: user.login, publicKey: user.publicKey, secretKey: user.secretKey } });
-      clients.push(c);
-      return c;
-    },
-    async close() {
-      await Promise.all(clients.map((c) => c.close()));
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true }); // its images are GiBs; the run's temp root goes at the end anyway
-    },
+    server: ref.server, dataDir: ref.dataDir, login: user.login, publicKey: user.publicKey, secretKey: user.secretKey,
+    client: (url = ref.url) => ref.client(user, { url }),
+    // Its images are GiBs: the data folder goes with it (the run's temp root goes at the end anyway).
+    close: () => ref.close(),
   };
 }
 

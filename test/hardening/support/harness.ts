@@ -1,15 +1,16 @@
 // Hardening harness: a real reference server on 127.0.0.1:0 (in process), users made by createUser,
 // raw HTTP (undici for well-formed targets, a plain socket for bytes undici refuses to send), and the
 // one assertion every hostile case ends with: a 4xx carrying a `uforgeError` body, never a 5xx.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { basicAuthorization, signTarget } from '../../../src/auth/signer';
-import { createClient, type Client } from '../../../src/client';
+import type { Client } from '../../../src/client';
 import { decode, formatOfContentType } from '../../../src/codec';
-import { createUser, startServer, type CreatedUser, type RunningServer, type StartOptions } from '../../../src/server';
+import type { CreatedUser, RunningServer, StartOptions } from '../../../src/server';
+import { startReferenceServer } from '../../support/reference-server';
 import { messageOf } from '../../../src/errors';
 
 /** Hostile suites run a bounded sample in `npm test`; `APPLIANCE_FORGE_LONG=1` runs the full form. */
@@ -51,13 +52,13 @@ export function tempDir(prefix = 'forge-hard-'): string {
 }
 
 export async function startHarness(o: Partial<StartOptions> = {}): Promise<Harness> {
-  const dataDir = o.dataDir ?? tempDir();
-  const admin = await createUser(dataDir, { login: 'admin', password: PASSWORDS.admin, admin: true });
-  const alice = await createUser(dataDir, { login: 'alice', password: PASSWORDS.alice });
-  const bob = await createUser(dataDir, { login: 'bob', password: PASSWORDS.bob });
-  const server = await startServer({ ...o, dataDir });
+  const ref = await startReferenceServer(
+    { admin: { password: PASSWORDS.admin, admin: true }, alice: { password: PASSWORDS.alice }, bob: { password: PASSWORDS.bob } },
+    { ...o, prefix: 'forge-hard-' },
+  );
+  const { server, dataDir } = ref;
+  const { admin, alice, bob } = ref.users;
   const base = new URL(server.url);
-  const clients: Client[] = [];
   return {
     server,
     dataDir,
@@ -67,16 +68,8 @@ export async function startHarness(o: Partial<StartOptions> = {}): Promise<Harne
     bob,
     send: (method, rel, s = {}) => sendSigned(server.url, method, rel, { ...s, user: s.user === undefined ? alice : s.user }),
     sendRaw: (method, target, r = {}) => rawSocket(base.hostname, Number(base.port), method, target, r.headers ?? {}, r.body),
-    client(u, format = 'xml') {
-      const c = createClient({ url: server.url, auth: { login: u.login, publicKey: u.publicKey, secretKey: u.secretKey }, format, retry: false });
-      clients.push(c);
-      return c;
-    },
-    async close() {
-      for (const c of clients) await c.close().catch(() => undefined);
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    client: (u, format = 'xml') => ref.client(u, { format, retry: false }),
+    close: () => ref.close(),
   };
 }
 

@@ -1,50 +1,8 @@
-// Plain-value helpers shared by every resource's check and diff: the preview's unknown sentinel,
-// structural equality, and a collector of per-property check failures.
-
-/** What the engine sends for an input that is not known yet (design/pulumi-and-action.md, "preview"). */
-export const UNKNOWN = '04da6b54-80e4-46f7-96ec-b56ff0331ba9';
-
-export type Props = Record<string, unknown>;
+// Reads a resource's inputs in `check`: one clear failure per property, UNKNOWN (preview) passed through
+// unvalidated, nothing sent to the service.
+import { isRecord, UNKNOWN, type Props } from './plain';
 
 export interface CheckFailure { property: string; reason: string }
-
-export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
-
-/** Whether a value holds the unknown sentinel at any depth. */
-export function containsUnknown(v: unknown): boolean {
-  if (v === UNKNOWN) return true;
-  if (Array.isArray(v)) return v.some(containsUnknown);
-  if (isRecord(v)) return Object.values(v).some(containsUnknown);
-  return false;
-}
-
-export function isRecord(v: unknown): v is Props {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Structural equality of JSON-like values; a missing key equals `undefined` and `null`. */
-export function same(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if ((a === undefined || a === null) && (b === undefined || b === null)) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
-  if (isRecord(a) && isRecord(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of keys) if (!same(a[k], b[k])) return false;
-    return true;
-  }
-  return false;
-}
-
-/** A copy without `undefined` members, which a protobuf Struct cannot carry. */
-export function plain<T>(v: T): T {
-  if (Array.isArray(v)) return v.map(plain) as T;
-  if (isRecord(v)) {
-    const out: Props = {};
-    for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = plain(x);
-    return out as T;
-  }
-  return v;
-}
 
 /**
  * Reads inputs for `check`, recording one clear failure per property. Each reader returns the value,
@@ -137,4 +95,15 @@ export class Inputs {
 
 function typeName(v: unknown): string {
   return Array.isArray(v) ? 'a list' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)}`;
+}
+
+/** `name`, `version`, `description`: how every library object is named. */
+export interface Named { name: string; version: string; description?: string }
+
+export function checkNamed(r: Inputs): Props {
+  return {
+    name: r.string('name', { required: true }),
+    version: r.string('version', { required: true }),
+    description: r.string('description'),
+  };
 }
