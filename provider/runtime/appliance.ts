@@ -14,7 +14,7 @@ import { isRecord, isUnknown, stringOf, stringsOf } from './plain';
 import { created, deleteIfThere, unlessGone } from './service-answers';
 
 export type PackageSpec = PackageWanted;
-export interface DistributionSpec { name: string; version: string; arch?: string }
+export interface DistributionSpec { name: string; version: string; arch?: string | undefined }
 
 export interface ApplianceInputs extends Named, CommonInputs {
   /** A URI `distributions/<id>`, or name, version and arch. */

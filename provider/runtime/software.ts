@@ -16,9 +16,9 @@ import { created, deleteIfThere, unlessGone } from './service-answers';
 
 export interface SoftwareFileState {
   source: string;
-  destination?: string;
-  rights?: string;
-  ownerGroup?: string;
+  destination?: string | undefined;
+  rights?: string | undefined;
+  ownerGroup?: string | undefined;
   /** sha256 of the content, hex; UNKNOWN while the path is unknown. */
   sha256: string;
 }
