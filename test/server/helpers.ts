@@ -7,7 +7,16 @@ import { execFileSync } from 'node:child_process';
 import { Client as HttpClient } from 'undici';
 import { basicAuthorization, signTarget } from '../../src/auth/signer';
 import { createClient, type Client } from '../../src/client';
-import { createUser, startServer, type RunningServer, type StartOptions } from '../../src/server';
+import { createUser, startServer, type RunningServer, type ServerDeps, type StartOptions } from '../../src/server';
+import { SecretBox } from '../../src/server/auth/secret-box';
+import { loadCatalog } from '../../src/server/catalog';
+import { FileStore } from '../../src/server/files/file-store';
+import { BuildSlots } from '../../src/server/jobs/build-slots';
+import { JobRunner } from '../../src/server/jobs/runner';
+import { deleteGlanceImage, publishToGlance } from '../../src/server/openstack';
+import { systemClock } from '../../src/server/ports';
+import { realImaging } from '../../src/server/start';
+import type { Store } from '../../src/server/store/store';
 import type { CreatedUser } from '../../src/server';
 
 export { XSD } from '../support/shared';
@@ -93,6 +102,21 @@ export async function startTestServer(o: Partial<StartOptions> = {}): Promise<Te
     },
   };
   return t;
+}
+
+/** What buildServer needs over a data dir and its open store, for tests that look inside the server. */
+export function serverDeps(dir: string, store: Store): ServerDeps {
+  return {
+    store,
+    box: SecretBox.open(dir),
+    files: new FileStore(dir),
+    jobs: new JobRunner(),
+    clock: systemClock,
+    catalog: loadCatalog(),
+    buildSlots: new BuildSlots(1),
+    imaging: realImaging({}),
+    openstack: { publishToGlance, deleteGlanceImage },
+  };
 }
 
 /** Validate an XML document against the platform schema; false when the schema folder is absent. */

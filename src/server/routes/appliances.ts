@@ -11,6 +11,7 @@ import type { ApplianceDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { parseUri, uriOf } from '../../model/uris';
 import { idParam, stamp, uris } from '../views';
+import { viewCache } from '../view-cache';
 import { ifMatch, owned, requireText } from './common';
 import { distributionOf } from './distributions';
 import { DEFAULT_ORG_ID } from './orgs';
@@ -88,12 +89,15 @@ function loadAppliance(ctx: Ctx, req: Req): Row<'appliance'> {
 export const applianceRoutes = (ctx: Ctx) =>
   ({
     appliance_getAll: (req) => {
-      const all = ctx.store.list('appliance', req.params.uid).map((r) => applianceView(ctx, r));
+      const uid = req.params.uid!;
+      const cache = viewCache(ctx);
+      const all = cache.all('appliance', uid, () => ctx.store.list('appliance', uid).map((r) => cache.one('appliance', uid, r.id, () => applianceView(ctx, r))));
       const { total, items } = page('appliance', all, req.query);
       return doc('appliances', { total, appliances: items });
     },
 
-    appliance_get: (req) => doc('appliance', applianceView(ctx, loadAppliance(ctx, req))),
+    // Filed under the path's uid and id: built (and kept) only when that user owns that record.
+    appliance_get: (req) => doc('appliance', viewCache(ctx).one('appliance', req.params.uid!, idParam(req.params.aid), () => applianceView(ctx, loadAppliance(ctx, req)))),
 
     appliance_create: async (req) => {
       const uid = req.params.uid!;
