@@ -1,9 +1,12 @@
 // A no-op `appliance-forge apply`: apply examples/local.yml once (creates and generates), then again
 // unchanged; the second run must change nothing. Prints the request count and time of the no-op run
 // against the first run, measured in the same run (requests counted from the server's own log).
+// Then the same data folder served by the CLI's embedded server (no URL; the folder's credentials.json
+// names alice): whole-command wall time of a no-op `plan` and `apply`, the issue-11 row (target ≤ 1.0 s),
+// against `node -e 0` (the floor of any Node command) measured in the same run.
 // Build first: `npx tsc -p tsconfig.json && node bench/apply-noop.mjs`.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,20 +40,23 @@ const url = await new Promise((resolve, reject) => {
   server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
 });
 
-function apply() {
+function apply(args = [CLI, 'apply', DECLARATION, '--json', '--no-publish'], embedded = false) {
   // Credentials through the environment, never on a command line.
-  const env = { ...process.env, APPLIANCE_FORGE_URL: url, APPLIANCE_FORGE_USER: 'alice', APPLIANCE_FORGE_API_KEY: alice.publicKey, APPLIANCE_FORGE_SECRET_KEY: alice.secretKey };
+  const env = embedded
+    ? { PATH: process.env.PATH }
+    : { ...process.env, APPLIANCE_FORGE_URL: url, APPLIANCE_FORGE_USER: 'alice', APPLIANCE_FORGE_API_KEY: alice.publicKey, APPLIANCE_FORGE_SECRET_KEY: alice.secretKey };
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const before = requests;
-    const p = spawn(process.execPath, [CLI, 'apply', DECLARATION, '--json', '--no-publish'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (c) => (out += c));
     p.stderr.on('data', (c) => (out += c));
     p.once('exit', async (code) => {
-      await new Promise((r) => setTimeout(r, 200)); // let the last log lines arrive
-      if (code !== 0) return reject(new Error(`apply exited ${code}: ${out.slice(-2000)}`));
-      resolve({ ms: performance.now() - t0, requests: requests - before, out });
+      const ms = performance.now() - t0;
+      if (!embedded) await new Promise((r) => setTimeout(r, 200)); // let the last log lines arrive
+      if (code !== 0) return reject(new Error(`${args.join(' ')} exited ${code}: ${out.slice(-2000)}`));
+      resolve({ ms, requests: requests - before, out });
     });
   });
 }
@@ -64,8 +70,27 @@ try {
   const tail = noop.out.trim().split('\n').pop() ?? '';
   console.log(`  no-op result: ${tail.slice(0, 300)}`);
   summary('apply-noop', 'no-op apply requests', noop.requests, first.requests, noop.ms / first.ms, `no-op ${noop.ms.toFixed(0)} ms vs first ${first.ms.toFixed(0)} ms`);
-} finally {
+
+  // The embedded server on the same data: stop the served one, let the CLI find alice's keys.
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
+  const data = join(dir, 'data');
+  writeFileSync(join(data, 'credentials.json'), JSON.stringify({ login: 'alice', publicKey: alice.publicKey, secretKey: alice.secretKey }), { mode: 0o600 });
+  const best = async (args) => {
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(await apply(args, true));
+    return Math.min(...runs.map((r) => r.ms));
+  };
+  const floor = await best(['-e', '0']);
+  const plan = await best([CLI, 'plan', DECLARATION, '--data-dir', data, '--detailed-exitcode', '--quiet']);
+  const applied = await best([CLI, 'apply', DECLARATION, '--data-dir', data, '--no-publish', '--quiet']);
+  console.log(`  embedded server, whole command (best of 3): no-op plan ${plan.toFixed(0)} ms, no-op apply ${applied.toFixed(0)} ms; node -e 0 ${floor.toFixed(0)} ms`);
+  summary('apply-noop', 'embedded no-op plan ms', Math.round(plan), Math.round(floor), plan / floor, `target ≤ 1000 ms; baseline: node -e 0`);
+  summary('apply-noop', 'embedded no-op apply ms', Math.round(applied), Math.round(floor), applied / floor, `target ≤ 1000 ms; baseline: node -e 0`);
+} finally {
+  if (server.exitCode === null && server.signalCode === null) {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+  }
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,12 +1,12 @@
 // Real image builds (README "Real images"), every figure against a baseline measured in the same run:
-//   1. bare `mmdebstrap` of exactly the package set of examples/local.yml's image (its own empty apt cache)
+//   1. bare `mmdebstrap` of exactly the package set of examples/local.yml's image (no tuning, nothing cached)
 //   2. cold `apply examples/local.yml` on a fresh server with an empty OS-layer cache → ratio to 1
 //   3. the same after a software-only change (one file of the bundle edited) → seconds and ratio to 2
 //   4. sizes of the qcow2 (plain and compressed) and the server's peak RSS during the builds.
 // Needs root and the build prerequisites (`bash scripts/prereqs.sh build`); build first:
 // `npx tsc -p tsconfig.json && node bench/real-image.mjs`. Takes a few minutes (two full downloads).
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,10 +41,12 @@ try {
     settings: { hostname: 'x', diskMiB: 2048, swapMiB: 0, kernelParams: [], rootUser: { disablePasswordLogin: false, sshKeys: [] }, users: [], groups: [] },
     mirror: imaging.defaultMirror(),
   });
-  const emptyCache = join(dir, 'bare-debs');
   cpSync(EXAMPLES, join(dir, 'site'), { recursive: true }); // keeps the examples untouched
-  mkdirSync(emptyCache);
-  const bare = await run('mmdebstrap', recipe.mmdebstrapArgs(spec, join(dir, 'bare-tree'), emptyCache));
+  // Bare: the same variant, packages and sources, none of the project's tuning (no path excludes, no
+  // kept .deb cache, dpkg with its default fsync).
+  const bareArgs = ['--mode=root', '--format=directory', `--variant=${spec.profile === 'Standard' ? 'standard' : 'required'}`, `--architectures=${spec.arch}`,
+    `--include=${recipe.includeList(spec).join(',')}`, spec.suite, join(dir, 'bare-tree'), ...recipe.sourceLines(spec)];
+  const bare = await run('mmdebstrap', bareArgs);
   rmSync(join(dir, 'bare-tree'), { recursive: true, force: true });
   console.log(`bare mmdebstrap (${recipe.includeList(spec).length} packages asked): ${bare.s.toFixed(1)} s`);
 

@@ -2,6 +2,8 @@
 // global symbol, so `isForgeError(e, 'E_API')` holds across duplicate copies of the package where
 // `instanceof` would not (style example 5).
 import type { UForgeError } from './model/resources';
+import type { ImagingError } from './server/imaging/errors';
+import type { ServiceError } from './server/service-error';
 
 const BRAND = Symbol.for('appliance-forge.error');
 
@@ -17,7 +19,9 @@ export type ErrorCode =
   | 'E_CHECKSUM'
   | 'E_FIQL'
   | 'E_OPENSTACK'
-  | 'E_DECLARATION';
+  | 'E_DECLARATION'
+  | 'E_SERVICE'
+  | 'E_IMAGING';
 
 export abstract class ForgeError extends Error {
   abstract readonly code: ErrorCode;
@@ -29,9 +33,13 @@ export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** The errors this module defines; a code whose class lives elsewhere (E_OPENSTACK, E_DECLARATION) narrows to `ForgeError`. */
+/**
+ * The classes `isForgeError` narrows to: this module's and the server's (ServiceError, ImagingError);
+ * a code whose class is not listed (E_OPENSTACK, E_DECLARATION) narrows to `ForgeError`.
+ */
 type CoreError =
-  | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError;
+  | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError
+  | ServiceError | ImagingError;
 /** The error `isForgeError(e, code)` narrows to: the class of that code where it is defined here. */
 export type ForgeErrorOf<C extends ErrorCode> = C extends ErrorCode
   ? [Extract<CoreError, { code: C }>] extends [never] ? ForgeError & { code: C } : Extract<CoreError, { code: C }>

@@ -4,7 +4,8 @@
 // rejection, Error or not, ends in setFailed).
 import * as core from '@actions/core';
 import {
-  applyDeclaration, DeclarationError, type EngineEvent, formatPlan, loadDeclaration, type Plan, planDeclaration, saveImages, SecretSet,
+  applyDeclaration, DeclarationError, type EngineEvent, formatPlan, formatProblem, loadDeclaration, type Plan, planDeclaration, type Problem, saveImages,
+  SecretSet, validateDeclarationFile,
 } from '../../src/engine';
 import { connect, type Connection } from '../../src/engine/connect';
 import { describeFailure } from '../../src/engine/failure';
@@ -13,7 +14,7 @@ import { selectBuilders } from './builders';
 import { giveBack, installImageTools, rerunAsRoot } from './host';
 import { DEFAULT_DATA_DIR } from '../../src/engine/embedded';
 import { SERVICE_VERSION } from '../../src/server/version';
-import { type ActionResult, applyResult, planResult, type ResultEntry } from './result';
+import { type ActionResult, applyResult, planResult, type ResultEntry, type ValidateResult } from './result';
 
 /** The `url` value that runs the embedded reference server in the step. */
 const EMBEDDED = 'embedded';
@@ -26,7 +27,9 @@ interface Inputs {
   apiKey: string;
   secretKey: string;
   password: string;
-  mode: 'apply' | 'plan';
+  mode: 'apply' | 'plan' | 'validate';
+  /** validate: unknown fields are errors. */
+  strict: boolean;
   publish: boolean;
   timeoutMinutes: number;
   /** Where apply downloads the built images (sha256 checked); empty: no download. */
@@ -43,12 +46,13 @@ function readInputs(secrets: SecretSet): Inputs {
   secrets.add(secretKey);
   secrets.add(password);
   const mode = core.getInput('mode') || 'apply';
-  if (mode !== 'apply' && mode !== 'plan') throw new Error(`input mode must be apply or plan, not ${JSON.stringify(mode)}`);
+  if (mode !== 'apply' && mode !== 'plan' && mode !== 'validate') throw new Error(`input mode must be apply, plan or validate, not ${JSON.stringify(mode)}`);
   const minutes = Number(core.getInput('timeout-minutes') || '60');
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('input timeout-minutes must be a positive number');
   // An unset variable or secret gives an empty url: that must not quietly become a local build.
   const url = core.getInput('url');
-  if (!url) throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
+  // validate is offline: no url, no credentials.
+  if (!url && mode !== 'validate') throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
   return {
     file: core.getInput('file', { required: true }),
     url,
@@ -58,6 +62,7 @@ function readInputs(secrets: SecretSet): Inputs {
     password,
     mode,
     publish: (core.getInput('publish') || 'true').toLowerCase() !== 'false',
+    strict: (core.getInput('strict') || 'false').toLowerCase() === 'true',
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
     builders: core.getInput('builders'),
@@ -112,6 +117,32 @@ async function writeSummary(title: string, plan: Plan, entries: readonly ResultE
   await s.write();
 }
 
+/** Problems as annotations at their lines; GitHub shows 10 per kind and step, the log lists them all. */
+function annotate(problems: readonly Problem[]): void {
+  for (const p of problems) {
+    const props = { file: p.file, startLine: p.line, startColumn: p.column };
+    if (p.severity === 'error') core.error(p.message, props);
+    else core.warning(p.message, props);
+  }
+}
+
+/** `mode: validate`: the engine's offline check (as `appliance-forge validate`); fails the step on errors. */
+async function validateStep(inputs: Inputs): Promise<void> {
+  const report = validateDeclarationFile(inputs.file, { strict: inputs.strict });
+  for (const p of report.problems) core.info(formatProblem(p));
+  annotate(report.problems);
+  const result: ValidateResult = { mode: 'validate', ...report };
+  core.setOutput('result', JSON.stringify(result));
+  if (process.env.GITHUB_STEP_SUMMARY) {
+    const s = core.summary.addHeading(`Validation of ${inputs.file}: ${report.ok ? 'valid' : 'invalid'}`, 3)
+      .addRaw(`${report.errors} error${report.errors === 1 ? '' : 's'}, ${report.warnings} warning${report.warnings === 1 ? '' : 's'}`, true);
+    if (report.problems.length) s.addCodeBlock(report.problems.map(formatProblem).join('\n'));
+    await s.write();
+  }
+  if (!report.ok) core.setFailed(`${report.errors} error${report.errors === 1 ? '' : 's'} in ${inputs.file}`);
+  else core.info(`${inputs.file}: valid (${report.warnings} warning${report.warnings === 1 ? '' : 's'})`);
+}
+
 /** The outputs both modes write: `result` (result.ts), `changes`, `appliance-uri` when known. */
 function setResultOutputs(result: ActionResult): void {
   core.setOutput('result', JSON.stringify(result));
@@ -131,6 +162,10 @@ export async function run(): Promise<void> {
   process.on('SIGTERM', onSignal);
   try {
     const inputs = readInputs(secrets);
+    if (inputs.mode === 'validate') {
+      await validateStep(inputs);
+      return;
+    }
     const embedded = inputs.url === EMBEDDED;
     if (embedded && inputs.mode === 'apply') {
       // Builds run here, as root, with Debian's image tools (host.ts).
@@ -166,7 +201,7 @@ export async function run(): Promise<void> {
       const { plan } = await planDeclaration(declaration, o);
       events.close();
       for (const l of formatPlan(plan)) core.info(l);
-      const result = planResult(plan, builders);
+      const result = planResult(plan, builders, secrets);
       setResultOutputs(result);
       await writeSummary(`Plan for ${name} ${version}`, plan, undefined);
       return;
@@ -174,7 +209,7 @@ export async function run(): Promise<void> {
     const r = await applyDeclaration(declaration, o);
     const files = inputs.outputDir ? await saveImages(conn.client, r.images, inputs.outputDir, o) : [];
     events.close();
-    const result = applyResult(r.plan, r.applianceUri, r.images, files);
+    const result = applyResult(r.plan, r.applianceUri, r.images, files, secrets);
     setResultOutputs(result);
     const entries = result.images;
     core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));
@@ -186,12 +221,7 @@ export async function run(): Promise<void> {
     events.close();
     const f = describeFailure(e, secrets);
     if (e instanceof DeclarationError) {
-      // GitHub shows 10 annotations per kind and step: the message above lists them all anyway.
-      for (const p of f.problems) {
-        const props = { file: p.file, startLine: p.line, startColumn: p.column };
-        if (p.severity === 'error') core.error(p.message, props);
-        else core.warning(p.message, props);
-      }
+      annotate(f.problems);
     }
     core.setFailed(f.message);
   } finally {

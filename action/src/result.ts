@@ -1,7 +1,10 @@
 // The `result` output: one shape in plan and apply modes, one entry per builder the step ran, keyed
 // by the builder's index in the declaration so that the results of a matrix's jobs merge by
 // concatenating their `images` (README "GitHub Action"). Values not known in a mode are null.
-import { formatPlan, type BuilderDecl, type ImageResult, type Plan, planSummary, type SavedImage } from '../../src/engine';
+// `plan` is the structured list of changes of `appliance-forge plan --json` (engine/changes.ts).
+import {
+  type BuilderDecl, type ImageResult, type Plan, planChanges, type PlanChange, planSummary, type SavedImage, type SecretSet, type ValidationReport,
+} from '../../src/engine';
 
 export interface ResultEntry {
   /** Index of the builder in the declaration (`builders[i]`). */
@@ -26,17 +29,20 @@ export interface ActionResult {
   changes: boolean;
   applianceUri: string | null;
   summary: ReturnType<typeof planSummary>;
-  /** The plan in words, one line per change (the same lines as the log). */
-  plan: string[];
+  /** One object per planned item, no-ops included: {kind, name, action, before, after, reason?}, as `plan --json`'s `changes`. */
+  plan: PlanChange[];
   images: ResultEntry[];
 }
 
-function base(mode: ActionResult['mode'], plan: Plan, applianceUri: string | null, images: ResultEntry[]): ActionResult {
-  return { mode, changes: plan.hasChanges, applianceUri, summary: planSummary(plan), plan: formatPlan(plan), images };
+/** `mode: validate`: the report of `appliance-forge validate --json`, with the mode. */
+export type ValidateResult = { mode: 'validate' } & ValidationReport;
+
+function base(mode: ActionResult['mode'], plan: Plan, applianceUri: string | null, images: ResultEntry[], secrets: SecretSet): ActionResult {
+  return { mode, changes: plan.hasChanges, applianceUri, summary: planSummary(plan), plan: planChanges(plan, secrets), images };
 }
 
 /** What an apply would do, per builder. */
-export function planResult(plan: Plan, builders: readonly BuilderDecl[]): ActionResult {
+export function planResult(plan: Plan, builders: readonly BuilderDecl[], secrets: SecretSet): ActionResult {
   const images = builders.map((b): ResultEntry => {
     const img = plan.images.find((i) => i.builders.includes(b.index));
     const pub = plan.publications.find((p) => p.builder === b.index);
@@ -48,11 +54,11 @@ export function planResult(plan: Plan, builders: readonly BuilderDecl[]): Action
       file: null,
     };
   });
-  return base('plan', plan, plan.appliance.uri ?? null, images);
+  return base('plan', plan, plan.appliance.uri ?? null, images, secrets);
 }
 
 /** What an apply did, per builder. */
-export function applyResult(plan: Plan, applianceUri: string, results: readonly ImageResult[], files: readonly SavedImage[]): ActionResult {
+export function applyResult(plan: Plan, applianceUri: string, results: readonly ImageResult[], files: readonly SavedImage[], secrets: SecretSet): ActionResult {
   const images = results.map((i): ResultEntry => ({
     builder: i.builder, format: i.format, action: i.reused ? 'reuse' : 'generate', imageUri: i.imageUri,
     sha256: i.sha256 ?? null, size: i.size ?? null, reused: i.reused,
@@ -60,5 +66,5 @@ export function applyResult(plan: Plan, applianceUri: string, results: readonly 
     publicationReused: i.publication ? i.publication.reused : null,
     file: files.find((f) => f.imageUri === i.imageUri)?.path ?? null,
   }));
-  return base('apply', plan, applianceUri, images);
+  return base('apply', plan, applianceUri, images, secrets);
 }

@@ -22,7 +22,7 @@ export interface SessionState {
 }
 
 export interface SessionOptions {
-  readonly login?: { readonly user: string; readonly password: string };
+  readonly login?: { readonly user: string; readonly password: string } | undefined;
   readonly commands: readonly string[];
 }
 

@@ -5,7 +5,7 @@ import {
   applyDeclaration, formatPlan, formatProblem, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
   type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
-import type { TraceEntry } from '../client';
+import { proxyFromEnv, type TraceEntry } from '../client';
 import { connect, type Connection } from '../engine/connect';
 import { describeFailure } from '../engine/failure';
 import { UsageError } from './command';
@@ -119,6 +119,11 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     if (!json) for (const w of warnings) err(formatProblem(w));
     conn = await connect(settings);
     secrets.addAll(conn.secrets.list());
+    // The proxy in use (credentials shown as ***); the embedded server is never reached through one.
+    if (settings.onTrace && conn.target === 'remote') {
+      const noProxy = env.no_proxy ?? env.NO_PROXY;
+      for (const p of proxyFromEnv(env)) err(`debug: proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
+    }
     if (conn.target === 'embedded' && !json && !quiet) err(`no service URL: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
     const o = { client: conn.client, secrets, signal: ac.signal, publish: values['no-publish'] !== true, onEvent: renderer.event };
     if (mode === 'plan') {

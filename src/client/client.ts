@@ -33,12 +33,14 @@ export interface ClientOptions {
   onRetry?: RetryHooks['onRetry'];
   /** Told after each HTTP exchange (method, path without the signature, status, ms): `APPLIANCE_FORGE_LOG=debug`. */
   onTrace?: (t: TraceEntry) => void;
+  /** Honour `HTTP_PROXY`/`HTTPS_PROXY`/`NO_PROXY` (undici's EnvHttpProxyAgent); default true. */
+  proxy?: boolean;
 }
 
 export interface DownloadOptions {
   to: string | Writable;
   onProgress?: (p: Progress) => void;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Expected sha256 (hex) of the bytes: a mismatch throws ChecksumError and, for a path, keeps nothing. */
   sha256?: string;
 }
@@ -55,11 +57,11 @@ export interface Client extends OperationMethods {
   /** Any operation by id, with the status and headers of the answer. */
   send<Id extends OperationId>(opId: Id, args?: ArgsOf<Id>): Promise<SendResult<ResultOf<Id>>>;
   /** Read any resource by its URI relative to the base URL (or absolute under it). */
-  getByUri<R extends DocumentRoot>(root: R, uri: string, options?: { signal?: AbortSignal }): Promise<DocumentOf<R>>;
+  getByUri<R extends DocumentRoot>(root: R, uri: string, options?: { signal?: AbortSignal | undefined }): Promise<DocumentOf<R>>;
   upload(
     where: { uid?: string; msid: string | number; said: string | number; fileName: string },
     source: UploadSource,
-    options?: { onProgress?: (p: Progress) => void; signal?: AbortSignal },
+    options?: { onProgress?: (p: Progress) => void; signal?: AbortSignal | undefined },
   ): Promise<SoftwareArtifact>;
   /** Download a binary by URI (e.g. an image's `downloadUri`) or by a download operation and its arguments. */
   download(source: string | ({ op: DownloadOpId } & Record<string, unknown>), options: DownloadOptions): Promise<DownloadResult>;
@@ -81,6 +83,7 @@ export function createClient(options: ClientOptions): Client {
     servicePath,
     timeoutMs: o.timeoutMs ?? 30_000,
     userAgent: o.userAgent ?? 'appliance-forge',
+    proxy: o.proxy !== false,
   });
   const store = o.cache ? new ResponseCache(o.cache === true ? {} : o.cache) : undefined;
   const handler: Handler = pipeline({
@@ -178,7 +181,7 @@ export function createClient(options: ClientOptions): Client {
     baseUrl,
     format,
     send: ((id: OperationId, args?: unknown) => run(id, args)) as Client['send'],
-    async getByUri<R extends DocumentRoot>(root: R, uri: string, opts: { signal?: AbortSignal } = {}): Promise<DocumentOf<R>> {
+    async getByUri<R extends DocumentRoot>(root: R, uri: string, opts: { signal?: AbortSignal | undefined } = {}): Promise<DocumentOf<R>> {
       if (!Object.prototype.hasOwnProperty.call(documents, root)) throw new TypeError(`getByUri: unknown document root ${String(root)}`);
       const call: Call = { method: 'GET', target: relativeTarget(uri), idempotent: true, expect: root, ...(opts.signal ? { signal: opts.signal } : {}) };
       return (await handler(call)).value as DocumentOf<R>;

@@ -4,7 +4,7 @@ export type { ArgsOf, CallOptions, OperationMethods, ResultOf, SendResult } from
 export type { Auth } from './sign';
 export type { CacheOptions } from './cache';
 export { DEFAULT_RETRY, RETRY_STATUSES, backoffDelay, isRetryable, parseRetryAfter, type Outcome, type RetryPolicy } from './retry';
-export { failureKind, type FailureKind } from './transport';
+export { failureKind, proxyFromEnv, type FailureKind } from './transport';
 export { redactTarget, type TraceEntry } from './trace';
 export { jobState, type JobState } from '../model/job-state';
 export { jobOf, type Job, type JobTarget, type WaitForJobOptions } from './jobs';

@@ -20,7 +20,7 @@ export interface WaitForJobOptions {
   /** Default 10 × pollMs, at most 30 s. */
   maxPollMs?: number;
   /** Abort: the job is cancelled on the service, then AbortedError is thrown. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Every status read, the terminal one included. */
   onProgress?: (status: OpStatus) => void;
 }

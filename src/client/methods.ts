@@ -8,7 +8,7 @@ import type { DownloadResult, Progress, UploadSource } from './transfer';
 
 /** Common to every call. */
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** `If-Match` for a PUT or DELETE that must not overwrite a concurrent change (wire contract §6). */
   ifMatch?: string;
 }

@@ -82,7 +82,7 @@ export async function saveBody(
   body: Readable,
   headers: Record<string, string>,
   to: string | Writable,
-  meta: { method: 'GET'; target: string; signal?: AbortSignal },
+  meta: { method: 'GET'; target: string; signal?: AbortSignal | undefined },
   onProgress?: (p: Progress) => void,
   sha256?: string,
 ): Promise<DownloadResult> {
@@ -119,7 +119,7 @@ export async function saveBody(
   return { size, path: to };
 }
 
-function rethrow(e: unknown, meta: { method: 'GET'; target: string; signal?: AbortSignal }): never {
+function rethrow(e: unknown, meta: { method: 'GET'; target: string; signal?: AbortSignal | undefined }): never {
   if (isForgeError(e) || (e as NodeJS.ErrnoException)?.syscall) throw e; // our own, or the file system's
   throw transportFailure(e, meta);
 }

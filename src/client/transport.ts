@@ -1,6 +1,7 @@
 // The innermost layer: one undici Pool per client, one request per call. Connection failures and
 // timeouts become TransportError (style example 5); the caller's abort becomes AbortedError.
-import { Pool } from 'undici';
+// With HTTP(S)_PROXY set, undici's EnvHttpProxyAgent takes the Pool's place (it honours NO_PROXY).
+import { EnvHttpProxyAgent, Pool, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import { AbortedError, messageOf, TransportError } from '../errors';
 import { flatHeaders, type Exchange, type WireRequest } from './wire';
@@ -11,6 +12,8 @@ export interface TransportOptions {
   servicePath: string;
   timeoutMs: number;
   userAgent: string;
+  /** Read the proxy variables of the environment; default true. */
+  proxy?: boolean;
 }
 
 export interface Transport {
@@ -18,13 +21,27 @@ export interface Transport {
   close(): Promise<void>;
 }
 
+/** The proxy variables undici's EnvHttpProxyAgent reads (the lower-case form wins, as in curl). */
+const PROXY_VARS = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY'] as const;
+
+/** The proxy URLs set in `env`, credentials replaced by `***` (for a debug line); empty when none. */
+export function proxyFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return PROXY_VARS.filter((k) => env[k]).map((k) => `${k}=${redactUserinfo(env[k]!)}`);
+}
+
+function redactUserinfo(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/?#]*@/i, '$1***@');
+}
+
 export function createTransport(o: TransportOptions): Transport {
-  const pool = new Pool(o.origin, {
+  const options = {
     connections: 16,
     connect: { timeout: Math.min(o.timeoutMs, 30_000) },
     headersTimeout: o.timeoutMs,
     bodyTimeout: o.timeoutMs,
-  });
+  };
+  // Only when a proxy variable is set: the plain Pool stays the path of every other run.
+  const pool: Dispatcher = o.proxy !== false && proxyFromEnv().length ? new EnvHttpProxyAgent(options) : new Pool(o.origin, options);
   const exchange: Exchange = async (req) => {
     if (req.signal?.aborted) throw new AbortedError();
     let body: string | Readable | undefined;
@@ -36,6 +53,7 @@ export function createTransport(o: TransportOptions): Transport {
     }
     try {
       const res = await pool.request({
+        origin: o.origin,
         method: req.method,
         path: `${o.servicePath}/${req.target}`,
         headers,
@@ -55,6 +73,9 @@ export function createTransport(o: TransportOptions): Transport {
 
 /** Map an error thrown by undici to the client's typed errors; `describe` is the unsigned target. */
 export function transportFailure(e: unknown, req: Pick<WireRequest, 'method' | 'target' | 'signal'>): Error {
+  // undici reports a proxy that refuses the tunnel (e.g. 407) as an abort; it is a failure, not the caller's abort.
+  const refused = !req.signal?.aborted && e instanceof Error ? /^Proxy response \((\d+)\)/.exec(e.message) : null;
+  if (refused) return new TransportError(`${req.method} ${stripQuery(req.target)} failed: the proxy answered ${refused[1]}`, e, false);
   if (req.signal?.aborted || errCode(e) === 'UND_ERR_ABORTED' || (e instanceof Error && e.name === 'AbortError')) {
     return new AbortedError(`${req.method} ${stripQuery(req.target)} aborted`);
   }

@@ -23,7 +23,7 @@ export interface WaitOptions {
   maxDelayMs: number;
   /** Absolute time (ms since epoch) after which no further poll starts. */
   deadline: number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** 0..1: each delay is drawn from [d·(1-jitter), d]. Default 0.2. */
   jitter?: number;
   random?: () => number;

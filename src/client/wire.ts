@@ -19,7 +19,7 @@ export interface WireRequest {
   body?: string | ReopenableBody;
   /** The caller wants the response body as a stream (downloads): never buffered, never cached. */
   stream?: boolean;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface WireResponse {
@@ -45,7 +45,7 @@ export interface Call {
   raw?: ReopenableBody;
   /** Root(s) of the expected response document; null → none; 'stream' → raw body handed back. */
   expect: DocumentRoot | readonly DocumentRoot[] | null | 'stream';
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface Reply<T = unknown> {

@@ -178,7 +178,7 @@ export interface DecodedDocument<T = Rec> {
   /** The root element's local name as sent (an alias such as `linuxProfile` included). */
   element: string;
   root: DocumentRoot;
-  kind?: string;
+  kind?: string | undefined;
   value: T;
 }
 
@@ -190,13 +190,13 @@ interface Frame {
   path: string;
   ns: Record<string, string>;
   /** The field in the parent record (role 'field'). */
-  slot?: Slot;
-  m?: AnyModel;
-  kind?: string;
-  out?: Rec;
-  seen?: Set<string>;
+  slot: Slot | undefined;
+  m: AnyModel | undefined;
+  kind: string | undefined;
+  out: Rec | undefined;
+  seen: Set<string> | undefined;
   /** Items of a list or URI list. */
-  items?: unknown[];
+  items: unknown[] | undefined;
   text: string;
   kids: boolean;
   attrs: boolean;

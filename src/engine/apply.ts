@@ -13,12 +13,12 @@ import { installProfileOf } from './installation';
 import type { LocalFile, Resolved } from './state';
 
 export interface ApplyOptions {
-  readonly signal?: AbortSignal;
-  readonly onEvent?: EventSink;
-  /** First poll delay of job waits (ms); the client's default otherwise. */
-  readonly pollMs?: number;
+  readonly signal?: AbortSignal | undefined;
+  readonly onEvent?: EventSink | undefined;
+  /** First poll delay of job waits (ms), default 1000; the delay grows to at most max(pollMs, 2000). */
+  readonly pollMs?: number | undefined;
   /** Longest wait for one generation or publication (ms). */
-  readonly jobTimeoutMs?: number;
+  readonly jobTimeoutMs?: number | undefined;
 }
 
 /** One entry per builder: its image and, when it publishes, its publication. */
@@ -26,17 +26,17 @@ export interface ImageResult {
   readonly builder: number;
   readonly format: string;
   readonly imageUri: string;
-  readonly sha256?: string;
-  readonly size?: number;
-  readonly downloadUri?: string;
+  readonly sha256?: string | undefined;
+  readonly size?: number | undefined;
+  readonly downloadUri?: string | undefined;
   /** The file name the service gives the image (e.g. `web-1.0.qcow2`). */
-  readonly fileName?: string;
+  readonly fileName?: string | undefined;
   /** The image existed for this revision, format and install profile. */
   readonly reused: boolean;
   readonly publication?: {
     readonly uri: string;
     readonly displayName: string;
-    readonly cloudId?: string;
+    readonly cloudId?: string | undefined;
     readonly reused: boolean;
   };
 }
@@ -308,7 +308,9 @@ async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: 
   try {
     await c.client.waitForJob(target, {
       signal: c.o.signal,
-      ...(c.o.pollMs !== undefined ? { pollMs: c.o.pollMs, maxPollMs: Math.max(c.o.pollMs, 2000) } : {}),
+      // At most 2 s between polls: a finished build is seen within 2 s (the client's default backoff reaches 10 s).
+      pollMs: c.o.pollMs ?? 1000,
+      maxPollMs: Math.max(c.o.pollMs ?? 1000, 2000),
       ...(c.o.jobTimeoutMs !== undefined ? { timeoutMs: c.o.jobTimeoutMs } : {}),
       onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, ...(s.message ? { message: s.message } : {}) }),
     });

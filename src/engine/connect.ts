@@ -5,15 +5,15 @@ import { DEFAULT_DATA_DIR, startEmbedded } from './embedded';
 import { SecretSet } from './secrets';
 
 export interface ConnectSettings {
-  readonly url?: string;
-  readonly user?: string;
-  readonly apiKey?: string;
-  readonly secretKey?: string;
-  readonly password?: string;
+  readonly url?: string | undefined;
+  readonly user?: string | undefined;
+  readonly apiKey?: string | undefined;
+  readonly secretKey?: string | undefined;
+  readonly password?: string | undefined;
   /** Data folder of the embedded server; default `./.appliance-forge`. */
-  readonly dataDir?: string;
+  readonly dataDir?: string | undefined;
   /** A request trace (`APPLIANCE_FORGE_LOG=debug`): told after each HTTP exchange. */
-  readonly onTrace?: (t: TraceEntry) => void;
+  readonly onTrace?: ((t: TraceEntry) => void) | undefined;
 }
 
 export interface Connection {
@@ -41,7 +41,8 @@ export async function connect(s: ConnectSettings): Promise<Connection> {
   if (!s.url) {
     const svc = await startEmbedded(s.dataDir ?? DEFAULT_DATA_DIR);
     secrets.add(svc.credentials.secretKey);
-    const client = createClient({ url: svc.url, auth: { ...svc.credentials }, ...(s.onTrace ? { onTrace: s.onTrace } : {}) });
+    // The embedded server is this process on loopback: never through a proxy.
+    const client = createClient({ url: svc.url, auth: { ...svc.credentials }, proxy: false, ...(s.onTrace ? { onTrace: s.onTrace } : {}) });
     return {
       client, secrets, target: 'embedded', url: svc.url,
       close: async () => {

@@ -7,9 +7,9 @@ import type { Position } from './problems';
 
 export interface PackageDecl {
   readonly name: string;
-  readonly version?: string;
-  readonly release?: string;
-  readonly arch?: string;
+  readonly version?: string | undefined;
+  readonly release?: string | undefined;
+  readonly arch?: string | undefined;
   readonly at: Position;
 }
 
@@ -19,16 +19,16 @@ export interface BundleFileDecl {
   readonly source: string;
   /** Absolute path on disk. */
   readonly path: string;
-  readonly destination?: string;
-  readonly rights?: string;
-  readonly ownerGroup?: string;
+  readonly destination?: string | undefined;
+  readonly rights?: string | undefined;
+  readonly ownerGroup?: string | undefined;
   readonly at: Position;
 }
 
 export interface BundleDecl {
   readonly name: string;
   readonly version: string;
-  readonly description?: string;
+  readonly description?: string | undefined;
   readonly files: readonly BundleFileDecl[];
   readonly at: Position;
 }
@@ -38,7 +38,7 @@ export interface AccountDecl {
   readonly name: string;
   readonly type: 'OpenStack';
   readonly keystoneUrl: string;
-  readonly glanceUrl?: string;
+  readonly glanceUrl?: string | undefined;
   readonly keystoneVersion: 'v3';
   readonly login: string;
   readonly password: string;
@@ -62,8 +62,8 @@ export interface PublicationDecl {
 
 /** Image install profile, in MiB (the platform tool's MB, wire contract §8). */
 export interface InstallProfileDecl {
-  readonly diskSize?: number;
-  readonly memorySize?: number;
+  readonly diskSize?: number | undefined;
+  readonly memorySize?: number | undefined;
 }
 
 export interface BuilderDecl {
@@ -73,14 +73,14 @@ export interface BuilderDecl {
   readonly typeAt: Position;
   readonly installProfile: InstallProfileDecl;
   readonly compress: boolean;
-  readonly publication?: PublicationDecl;
+  readonly publication?: PublicationDecl | undefined;
   readonly at: Position;
 }
 
 export interface StackDecl {
   readonly name: string;
   readonly version: string;
-  readonly description?: string;
+  readonly description?: string | undefined;
   readonly os: {
     readonly name: string;
     readonly version: string;

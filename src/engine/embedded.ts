@@ -4,6 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { messageOf } from '../errors';
+import { peerHint } from './peer-packages';
 
 export const DEFAULT_DATA_DIR = '.appliance-forge';
 const CREDENTIALS = 'credentials.json';
@@ -43,16 +44,27 @@ export function ignoreInGit(dir: string): void {
 }
 
 export async function startEmbedded(dataDir = DEFAULT_DATA_DIR): Promise<EmbeddedService> {
-  // Loaded on demand: the server (and its native SQLite module) is needed only without a URL.
+  const what = 'the embedded server (no service URL given)';
+  // Loaded on demand: the server, its framework and SQLite are needed only without a URL.
   let server: typeof import('../server');
   try {
     server = await import('../server/index.js');
   } catch (e) {
     throw new EmbeddedUnavailableError(
-      `the embedded server cannot load (${messageOf(e).split('\n')[0]}); give a service URL, or install the package's dependencies`,
+      peerHint(e, what) ?? `the embedded server cannot load (${messageOf(e).split('\n')[0]}); give a service URL, or install the package's dependencies`,
       e,
     );
   }
+  try {
+    return await openEmbedded(server, dataDir);
+  } catch (e) {
+    // On Node < 22.13 without better-sqlite3 the store cannot open: name the package to install.
+    const hint = peerHint(e, what);
+    throw hint ? new EmbeddedUnavailableError(hint, e) : e;
+  }
+}
+
+async function openEmbedded(server: typeof import('../server'), dataDir: string): Promise<EmbeddedService> {
   const dir = path.resolve(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   ignoreInGit(dir);

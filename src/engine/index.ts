@@ -17,6 +17,7 @@ export { saveImages, type SavedImage, type SaveImagesOptions } from './output';
 export type { Declaration, BuilderDecl, BundleDecl, PackageDecl } from './declaration';
 export type { EngineEvent, EventSink, Phase } from './events';
 export { parseDeclaration, parseDeclarationFile } from './parse';
+export { validateDeclarationFile, type ValidationReport } from './validate';
 export { formatPlan, planSummary } from './report';
 export { isNoOp, planChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
 export type { AppliancePlan, ImagePlan, Plan, PublicationPlan, SoftwarePlan } from './plan';

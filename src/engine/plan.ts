@@ -16,11 +16,11 @@ export interface AppliancePlan {
   readonly action: ChangeAction;
   readonly name: string;
   readonly version: string;
-  readonly uri?: string;
+  readonly uri?: string | undefined;
   /** The declared description. */
-  readonly description?: string;
+  readonly description?: string | undefined;
   /** What the service holds, when the appliance exists. */
-  readonly current?: { readonly description?: string; readonly revision?: number };
+  readonly current?: { readonly description?: string | undefined; readonly revision?: number | undefined } | undefined;
   /** What differs, in words (empty when unchanged). */
   readonly changes: readonly string[];
 }
@@ -30,7 +30,7 @@ export interface OsProfilePlan {
   readonly action: ChangeAction;
   readonly name: string;
   readonly standardProfileUri: string;
-  readonly uri?: string;
+  readonly uri?: string | undefined;
 }
 
 export interface PackageChange {
@@ -48,16 +48,16 @@ export interface FilePlan {
   /** `update` with `metadataOnly` rewrites the artifact's fields; otherwise the file is uploaded again. */
   readonly action: ChangeAction | 'delete';
   readonly name: string;
-  readonly decl?: BundleFileDecl;
-  readonly local?: LocalFile;
-  readonly artifactUri?: string;
-  readonly metadataOnly?: boolean;
+  readonly decl?: BundleFileDecl | undefined;
+  readonly local?: LocalFile | undefined;
+  readonly artifactUri?: string | undefined;
+  readonly metadataOnly?: boolean | undefined;
 }
 
 export interface SoftwarePlan {
   readonly action: ChangeAction;
   readonly bundle: BundleDecl;
-  readonly uri?: string;
+  readonly uri?: string | undefined;
   readonly descriptionChanged: boolean;
   readonly files: readonly FilePlan[];
 }
@@ -72,8 +72,8 @@ export interface ImagePlan {
   readonly installProfile: InstallProfileDecl;
   readonly compress: boolean;
   readonly builders: readonly number[];
-  readonly uri?: string;
-  readonly image?: Image;
+  readonly uri?: string | undefined;
+  readonly image?: Image | undefined;
   readonly reason: string;
 }
 
@@ -84,9 +84,9 @@ export interface PublicationPlan {
   readonly pending: boolean;
   readonly displayName: string;
   readonly account: ResolvedAccount;
-  readonly uri?: string;
-  readonly cloudId?: string;
-  readonly publication?: PublishImage;
+  readonly uri?: string | undefined;
+  readonly cloudId?: string | undefined;
+  readonly publication?: PublishImage | undefined;
   readonly reason: string;
 }
 
@@ -103,7 +103,7 @@ export interface Plan {
 
 export interface PlanOptions {
   /** Plan publications (the Action's `publish` input); default true. */
-  readonly publish?: boolean;
+  readonly publish?: boolean | undefined;
 }
 
 /** Last segment of a resource URI: the id in its path. */
@@ -264,7 +264,7 @@ export function planPackages(resolved: Resolved, current: readonly string[]): Pa
 
 function planSoftware(
   bundle: BundleDecl,
-  found: { record: { uri?: string; description?: string }; artifacts: readonly SoftwareArtifact[] } | undefined,
+  found: { record: { uri?: string | undefined; description?: string | undefined }; artifacts: readonly SoftwareArtifact[] } | undefined,
   files: ReadonlyMap<string, LocalFile>,
 ): SoftwarePlan {
   const local = (f: BundleFileDecl) => files.get(f.path);
@@ -307,7 +307,7 @@ function findImage(images: readonly Image[], b: BuilderDecl, revision: number | 
     .sort((x, y) => rank(y) - rank(x) || (y.dbId ?? 0) - (x.dbId ?? 0))[0];
 }
 
-function rank(r: { status?: { complete?: boolean } }): number {
+function rank(r: { status?: { complete?: boolean | undefined } | undefined }): number {
   return r.status?.complete ? 1 : 0;
 }
 

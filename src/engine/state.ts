@@ -15,12 +15,12 @@ export interface ResolvedPackage {
 export interface ResolvedAccount {
   readonly name: string;
   readonly keystoneUrl: string;
-  readonly glanceUrl?: string;
+  readonly glanceUrl?: string | undefined;
   readonly login: string;
-  readonly password?: string;
+  readonly password?: string | undefined;
   /** Set when the account is one stored on the service. */
-  readonly uri?: string;
-  readonly decl?: AccountDecl;
+  readonly uri?: string | undefined;
+  readonly decl?: AccountDecl | undefined;
 }
 
 export interface Resolved {
@@ -39,8 +39,8 @@ export interface ObservedSoftware {
 }
 
 export interface Observed {
-  readonly appliance?: Appliance;
-  readonly osProfile?: DistribProfile;
+  readonly appliance?: Appliance | undefined;
+  readonly osProfile?: DistribProfile | undefined;
   /** Package URIs of the appliance's OS profile. */
   readonly profilePkgUris: readonly string[];
   /** Software components found by name and version, by bundle name. */

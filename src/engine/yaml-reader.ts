@@ -11,9 +11,9 @@ export type YNode = Node | null | undefined;
 
 export interface ReaderOptions {
   /** Unknown fields are errors, not warnings (`validate --strict`). */
-  readonly strict?: boolean;
+  readonly strict?: boolean | undefined;
   /** An unset `${env:NAME}` is a warning, not an error: `validate` runs where CI secrets are absent. */
-  readonly envOptional?: boolean;
+  readonly envOptional?: boolean | undefined;
 }
 
 export class YamlReader {

@@ -7,13 +7,13 @@ import type { FiqlNode } from './parser';
 
 export interface ListOptions {
   /** FIQL text or an already parsed query; empty or blank text means no filter. */
-  query?: string | FiqlNode;
+  query?: string | FiqlNode | undefined;
   /** A selector name; records come in their given order when absent. */
-  orderBy?: string;
+  orderBy?: string | undefined;
   /** The exact reverse of the ascending order (ties included). */
-  descending?: boolean;
-  count?: number;
-  offset?: number;
+  descending?: boolean | undefined;
+  count?: number | undefined;
+  offset?: number | undefined;
 }
 
 export interface ListHints {
@@ -21,7 +21,7 @@ export interface ListHints {
    * Selectors by which `records` is already in ascending order (ties in array order), e.g. `dbId`:
    * ordering by one of them skips the sort.
    */
-  naturalOrder?: readonly string[];
+  naturalOrder?: readonly string[] | undefined;
 }
 
 export interface ListResult<R> {

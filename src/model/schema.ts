@@ -105,7 +105,7 @@ type ValueOf<F> = F extends ScalarField<infer T>
         ? Infer<M>
         : never;
 
-export type InferFields<F> = { -readonly [P in keyof F]?: ValueOf<F[P]> };
+export type InferFields<F> = { -readonly [P in keyof F]?: ValueOf<F[P]> | undefined };
 
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 
@@ -115,7 +115,7 @@ type KindPart<K> = [keyof K] extends [never]
       UnionToIntersection<{ [P in keyof K]: InferFields<K[P]> }[keyof K]>
     >;
 
-/** The TypeScript type of a record of a model: every field optional, as in the schema (minOccurs=0). */
+/** The TypeScript type of a record of a model: every field optional, as in the schema (minOccurs=0); an undefined field is not written. */
 export type Infer<M> = M extends Model<infer F, infer K> ? InferFields<F> & KindPart<K> : never;
 
 /** All fields of a model for a given kind, in canonical order: base fields first, then the kind's own. */

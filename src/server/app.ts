@@ -2,12 +2,12 @@
 // documents, common headers, one error handler, every operation by id (http/register.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { operationsById, type OperationId } from '../model/operations';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS, type Ctx, type ServerDeps } from './context';
 import { isPublicBaseUrl, sendClientError, sendConnectRefused, sendError, sendExpectationFailed, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
-import type { Handler } from './http/handler';
+import type { Routes } from './http/handler';
 import { registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
 import { applianceRoutes } from './routes/appliances';
@@ -48,12 +48,12 @@ export function buildServer(deps: ServerDeps): BuiltServer {
           redact: ['req.headers.authorization'],
           // A signed URL replays as a credential: the log keeps the path and query without apiKey/signature.
           serializers: {
-            req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+            req: (req: FastifyRequest) => ({
               method: req.method,
               url: unsignedTarget(req.url),
               host: req.host,
               remoteAddress: req.ip,
-              remotePort: req.socket?.remotePort,
+              ...(req.socket.remotePort !== undefined ? { remotePort: req.socket.remotePort } : {}),
             }),
           },
         }
@@ -99,7 +99,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     sendError(request, reply, new ServiceError(404, `no resource at ${request.method} ${request.url.split('?')[0]}`), ctx.clock.now(), ctx),
   );
 
-  const handlers: Record<OperationId, Handler> = {
+  const handlers: Routes = {
     ...statusRoutes(ctx),
     ...orgRoutes(ctx),
     ...userRoutes(ctx),
@@ -113,13 +113,6 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     ...publicationRoutes(ctx),
   };
   const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds, failuresPerMinute: limits.authFailuresPerMinute });
-  const routes = registerOperations(app, {
-    ctx,
-    auth,
-    handlers,
-    // The upload's file name segment is optional (spec endpoint table): `…/bin` (the download's path)
-    // takes the artifact's name.
-    aliases: [{ id: 'mySoftwareArtifact_upload', path: operationsById.mySoftwareArtifact_download.path }],
-  });
+  const routes = registerOperations(app, { ctx, auth, handlers });
   return { app, ctx, routes };
 }

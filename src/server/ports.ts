@@ -2,14 +2,14 @@
 // Written as interfaces so that `buildServer` takes them as explicit dependencies (style example 10)
 // and so that the real modules plug in through `src/server/adapters.ts`.
 import type { DistribProfile, Distribution, Pkg } from '../model/resources';
-import type { BuildImageOptions, BuiltImage, MirrorConfig, OsLayer, OsLayerOptions, OsLayerSpec } from './imaging';
+import type { BuildImageOptions, BuiltImage, DiskFormat, MirrorConfig, TargetFormatInfo, OsLayer, OsLayerOptions, OsLayerSpec } from './imaging';
 
 export interface ListParams {
-  query?: string;
-  orderBy?: string;
-  descending?: boolean;
-  count?: number;
-  offset?: number;
+  query?: string | undefined;
+  orderBy?: string | undefined;
+  descending?: boolean | undefined;
+  count?: number | undefined;
+  offset?: number | undefined;
 }
 
 /** Catalog contract: distributions, base profiles and packages (read-only). */
@@ -23,14 +23,8 @@ export interface CatalogPort {
   getPackage(distId: number, pkgId: number): Pkg | undefined;
 }
 
-export interface TargetFormatSpec {
-  name: string;
-  type: 'cloud' | 'virtual';
-  credAccountType?: 'openstack';
-  disk: 'raw' | 'qcow2' | 'vmdk' | 'vhd' | 'vdi';
-  extension: string;
-  glanceDiskFormat?: string;
-}
+/** A target format as the routes and jobs see it: the imaging table's own type (imaging/formats.ts). */
+export type TargetFormatSpec = TargetFormatInfo;
 
 /** Imaging contract: the formats, the OS layers (cached) and the disk stage (README "Real images"). */
 export interface ImagingPort {
@@ -44,7 +38,7 @@ export interface ImagingPort {
 
 export interface OpenStackCredentials {
   keystoneUrl: string;
-  glanceUrl?: string;
+  glanceUrl?: string | undefined;
   login: string;
   password: string;
   domain: string;
@@ -54,11 +48,12 @@ export interface OpenStackCredentials {
 export interface PublishOptions extends OpenStackCredentials {
   displayName: string;
   publicImage: boolean;
-  diskFormat: string;
+  /** Glance `disk_format`: every disk format the server writes is one. */
+  diskFormat: DiskFormat;
   file: string;
   size: number;
-  sha256?: string;
-  signal?: AbortSignal;
+  sha256?: string | undefined;
+  signal?: AbortSignal | undefined;
   onProgress?(p: { bytesLoaded: number; bytesTotal: number; message: string }): void;
 }
 

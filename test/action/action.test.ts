@@ -11,6 +11,7 @@ import type { ActionResult } from '../../action/src/result';
 import { node24 } from '../support/node24';
 import { imagesNamed, openStackServices } from '../support/openstack';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
+import { runCli } from '../cli/helpers/cli';
 
 const root = path.resolve(__dirname, '../..');
 const bundle = path.join(root, 'action/dist/index.js');
@@ -102,7 +103,7 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'publish', 'timeout-minutes', 'output-dir', 'builders']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'publish', 'timeout-minutes', 'output-dir', 'builders']);
     expect(meta.inputs.publish!.default).toBe('true');
     expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'changes', 'result']);
   });
@@ -151,10 +152,40 @@ describe('the bundled GitHub Action', () => {
     expect(r.code, r.stdout).toBe(0);
     const plan = JSON.parse(r.outputs.result!) as ActionResult;
     expect(plan).toMatchObject({ mode: 'plan', changes: true, applianceUri: null, summary: { changes: true, generate: 1 } });
-    expect(plan.plan).toContain('+ appliance example-plan 1.0: create');
+    // result.plan is the list of changes of `appliance-forge plan --json`, from the same engine code.
+    expect(plan.plan).toContainEqual(expect.objectContaining({ kind: 'appliance', name: 'example-plan 1.0', action: 'create', before: null }));
+    const cli = await runCli(['plan', 'plan.yml', '--json'], {
+      cwd, env: { APPLIANCE_FORGE_URL: creds.url!, APPLIANCE_FORGE_USER: creds.user!, APPLIANCE_FORGE_API_KEY: creds['api-key']!, APPLIANCE_FORGE_SECRET_KEY: creds['secret-key']! },
+    });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(plan.plan).toEqual((JSON.parse(cli.stdout) as { changes: unknown[] }).changes);
     expect(plan.images).toEqual([{ builder: 0, format: 'QCOW2', action: 'generate', imageUri: null, sha256: null, size: null, reused: false, displayName: null, cloudId: null, publicationReused: null, file: null }]);
     expect(r.outputs.changes).toBe('true');
     expect(r.summary).toContain('<h3>Plan for example-plan 1.0</h3>');
+  });
+
+  it('mode validate checks the file offline (no url, no credentials), as appliance-forge validate --json does', async () => {
+    const cwd = workspace();
+    const ok = await runAction({ file: 'local.yml', mode: 'validate' }, { cwd });
+    expect(ok.code, ok.stdout).toBe(0);
+    const cli = await runCli(['validate', 'local.yml', '--json'], { cwd });
+    expect(JSON.parse(ok.outputs.result!)).toEqual({ mode: 'validate', ...(JSON.parse(cli.stdout) as object) });
+    expect(JSON.parse(ok.outputs.result!)).toMatchObject({ ok: true, errors: 0, warnings: 0 });
+    expect(ok.summary).toContain('<h3>Validation of local.yml: valid</h3>');
+    // A typo is an error under strict, an unset variable is reported by name; nothing was started or written.
+    writeFileSync(path.join(cwd, 'typo.yml'), readFileSync(path.join(cwd, 'local.yml'), 'utf8').replace('builders:', 'builders:\n  - type: QCOW2\n    hardwareSettings: {memory: "${env:AF_NOT_SET}"}\n    versoin: 2'));
+    const bad = await runAction({ file: 'typo.yml', mode: 'validate', strict: 'true' }, { cwd });
+    expect(bad.code).toBe(1);
+    const result = JSON.parse(bad.outputs.result!) as { mode: string; ok: boolean; errors: number; problems: Array<{ line: number; severity: string; message: string }>; env: string[] };
+    expect(result).toMatchObject({ mode: 'validate', ok: false, env: ['AF_NOT_SET'] });
+    const typo = result.problems.find((p) => p.message.includes('versoin'));
+    expect(typo).toMatchObject({ severity: 'error', line: expect.any(Number) });
+    expect(bad.stdout).toContain(`::error file=typo.yml,line=${typo!.line},`);
+    expect(bad.stdout).toMatch(/::error::\d+ errors? in typo\.yml/);
+    expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
+    // Without strict the typo is a warning: the step passes.
+    const lax = await runAction({ file: 'typo.yml', mode: 'validate' }, { cwd });
+    expect(JSON.parse(lax.outputs.result!)).toMatchObject({ ok: lax.code === 0, env: ['AF_NOT_SET'] });
   });
 
   it('an invalid file becomes ::error annotations at the right lines and fails the step', async () => {

@@ -37,7 +37,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 closeAfterEach(() => [client, server]);
 
 /** A sink that hashes what it receives without keeping it, and answers a softwareArtifact. */
-async function sink(): Promise<Double & { got: { bytes: number; sha256: string; length?: string } }> {
+async function sink(): Promise<Double & { got: { bytes: number; sha256: string; length?: string | undefined } }> {
   const got = { bytes: 0, sha256: '', length: undefined as string | undefined };
   const d = await startScripted(
     async (req, res) => {

@@ -12,7 +12,7 @@ type Node = Record<string, unknown>;
 
 interface XsdElement {
   name: string;
-  type?: string;
+  type?: string | undefined;
   /** Item element names of an anonymous wrapper type (`<pkgs><pkg/></pkgs>`). */
   items: string[];
 }

@@ -1,17 +1,25 @@
 // The package as users get it: `npm pack`, then `npm install <tarball>` into an empty project, then the
 // command line through `npx` and the entry points through `require`. npm installs from its local cache
-// (--prefer-offline; the registry is asked only for what the cache lacks). Install scripts are skipped:
-// better-sqlite3 has no prebuilt binary reachable here and compiles from source (measured 5m46s wall,
-// 2m06s CPU on this machine), which only `appliance-forge/server` and the embedded server need; what is
-// checked here (the CLI's --version and validate, the client, the engine) loads no native module.
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+// (--prefer-offline; the registry is asked only for what the cache lacks). A client-only install gets no
+// server framework (fastify), no native SQLite addon (better-sqlite3) and no @actions/core: they are
+// optional peer dependencies (or bundled into the Action), and the server commands name the package to
+// install when they are missing. A second project installs the tarball with fastify and runs `serve`
+// under Node 24 (node:sqlite, nothing to compile; Node 20 would need better-sqlite3, which compiles from
+// source for 6 minutes here).
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser, startServer, type RunningServer } from '../../src/server';
+import { node24 } from '../support/node24';
 
 const root = path.resolve(__dirname, '../..');
-const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string; license: string; repository: { url: string } };
+const execFileAsync = promisify(execFile);
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  version: string; license: string; repository: { url: string }; devDependencies: Record<string, string>;
+};
 const npm = (args: string[], cwd: string) =>
   execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', timeout: 480_000, env: { ...process.env, NODE_PATH: '' } });
 
@@ -28,8 +36,53 @@ describe('npm pack → npm install into an empty project', () => {
     project = path.join(work, 'project');
     mkdirSync(project);
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'empty-project', version: '1.0.0', private: true }));
-    npm(['install', '--prefer-offline', '--ignore-scripts', tarball], project);
+    // Install scripts run as a user's would: nothing in a client-only install has one to run.
+    npm(['install', '--prefer-offline', tarball], project);
   }, 600_000);
+
+  it('a client-only install holds no server framework, native addon or @actions/core', () => {
+    const installed = packagesIn(path.join(project, 'node_modules'));
+    for (const heavy of ['fastify', 'better-sqlite3', '@actions/core', 'bindings', 'prebuild-install']) expect(installed, heavy).not.toContain(heavy);
+    expect(findFiles(path.join(project, 'node_modules'), (f) => f.endsWith('.node'))).toEqual([]);
+    // The figure for the README's install section (108 packages before the split).
+    console.log(`client-only install: ${installed.length} packages`);
+    expect(installed.length).toBeLessThan(30);
+  });
+
+  it("the installed client and `plan` with a URL work with no server packages; serve and plan without a URL name the package to install", async () => {
+    const data = mkdtempSync(path.join(tmpdir(), 'af-pack-srv-'));
+    let server: RunningServer | undefined;
+    try {
+      const keys = await createUser(data, { login: 'carol' });
+      server = await startServer({ dataDir: data });
+      const script = [
+        "const { createClient } = require('appliance-forge');",
+        'const [url, login, publicKey, secretKey] = process.argv.slice(1);',
+        'const c = createClient({ url, auth: { login, publicKey, secretKey } });',
+        'c.user_get().then((u) => { console.log(u.loginName); return c.close(); });',
+      ].join('\n');
+      // Not execFileSync: the server answers from this process's event loop.
+      const { stdout } = await execFileAsync(process.execPath, ['-e', script, server.url, keys.login, keys.publicKey, keys.secretKey], { cwd: project, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+      expect(stdout).toBe('carol\n');
+      // The command line with a URL loads no server: plan works with no fastify installed (exit 2: changes).
+      cpSync(path.join(root, 'examples'), path.join(project, 'examples'), { recursive: true });
+      const env = { PATH: process.env.PATH ?? '', APPLIANCE_FORGE_URL: server.url, APPLIANCE_FORGE_USER: keys.login, APPLIANCE_FORGE_API_KEY: keys.publicKey, APPLIANCE_FORGE_SECRET_KEY: keys.secretKey };
+      const plan = await execFileAsync(path.join(project, 'node_modules/.bin/appliance-forge'), ['plan', 'examples/local.yml', '--detailed-exitcode', '--quiet'], { cwd: project, encoding: 'utf8', env })
+        .then((r) => ({ ...r, code: 0 }), (e: { code: number; stdout: string; stderr: string }) => e);
+      expect([plan.code, plan.stderr]).toEqual([2, '']);
+      expect(plan.stdout).toContain('+ appliance example-web 1.0: create');
+    } finally {
+      await server?.close();
+      rmSync(data, { recursive: true, force: true });
+    }
+    const serve = spawnSync('npx', ['--no-install', 'appliance-forge', 'serve', '--port', '0', '--data-dir', path.join(work, 'data')], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+    expect(serve.status).toBe(1);
+    expect(serve.stderr).toMatch(/appliance-forge serve needs the package fastify, an optional peer dependency of appliance-forge: npm install fastify/);
+    // Without a URL, plan needs the embedded server: the same advice.
+    const embedded = spawnSync('npx', ['--no-install', 'appliance-forge', 'plan', 'examples/local.yml', '--data-dir', path.join(work, 'data')], { cwd: project, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '' } });
+    expect(embedded.status).toBe(1);
+    expect(embedded.stderr).toMatch(/the embedded server \(no service URL given\) needs the package fastify, .*: npm install fastify/);
+  });
 
   it('the tarball holds the build, the data, README, LICENSE and CHANGELOG, and no sources or tests', () => {
     const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''));
@@ -60,6 +113,76 @@ describe('npm pack → npm install into an empty project', () => {
     expect(r).toEqual({ client: 'function', plan: 'function', version: pkg.version, from: path.join(project, 'node_modules/appliance-forge/dist/src/index.js') });
   });
 });
+
+describe('npm install <tarball> fastify: the server', () => {
+  const n24 = node24();
+  let project: string;
+  beforeAll(() => {
+    if (!existsSync(path.join(root, 'dist/src/cli/main.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
+    const work = mkdtempSync(path.join(tmpdir(), 'af-pack-server-'));
+    const name = npm(['pack', '--ignore-scripts', '--pack-destination', work], root).trim().split('\n').pop()!;
+    project = path.join(work, 'project');
+    mkdirSync(project);
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'server-project', version: '1.0.0', private: true }));
+    npm(['install', '--prefer-offline', path.join(work, name), `fastify@${pkg.devDependencies.fastify}`], project);
+  }, 600_000);
+  afterAll(() => {
+    for (const c of children) c.kill('SIGTERM');
+  });
+  const children: ReturnType<typeof spawn>[] = [];
+  const bin = () => path.join(project, 'node_modules/appliance-forge/dist/src/cli/main.js');
+
+  it('on Node 20 without better-sqlite3, the server commands say to install it', () => {
+    if (process.versions.node.split('.').map(Number)[0]! >= 22) return; // node:sqlite is there
+    const r = spawnSync(process.execPath, [bin(), 'users', 'add', 'bob', '--data-dir', path.join(project, 'data20')], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/needs the package better-sqlite3 \(on Node 20\.[\d.]+; Node 22\.13 or later has node:sqlite built in\), an optional peer dependency of appliance-forge: npm install better-sqlite3/);
+  });
+
+  it.skipIf(!n24.bin)('`appliance-forge serve` runs under Node 24 and answers the installed client', async () => {
+    const node = n24.bin!;
+    const data = path.join(project, 'data');
+    const keys = JSON.parse(execFileSync(node, [bin(), 'users', 'add', 'bob', '--json', '--data-dir', data], { cwd: project, encoding: 'utf8' })) as { publicKey: string; secretKey: string };
+    const child = spawn(node, [bin(), 'serve', '--port', '0', '--data-dir', data, '--no-catalog-refresh'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        const line = out.split('\n').find((l) => l.startsWith('http://'));
+        if (line) resolve(line.trim());
+      });
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+    });
+    const script = [
+      "const { createClient } = require('appliance-forge');",
+      'const [url, publicKey, secretKey] = process.argv.slice(1);',
+      "const c = createClient({ url, auth: { login: 'bob', publicKey, secretKey } });",
+      'c.user_get().then((u) => { console.log(u.loginName); return c.close(); });',
+    ].join('\n');
+    expect(execFileSync(node, ['-e', script, url, keys.publicKey, keys.secretKey], { cwd: project, encoding: 'utf8' })).toBe('bob\n');
+  }, 120_000);
+});
+
+/** Package names installed under a node_modules folder (scoped ones as `@scope/name`, nested ones too). */
+function packagesIn(dir: string): string[] {
+  const names: string[] = [];
+  for (const e of existsSync(dir) ? readdirSync(dir) : []) {
+    if (e.startsWith('.')) continue;
+    const entries = e.startsWith('@') ? readdirSync(path.join(dir, e)).map((n) => `${e}/${n}`) : [e];
+    for (const n of entries) {
+      names.push(n);
+      names.push(...packagesIn(path.join(dir, n, 'node_modules')));
+    }
+  }
+  return names;
+}
+
+function findFiles(dir: string, match: (f: string) => boolean): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(match);
+}
 
 // examples/pulumi the way the README installs it: the clone built (`npm ci` runs prepare: dist/), then
 // `npm install` in the example, which links the clone (`file:../..`) and installs @pulumi/pulumi. The

@@ -1,6 +1,10 @@
 // Every error status of the server carries a uforgeError body (wire contract §5), and the
 // documents it writes validate against the platform schema (§2).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { ForgeError, isForgeError } from '../../src/errors';
+import { toServiceError } from '../../src/server/http/errors';
+import { ImagingError, isImagingError } from '../../src/server/imaging/errors';
+import { isServiceError, notFound, type ServiceError } from '../../src/server/service-error';
 import { decodeXml, decodeJson } from '../../src/codec';
 import { startTestServer, validatesAgainstXsd, type RawResponse, type TestServer } from './helpers';
 
@@ -103,5 +107,30 @@ describe('error statuses', () => {
   it('415 for a body in a format the operation does not take', async () => {
     expectError(await t.raw('POST', 'users/alice/appliances', { headers: { 'content-type': 'text/plain' }, body: 'name=web' }), 415);
     expectError(await t.raw('POST', 'users/alice/appliances', { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: 'a=b' }), 415, 'json');
+  });
+});
+
+describe('the server errors join the package error tree', () => {
+  it('ServiceError and ImagingError are ForgeErrors that isForgeError narrows by code', () => {
+    const service: unknown = notFound('no appliance 7');
+    const imaging: unknown = new ImagingError('disk-full', 'no space left on the image');
+    expect(service).toBeInstanceOf(ForgeError);
+    expect(imaging).toBeInstanceOf(ForgeError);
+    expect(isForgeError(service, 'E_SERVICE')).toBe(true);
+    expect(isForgeError(service, 'E_IMAGING')).toBe(false);
+    expect(isForgeError(imaging, 'E_IMAGING')).toBe(true);
+    expect(isServiceError(imaging)).toBe(false);
+    expect(isImagingError(imaging, 'disk-full')).toBe(true);
+    if (isForgeError(service, 'E_SERVICE')) {
+      expectTypeOf(service).toEqualTypeOf<ServiceError>();
+      expect(service.statusCode).toBe(404);
+    }
+    if (isForgeError(imaging, 'E_IMAGING')) {
+      expectTypeOf(imaging).toEqualTypeOf<ImagingError>();
+      expect(imaging.kind).toBe('disk-full');
+    }
+    // The answer is made from the same error as before: status and message, nothing of the tree's code.
+    expect(toServiceError(service)).toBe(service);
+    expect(toServiceError(imaging)).toMatchObject({ statusCode: 500, message: 'internal error' });
   });
 });

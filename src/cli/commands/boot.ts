@@ -29,7 +29,7 @@ exit status: 0 login reached (and the login and every command succeeded), 1 not,
              130 interrupted (SIGINT, SIGTERM)
 `;
 
-function human(r: BootCheckResult, asked: { login?: string; commands: readonly string[] }, ok: boolean): string {
+function human(r: BootCheckResult, asked: { login?: string | undefined; commands: readonly string[] }, ok: boolean): string {
   const lines = [`image   ${r.image} (${r.format})`];
   lines.push(r.reachedLogin ? 'boot    reached the login prompt' : 'boot    did not reach a login prompt');
   if (asked.login !== undefined && r.reachedLogin) lines.push(r.loggedIn ? `login   logged in as ${asked.login}` : `login   failed for ${asked.login}`);

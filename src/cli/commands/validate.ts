@@ -2,7 +2,7 @@
 // and no secrets (a pull request from a fork has none): the schema, the bundle files, the `${env:NAME}`
 // names (unset ones are reported, not fatal), unknown fields (errors with --strict, with the key a typo
 // most likely meant), and the platform tool's keys this project does not support.
-import { formatProblem, parseDeclarationFile, SecretSet } from '../../engine';
+import { formatProblem, validateDeclarationFile } from '../../engine';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
 
@@ -27,15 +27,10 @@ const run: Command = async (args) => {
   }, { usage: HELP, positionals: true, warn: (m) => process.stderr.write(`appliance-forge validate: warning: ${m}\n`) });
   if (positionals.length !== 1) throw new UsageError(`validate takes one declaration file\n${HELP.split('\n')[0]}`);
   const file = positionals[0]!;
-  const r = parseDeclarationFile(file, { strict: values.strict === true, envOptional: true });
-  const secrets = new SecretSet();
-  secrets.addAll(r.declaration?.secrets ?? []);
-  const problems = r.problems.map((p) => ({ ...p, message: secrets.mask(p.message) }));
-  const errors = problems.filter((p) => p.severity === 'error').length;
-  const warnings = problems.length - errors;
-  const env = r.envNames ?? [];
+  const report = validateDeclarationFile(file, { strict: values.strict === true });
+  const { errors, warnings, problems, env } = report;
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ ok: errors === 0, file, errors, warnings, problems, env })}\n`);
+    process.stdout.write(`${JSON.stringify(report)}\n`);
   } else {
     for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
     if (!values.quiet) {

@@ -14,7 +14,7 @@ export type { CatalogMeta, PackageEntry } from './data-file';
 
 export interface PackageSearch extends ListOptions {
   /** Only the latest version of each name and arch. */
-  latestOnly?: boolean;
+  latestOnly?: boolean | undefined;
 }
 
 export interface Catalog {

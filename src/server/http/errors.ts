@@ -4,11 +4,11 @@ import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { encode, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
 import { isForgeError, messageOf } from '../../errors';
-import { ServiceError } from '../service-error';
+import { isServiceError, ServiceError } from '../service-error';
 
 /** Map anything thrown to a ServiceError: ours as is, decode/FIQL → 400/415, Fastify's 4xx kept, rest 500. */
 export function toServiceError(e: unknown): ServiceError {
-  if (e instanceof ServiceError) return e;
+  if (isServiceError(e)) return e;
   if (isForgeError(e, 'E_DECODE')) {
     return (e as { unsupported?: boolean }).unsupported ? new ServiceError(415, e.message) : new ServiceError(400, e.message);
   }

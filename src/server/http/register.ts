@@ -11,7 +11,7 @@ import type { Ctx } from '../context';
 import { badRequest, forbidden, notFound, ServiceError } from '../service-error';
 import { baseUrlOf } from './errors';
 import { etagOfText, httpDate, notModified, quoteEtag } from './conditional';
-import type { FileResult, Handler, Req, Result, StreamedListResult } from './handler';
+import { optionalTail, type DocResult, type FileResult, type NoContent, type ReqBase, type Result, type Routes, type StreamedListResult } from './handler';
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
@@ -21,22 +21,41 @@ export const fastifyPath = (servicePath: string, p: string): string => servicePa
 export interface RegisterOptions {
   ctx: Ctx;
   auth: Authenticator;
-  handlers: Readonly<Record<OperationId, Handler>>;
-  /** Extra paths served by an operation (the upload's optional `fileName`, spec endpoint table). */
-  aliases: ReadonlyArray<{ id: OperationId; path: string }>;
+  handlers: Routes;
+}
+
+/** A handler as register.ts calls it: the table's types end at this line (each handler was checked against its operation). */
+type AnyHandler = (req: RuntimeReq) => Result | Promise<Result>;
+
+/** The request every handler gets; `Req<Id>` (http/handler.ts) shows each operation the part it may use. */
+interface RuntimeReq extends ReqBase {
+  readonly params: Readonly<Record<string, string>>;
+  body(): unknown;
+  ok(value: object): DocResult;
+  created(value: { readonly uri: string }): DocResult;
+  list(value: object, list: string, items: Iterable<Record<string, unknown>>, version: string): StreamedListResult;
+}
+
+/** The table's path, and the same without its optional last parameter (`optionalTail`). */
+function pathsOf(op: Operation): string[] {
+  const tails: Readonly<Partial<Record<string, string>>> = optionalTail;
+  const tail = tails[op.id];
+  if (tail === undefined) return [op.path];
+  const suffix = `/{${tail}}`;
+  if (!op.path.endsWith(suffix)) throw new Error(`${op.id}: {${tail}} is not the last parameter of ${op.path}`);
+  return [op.path, op.path.slice(0, -suffix.length)];
 }
 
 /** Registers every operation; returns the routes (operation id, method, Fastify URL) for the drift test. */
 export function registerOperations(app: FastifyInstance, o: RegisterOptions): Array<{ id: OperationId; method: string; url: string }> {
   const sp = o.ctx.servicePath;
-  const table: Array<{ op: Operation; path: string }> = operations.map((op) => ({ op, path: op.path }));
-  for (const a of o.aliases) table.push({ op: operationById(a.id), path: a.path });
+  const table = operations.flatMap((op: Operation) => pathsOf(op).map((path) => ({ op, path })));
   const done: Array<{ id: OperationId; method: string; url: string }> = [];
   const methodsByUrl = new Map<string, Set<string>>();
 
   for (const { op, path } of table) {
     const url = fastifyPath(sp, path);
-    const handler = o.handlers[op.id as OperationId];
+    const handler = o.handlers[op.id as OperationId] as AnyHandler;
     const route = (request: FastifyRequest, reply: FastifyReply) => run(o, op, handler, request, reply);
     // Who is calling is known before a byte of the body is read: an unauthenticated client cannot make
     // the server read (and hold) a document or an upload (issue 12, weakness 3).
@@ -79,13 +98,7 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
 /** The caller of each request, set by the route's onRequest hook. */
 const callers = new WeakMap<FastifyRequest, Caller>();
 
-function operationById(id: OperationId): Operation {
-  const op = operations.find((x) => x.id === id);
-  if (!op) throw new Error(`unknown operation ${id}`);
-  return op;
-}
-
-async function run(o: RegisterOptions, op: Operation, handler: Handler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function run(o: RegisterOptions, op: Operation, handler: AnyHandler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const { ctx } = o;
   const caller = callers.get(request);
   if (!caller) throw new ServiceError(500, 'internal error');
@@ -99,20 +112,29 @@ async function run(o: RegisterOptions, op: Operation, handler: Handler, request:
   }
   const query = firstValues(request.query);
   const baseUrl = baseUrlOf(request, ctx);
-  const req: Req = {
+  const { request: requestRoot, response: root } = op;
+  const answer = (): DocumentRoot => {
+    if (root === null) throw new ServiceError(500, `${op.id} has no response document`);
+    return root;
+  };
+  const req: RuntimeReq = {
     op,
     params,
     query,
     caller,
     baseUrl,
     raw: request,
-    body<R extends DocumentRoot>(roots: R | readonly R[]) {
+    body() {
+      if (requestRoot === null) throw new ServiceError(500, `${op.id} takes no request document`);
       const text = request.body;
       if (typeof text !== 'string' || text.trim() === '') {
-        throw badRequest(`a ${[roots].flat().join(' or ')} document is required (application/xml or application/json)`);
+        throw badRequest(`a ${requestRoot} document is required (application/xml or application/json)`);
       }
-      return decodeBody(request.headers['content-type'], text, roots);
+      return decodeBody(request.headers['content-type'], text, requestRoot);
     },
+    ok: (value) => ({ root: answer(), value }),
+    created: (value) => ({ root: answer(), value, location: value.uri }),
+    list: (value, list, items, version) => ({ root: answer(), value, list, items, version }),
   };
   const result = await handler(req);
   return send(request, reply, result, baseUrl);
@@ -133,9 +155,13 @@ function isFile(r: Result): r is FileResult {
   return 'file' in r;
 }
 
+function isNoContent(r: Result): r is NoContent {
+  return 'status' in r && r.status === 204;
+}
+
 function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: string): FastifyReply {
   const conditional = request.method === 'GET' || request.method === 'HEAD';
-  if ('status' in r && r.status === 204) return reply.code(204).send();
+  if (isNoContent(r)) return reply.code(204).send();
   if (isFile(r)) {
     if (r.lastModified) reply.header('Last-Modified', httpDate(r.lastModified));
     reply.header('ETag', r.etag);
@@ -169,7 +195,7 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
   if (conditional && notModified(request.headers, etag, rec.lastModified)) return reply.code(304).send();
   if (d.location !== undefined) reply.header('Location', `${baseUrl}/${d.location}`);
   return reply
-    .code(d.status ?? (d.location !== undefined ? 201 : 200))
+    .code(d.location !== undefined ? 201 : 200)
     .type(`${MEDIA_TYPE[format]}; charset=utf-8`)
     .send(body);
 }

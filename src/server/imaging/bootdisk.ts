@@ -29,7 +29,7 @@ export interface BootableRawOptions {
   readonly reserveMiB?: number;
   /** A private directory for core.img. */
   readonly scratchDir: string;
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** Fraction 0..1 of the work done (three steps: configuration, filesystem, boot loader). */
   readonly onProgress?: (fraction: number, message: string) => void;
 }

@@ -16,7 +16,7 @@ export interface Ext4DiskOptions {
   readonly label: string;
   /** Active flag of the partition (BIOS boot code looks for it). */
   readonly bootable: boolean;
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** e2fsprogs opens `file?offset=N` at a byte offset (unix_io "offset" option); used by debugfs and e2fsck. */

@@ -22,7 +22,7 @@ function asAborted(e: unknown, signal?: AbortSignal): unknown {
 
 export interface WriteOptions {
   readonly compress: boolean;
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** Bytes written to the file so far. */
   readonly onBytes?: (n: number) => void;
 }

@@ -46,7 +46,7 @@ export interface Qcow2Progress {
 }
 
 export interface Qcow2Options {
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   readonly onProgress?: (p: Qcow2Progress) => void;
 }
 

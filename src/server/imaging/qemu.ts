@@ -23,7 +23,7 @@ export async function qemuConvert(
   rawPath: string,
   outPath: string,
   disk: QemuDisk,
-  opts: { signal?: AbortSignal; onFraction?: (f: number) => void } = {},
+  opts: { signal?: AbortSignal | undefined; onFraction?: (f: number) => void } = {},
 ): Promise<void> {
   await runTool('qemu-img', ['convert', '-p', '-f', 'raw', ...outputArgs(disk), rawPath, outPath], {
     signal: opts.signal,

@@ -11,7 +11,7 @@ import { ImagingError } from './errors';
 const MAX_STDERR = 16 * 1024;
 
 export interface RunOptions {
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** Working directory of the tool (paths can then be passed relative to it). */
   readonly cwd?: string;
   /** Each chunk of stdout as it comes (progress lines). */

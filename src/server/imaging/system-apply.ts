@@ -16,7 +16,7 @@ export interface ApplySystemOptions {
   readonly manifest: string;
   /** cloud-init configures the network (and the ssh host keys) itself: no ifupdown stanza is written. */
   readonly cloudInit: boolean;
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The swap file the first boot creates (mke2fs -d would store zeros as holes, which swapon refuses). */

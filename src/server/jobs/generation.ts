@@ -9,7 +9,6 @@ import type { TargetFormatSpec } from '../ports';
 import type { ImageDoc, StoredFile } from '../store/docs';
 import type { Row } from '../store/store';
 import { isTerminal } from '../../model/job-state';
-import { softwareFiles } from '../routes/software';
 import { redactRecord } from '../../model/redact';
 import { installProfile, type InstallProfile } from '../../model/resources';
 import { badRequest } from '../service-error';
@@ -17,7 +16,7 @@ import { packageRequestsOf } from '../install/packages';
 import { systemSettingsOf } from '../install/system-settings';
 import { osLayerSpecOf, type ImageFile, type InstalledPackage, type OsLayerSpec, type SystemSettings } from '../imaging';
 import { failed, jobKey, setStatus, throttled } from './status';
-import { uris } from '../views';
+import { uris } from '../views/uris';
 
 /** Debian releases the image builder installs, by the catalog's version. */
 const DEBIAN_SUITES: Readonly<Record<string, string>> = { '12': 'bookworm' };
@@ -92,7 +91,7 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
     const workRel = ctx.files.fresh('tmp', `job-${id}`);
     try {
       await mkdir(ctx.files.abs(workRel), { recursive: true });
-      const report = (percentage: number, message: string, bytes?: { done?: number; total?: number }): void =>
+      const report = (percentage: number, message: string, bytes?: { done?: number | undefined; total?: number | undefined }): void =>
         progress({
           percentage: Math.min(99, Math.max(0, Math.floor(percentage))),
           message,
@@ -152,5 +151,14 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
     } finally {
       await ctx.files.remove(workRel);
     }
+  });
+}
+
+/** Every uploaded file of a template's software, with where it goes and its rights (Imaging contract). */
+function softwareFiles(ctx: Ctx, owner: string, softwareIds: number[]): Array<{ software: Row<'software'>; artifact: Row<'artifact'> }> {
+  return softwareIds.flatMap((id) => {
+    const s = ctx.store.get('software', id);
+    if (!s || s.owner !== owner) return [];
+    return ctx.store.list('artifact', owner, id).filter((a) => a.doc.file).map((artifact) => ({ software: s, artifact }));
   });
 }

@@ -5,7 +5,7 @@ import type { Ctx } from '../context';
 import { isTerminal } from '../../model/job-state';
 import { messageOf } from '../../errors';
 
-type JobKind = 'image' | 'pimage';
+export type JobKind = 'image' | 'pimage';
 
 export const jobKey = (kind: JobKind, id: number): string => `${kind}:${id}`;
 

@@ -30,7 +30,7 @@ export interface OpenStackErrorDetails {
   /** HTTP status of the failing answer, when there was one. */
   readonly status?: number;
   /** The Glance image concerned (already deleted again when the publication failed). */
-  readonly imageId?: string;
+  readonly imageId?: string | undefined;
 }
 
 export class OpenStackError extends ForgeError {

@@ -102,8 +102,8 @@ export class Connection {
         path: pathOf(o.url),
         method: o.method,
         headers,
-        body,
-        signal: abortable ? this.signal : undefined,
+        ...(body !== undefined ? { body } : {}),
+        ...(abortable && this.signal ? { signal: this.signal } : {}),
         headersTimeout: o.headersTimeoutMs ?? this.timeouts.requestTimeoutMs,
       });
       const text = await readCapped(res.body, MAX_ANSWER_BYTES);

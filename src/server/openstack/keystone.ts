@@ -8,7 +8,7 @@ export interface OpenStackAccess {
   /** With or without `/v3` (wire contract §9). */
   readonly keystoneUrl: string;
   /** With or without `/v2`; when absent, the public `image` endpoint of the catalog is used. */
-  readonly glanceUrl?: string;
+  readonly glanceUrl?: string | undefined;
   readonly login: string;
   readonly password: string;
   /** Domain name of both the user and the project. */

@@ -26,10 +26,10 @@ export interface PublishRequest extends OpenStackAccess {
   /** Its size in bytes; must match the file (checked before anything is sent). */
   readonly size: number;
   /** Its recorded SHA-256 (hex); when given, the streamed bytes must match it too. */
-  readonly sha256?: string;
-  readonly signal?: AbortSignal;
-  readonly onProgress?: (p: PublishProgress) => void;
-  readonly timeouts?: OpenStackTimeouts;
+  readonly sha256?: string | undefined;
+  readonly signal?: AbortSignal | undefined;
+  readonly onProgress?: ((p: PublishProgress) => void) | undefined;
+  readonly timeouts?: OpenStackTimeouts | undefined;
 }
 
 export interface PublishResult {
@@ -41,8 +41,8 @@ export interface PublishResult {
 
 export interface ImageRequest extends OpenStackAccess {
   readonly imageId: string;
-  readonly signal?: AbortSignal;
-  readonly timeouts?: OpenStackTimeouts;
+  readonly signal?: AbortSignal | undefined;
+  readonly timeouts?: OpenStackTimeouts | undefined;
 }
 
 /** Progress is reported at most this often during the upload (plus the first and last byte). */
@@ -100,7 +100,7 @@ export async function getGlanceImage(req: ImageRequest): Promise<GlanceImage | u
   return withConnection(req, async (conn) => getImage(conn, await authenticate(conn, req), req.imageId));
 }
 
-async function withConnection<T>(req: { signal?: AbortSignal; timeouts?: OpenStackTimeouts }, fn: (c: Connection) => Promise<T>): Promise<T> {
+async function withConnection<T>(req: { signal?: AbortSignal | undefined; timeouts?: OpenStackTimeouts | undefined }, fn: (c: Connection) => Promise<T>): Promise<T> {
   const conn = new Connection(req.timeouts, req.signal);
   try {
     return await fn(conn);

@@ -3,15 +3,12 @@
 import { isHttpUrl } from '../../model/field-rules';
 import type { CredAccount } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Routes } from '../http/handler';
+import { NO_CONTENT, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest } from '../service-error';
 import type { AccountDoc } from '../store/docs';
-import type { Row } from '../store/store';
-import { stamp, uris } from '../views';
+import { accountView } from '../views/account';
 import { ifMatch, owned, requireText } from './common';
-
-const PLATFORM = { name: 'OpenStack', type: 'openstack' } as const;
 
 /** The stored part of an account from a request (also an account embedded in a publication). */
 export function accountFromBody(v: CredAccount, prev?: AccountDoc): AccountDoc {
@@ -53,47 +50,36 @@ function withinPrefix(url: string, prefix: string): boolean {
   }
 }
 
-/** The record as answered: no password, `secretsMissing` instead (wire contract §9). */
-export function accountRecord(d: AccountDoc): CredAccount {
-  const { kind, ...rest } = d;
-  return { kind, ...rest, targetPlatform: { ...PLATFORM }, secretsMissing: true };
-}
-
-function view(r: Row<'account'>): CredAccount {
-  return stamp(r, { ...accountRecord(r.doc), uri: uris.account(r.owner, r.id), parentUri: uris.user(r.owner) });
-}
-
 const nameKey = (name: string): string => name.toLowerCase();
 
 export const accountRoutes = (ctx: Ctx) =>
   ({
     cloudAccount_getAll: (req) => {
-      const all = ctx.store.list('account', req.params.uid).map(view);
+      const all = ctx.store.list('account', req.params.uid).map(accountView);
       const { total, items } = page('credAccount', all, req.query);
-      return doc('credAccounts', { total, credAccounts: items });
+      return req.ok({ total, credAccounts: items });
     },
 
-    cloudAccount_get: (req) => doc('credAccount', view(owned(ctx, req, 'account', 'caid'))),
+    cloudAccount_get: (req) => req.ok(accountView(owned(ctx, req, 'account', 'caid'))),
 
     cloudAccount_create: (req) => {
-      const { value } = req.body('credAccount');
+      const { value } = req.body();
       const d = accountFromBody(value);
       requireText(d.name, 'name');
       requireText(d.keystoneUrl, 'keystoneUrl');
       checkCloudEndpoints(ctx, d);
       const row = ctx.store.insert(
         'account',
-        { owner: req.params.uid!, uniqueKey: nameKey(d.name), doc: d, secret: value.password ? ctx.box.seal(value.password) : null },
+        { owner: req.params.uid, uniqueKey: nameKey(d.name), doc: d, secret: value.password ? ctx.box.seal(value.password) : null },
         `an account named ${JSON.stringify(d.name)} already exists`,
       );
-      const v = view(row);
-      return doc('credAccount', v, { location: v.uri! });
+      return req.created(accountView(row));
     },
 
     cloudAccount_update: (req) => {
       const row = owned(ctx, req, 'account', 'caid');
-      ifMatch(req, view(row));
-      const { value } = req.body('credAccount');
+      ifMatch(req, accountView(row));
+      const { value } = req.body();
       const d = accountFromBody(value, row.doc);
       requireText(d.name, 'name');
       checkCloudEndpoints(ctx, d);
@@ -104,13 +90,13 @@ export const accountRoutes = (ctx: Ctx) =>
         { uniqueKey: nameKey(d.name), ...(value.password ? { secret: ctx.box.seal(value.password) } : {}) },
         `an account named ${JSON.stringify(d.name)} already exists`,
       );
-      return doc('credAccount', view(updated));
+      return req.ok(accountView(updated));
     },
 
     cloudAccount_delete: (req) => {
       const row = owned(ctx, req, 'account', 'caid');
-      ifMatch(req, view(row));
+      ifMatch(req, accountView(row));
       ctx.store.remove('account', row.id);
       return NO_CONTENT;
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;

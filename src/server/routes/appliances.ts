@@ -1,55 +1,22 @@
 // Appliance templates (spec "appliance"): 409 on the same name and version for a user (§5);
 // `revision` grows on every change of the template, its OS profile packages or software list.
 import { randomUUID } from 'node:crypto';
-import type { Appliance, MySoftware } from '../../model/resources';
-import { checkInstallProfile, installProfileView } from '../install/profile';
+import type { MySoftware } from '../../model/resources';
+import { checkInstallProfile } from '../install/profile';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest, conflict } from '../service-error';
 import type { ApplianceDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris } from '../views';
+import { parseUri } from '../../model/uris';
+import { applianceView } from '../views/appliance';
+import { distributionOf } from '../views/catalog';
+import { DEFAULT_ORG_ID } from '../views/org';
+import { idParam, uris } from '../views/uris';
 import { viewCache } from '../view-cache';
 import { ifMatch, owned, requireText } from './common';
-import { distributionOf } from './distributions';
-import { DEFAULT_ORG_ID } from './orgs';
-import { removeApplianceImages } from './images';
-
-export function applianceView(ctx: Ctx, r: Row<'appliance'>): Appliance {
-  const uid = r.owner;
-  const base = uris.appliance(uid, r.id);
-  const d = r.doc;
-  const dist = distributionOf(ctx, d.distId);
-  const profile = ctx.store.list('osprofile', uid, r.id)[0];
-  const software = d.softwareIds.flatMap((id) => {
-    const s = ctx.store.get('software', id);
-    return s ? [{ name: s.doc.name, version: s.doc.version, uri: uris.software(uid, s.id), dbId: s.id }] : [];
-  });
-  return stamp(r, {
-    uuid: d.uuid,
-    ...(dist?.arch ? { archName: dist.arch } : {}),
-    baseImagesUri: uriOf('machineImage_getAll', { uid, aid: r.id }),
-    baseMySoftwareUri: uriOf('mySoftware_getAll', { uid }),
-    baseOsProfileUri: uriOf('applianceOSProfile_create', { uid, aid: r.id }),
-    basePublishImagesUri: uriOf('machineImagePublished_getAll', { uid, aid: r.id }),
-    ...(d.description !== undefined ? { description: d.description } : {}),
-    ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
-    distributionUri: uris.distribution(d.distId),
-    imageUris: ctx.store.list('image', uid, r.id).map((i) => uris.image(uid, r.id, i.id)),
-    ...(d.installProfile ? { installProfile: installProfileView(d.installProfile) } : {}),
-    ...(d.lastPkgUpdate ? { lastPkgUpdate: d.lastPkgUpdate } : {}),
-    mySoftwareList: software,
-    name: d.name,
-    orgUri: uris.org(DEFAULT_ORG_ID),
-    ...(profile ? { osProfileUri: uris.osprofile(uid, r.id, profile.id) } : {}),
-    revision: d.revision,
-    ...(d.tag !== undefined ? { tag: d.tag } : {}),
-    uri: base,
-    version: d.version,
-  });
-}
+import { removeApplianceImages } from '../jobs/removal';
 
 function distIdOf(ctx: Ctx, u: string | undefined): number {
   const id = idParam(parseUri(requireText(u, 'distributionUri'), ['os_get'])?.params.id);
@@ -82,26 +49,26 @@ export function saveAppliance(ctx: Ctx, r: Row<'appliance'>, next: ApplianceDoc)
   return ctx.store.update('appliance', r.id, { ...next, revision: r.doc.revision + 1 }, { uniqueKey: key(next) }, conflictMsg(next));
 }
 
-function loadAppliance(ctx: Ctx, req: Req): Row<'appliance'> {
+function loadAppliance(ctx: Ctx, req: ReqWith<'uid' | 'aid'>): Row<'appliance'> {
   return owned(ctx, req, 'appliance', 'aid');
 }
 
 export const applianceRoutes = (ctx: Ctx) =>
   ({
     appliance_getAll: (req) => {
-      const uid = req.params.uid!;
+      const { uid } = req.params;
       const cache = viewCache(ctx);
       const all = cache.all('appliance', uid, () => ctx.store.list('appliance', uid).map((r) => cache.one('appliance', uid, r.id, () => applianceView(ctx, r))));
       const { total, items } = page('appliance', all, req.query);
-      return doc('appliances', { total, appliances: items });
+      return req.ok({ total, appliances: items });
     },
 
     // Filed under the path's uid and id: built (and kept) only when that user owns that record.
-    appliance_get: (req) => doc('appliance', viewCache(ctx).one('appliance', req.params.uid!, idParam(req.params.aid), () => applianceView(ctx, loadAppliance(ctx, req)))),
+    appliance_get: (req) => req.ok(viewCache(ctx).one('appliance', req.params.uid, idParam(req.params.aid), () => applianceView(ctx, loadAppliance(ctx, req)))),
 
     appliance_create: async (req) => {
-      const uid = req.params.uid!;
-      const { value: v } = req.body('appliance');
+      const { uid } = req.params;
+      const { value: v } = req.body();
       if (v.orgUri !== undefined && v.orgUri.replace(/^\//, '') !== uris.org(DEFAULT_ORG_ID)) throw badRequest(`orgUri must be ${uris.org(DEFAULT_ORG_ID)}`);
       const installProfile = await checkInstallProfile(v.installProfile, ctx.limits);
       const d: ApplianceDoc = {
@@ -116,15 +83,14 @@ export const applianceRoutes = (ctx: Ctx) =>
         ...(installProfile ? { installProfile } : {}),
       };
       const row = ctx.store.insert('appliance', { owner: uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
-      const view = applianceView(ctx, row);
-      return doc('appliance', view, { location: view.uri! });
+      return req.created(applianceView(ctx, row));
     },
 
     appliance_update: async (req) => {
-      const uid = req.params.uid!;
+      const { uid } = req.params;
       const row = loadAppliance(ctx, req);
       ifMatch(req, applianceView(ctx, row));
-      const { value: v } = req.body('appliance');
+      const { value: v } = req.body();
       if (v.uri !== undefined && v.uri.replace(/^\//, '') !== uris.appliance(uid, row.id)) throw badRequest('uri does not name this appliance');
       if (v.distributionUri !== undefined && distIdOf(ctx, v.distributionUri) !== row.doc.distId) throw badRequest('distributionUri cannot be changed');
       // Fields left out keep their value: clients send the fields they change (spec rule 4d).
@@ -135,7 +101,7 @@ export const applianceRoutes = (ctx: Ctx) =>
       if (v.tag !== undefined) next.tag = v.tag;
       if (v.installProfile !== undefined) next.installProfile = (await checkInstallProfile(v.installProfile, ctx.limits, row.doc.installProfile))!;
       if (v.mySoftwareList !== undefined) next.softwareIds = softwareIds(ctx, uid, v.mySoftwareList);
-      return doc('appliance', applianceView(ctx, saveAppliance(ctx, row, next)));
+      return req.ok(applianceView(ctx, saveAppliance(ctx, row, next)));
     },
 
     appliance_delete: async (req) => {
@@ -155,4 +121,4 @@ export const applianceRoutes = (ctx: Ctx) =>
         if (round >= 4) throw conflict('images keep being generated for this appliance while it is deleted: retry');
       }
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;

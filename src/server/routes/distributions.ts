@@ -1,16 +1,12 @@
 // The catalog, read-only (docs/contracts.md "Catalog"): distributions, base profiles, packages.
-import type { Distribution } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, streamedList, type Req, type Routes } from '../http/handler';
+import type { ReqWith, Routes } from '../http/handler';
 import { boolParam, listParams, page } from '../http/list';
 import { forbidden, notFound } from '../service-error';
-import { idParam } from '../views';
+import { distributionOf } from '../views/catalog';
+import { idParam } from '../views/uris';
 
-export function distributionOf(ctx: Ctx, id: number): Distribution | undefined {
-  return ctx.catalog.distributions.find((d) => d.dbId === id);
-}
-
-function distParam(ctx: Ctx, req: Req): number {
+function distParam(ctx: Ctx, req: ReqWith<'id'>): number {
   const id = idParam(req.params.id);
   if (!distributionOf(ctx, id)) throw notFound(`no distribution ${req.params.id}`);
   return id;
@@ -25,9 +21,9 @@ export const distributionRoutes = (ctx: Ctx) =>
   ({
     os_getAll: (req) => {
       const { total, items } = page('distribution', ctx.catalog.distributions, req.query);
-      return doc('distributions', { total, distributions: items });
+      return req.ok({ total, distributions: items });
     },
-    os_get: (req) => doc('distribution', distributionOf(ctx, distParam(ctx, req))!),
+    os_get: (req) => req.ok(distributionOf(ctx, distParam(ctx, req))!),
     os_update: readOnly,
 
     osPkg_getAll: (req) => {
@@ -36,30 +32,30 @@ export const distributionRoutes = (ctx: Ctx) =>
       const params = { ...listParams(req.query), latestOnly };
       const { items, version } = ctx.catalog.packageCursor(id, params);
       // Streamed (the whole Debian catalog is ~64k records): the ETag names the catalog and the search.
-      return streamedList('packages', {}, 'pkgs', items, `${version}\t${id}\t${JSON.stringify(params)}`);
+      return req.list({}, 'pkgs', items, `${version}\t${id}\t${JSON.stringify(params)}`);
     },
     osPkg_get: (req) => {
       const p = ctx.catalog.getPackage(distParam(ctx, req), idParam(req.params.pid));
       if (!p) throw notFound(`no package ${req.params.pid}`);
-      return doc('package', p);
+      return req.ok(p);
     },
 
     osTemplate_getAll: (req) => {
       const { total, items } = page('distribProfile', ctx.catalog.profiles(distParam(ctx, req)), req.query);
-      return doc('distribProfiles', { total, distribProfiles: items });
+      return req.ok({ total, distribProfiles: items });
     },
     osTemplate_get: (req) => {
       const p = ctx.catalog.profiles(distParam(ctx, req)).find((x) => x.dbId === idParam(req.params.prid));
       if (!p) throw notFound(`no profile ${req.params.prid}`);
-      return doc('distribProfile', p);
+      return req.ok(p);
     },
     osTemplatePkgs_get: (req) => {
       const id = distParam(ctx, req);
       const prid = idParam(req.params.prid);
       if (!ctx.catalog.profiles(id).some((x) => x.dbId === prid)) throw notFound(`no profile ${req.params.prid}`);
-      return doc('packages', { pkgs: ctx.catalog.profilePackages(id, prid) });
+      return req.ok({ pkgs: ctx.catalog.profilePackages(id, prid) });
     },
     osTemplate_create: readOnly,
     osTemplate_update: readOnly,
     osTemplate_delete: readOnly,
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;

@@ -1,55 +1,25 @@
 // Machine images (wire contract §8): 201 with the image record and a background generation; at
 // most one running generation per template and format (409); cancel; streamed download.
-import type { Image, InstallProfile, OpStatus } from '../../model/resources';
+import type { DocumentOf, InstallProfile } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
-import { doc, NO_CONTENT, type FileResult, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type FileResult, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { generationInput, startGeneration } from '../jobs/generation';
 import { assertJobRoom } from '../jobs/quota';
-import { initialStatus, jobKey, setStatus } from '../jobs/status';
+import { cancelJob, deleteImage, removeApplianceImages } from '../jobs/removal';
+import { initialStatus } from '../jobs/status';
 import { badRequest, conflict, notFound } from '../service-error';
 import type { ImageDoc } from '../store/docs';
 import { isTerminal } from '../../model/job-state';
 import type { Row } from '../store/store';
-import { uriOf } from '../../model/uris';
-import { stamp, uris } from '../views';
-import { checkInstallProfile, installProfileView } from '../install/profile';
+import { imageStatus, imageView } from '../views/image';
+import { uris } from '../views/uris';
+import { checkInstallProfile } from '../install/profile';
 import { ifMatch, owned } from './common';
-import { deletePublications } from './publications';
-import { targetFormatByName, targetFormatRecord } from './target-formats';
+import { targetFormatByName } from '../views/target-format';
 
-export function imageStatus(r: Row<'image'>): OpStatus {
-  const ids = { uid: r.owner, aid: r.parentId!, itid: r.id };
-  return stamp(r, { ...r.doc.status, uri: uriOf('machineImageStatus_get', ids), parentUri: uriOf('machineImage_get', ids) });
-}
-
-export function imageView(ctx: Ctx, r: Row<'image'>): Image {
-  const d = r.doc;
-  const ids = { uid: r.owner, aid: d.applianceId, itid: r.id };
-  const uri = uriOf('machineImage_get', ids);
-  const app = ctx.store.get('appliance', d.applianceId);
-  const format = ctx.imaging.targetFormats.find((f) => f.name === d.formatName);
-  const dist = app && ctx.catalog.distributions.find((x) => x.dbId === app.doc.distId);
-  const f = d.file;
-  return stamp(r, {
-    ...(f ? { md5sum: f.md5, sha256sum: f.sha256, size: f.size, mimeType: f.mimeType, uploaded: true, uploadedTime: f.stored } : {}),
-    status: imageStatus(r),
-    parentUri: uris.appliance(r.owner, d.applianceId),
-    compress: d.compress,
-    ...(dist ? { distributionName: `${dist.name ?? ''} ${dist.version ?? ''}`.trim() } : {}),
-    ...(f ? { downloadUri: uriOf('machineImage_downloadFile', { ...ids, fileName: f.fileName }), fileName: f.fileName, fileSize: f.size } : {}),
-    ...(format ? { fileExtension: format.extension, targetFormat: targetFormatRecord(ctx, format) } : { targetFormat: { name: d.formatName } }),
-    imageCreated: !!f,
-    installProfile: installProfileView(d.installProfile),
-    ...(app ? { name: app.doc.name, version: app.doc.version } : {}),
-    revision: d.revision,
-    statusUri: uriOf('machineImageStatus_get', ids),
-    uri,
-  });
-}
-
-function loadImage(ctx: Ctx, req: Req): { appliance: Row<'appliance'>; image: Row<'image'> } {
+function loadImage(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'itid'>): { appliance: Row<'appliance'>; image: Row<'image'> } {
   const appliance = owned(ctx, req, 'appliance', 'aid');
   return { appliance, image: owned(ctx, req, 'image', 'itid', appliance.id) };
 }
@@ -84,23 +54,9 @@ function imageFile(ctx: Ctx, r: Row<'image'>, fileName?: string): FileResult {
   return { file: ctx.files.read(f.path), size: f.size, contentType: f.mimeType, fileName: f.fileName, etag: quoteEtag(f.sha256), lastModified: f.stored };
 }
 
-function statuses(rows: Array<Row<'image'>>) {
+function statuses(rows: Array<Row<'image'>>): DocumentOf<'statuses'> {
   const items = rows.map(imageStatus);
-  return doc('statuses', { total: items.length, statuses: items });
-}
-
-/** Cancel a running job and wait for it to record its end. */
-async function deleteImage(ctx: Ctx, r: Row<'image'>): Promise<void> {
-  await ctx.jobs.cancelAndWait(jobKey('image', r.id));
-  await deletePublications(ctx, ctx.store.list('pimage', r.owner).filter((p) => p.doc.imageId === r.id));
-  const cur = ctx.store.get('image', r.id);
-  ctx.store.remove('image', r.id);
-  await ctx.files.remove(cur?.doc.file?.path);
-}
-
-/** Used when a template is deleted: every image, its jobs and files go with it. */
-export async function removeApplianceImages(ctx: Ctx, appliance: Row<'appliance'>): Promise<void> {
-  for (const r of ctx.store.list('image', appliance.owner, appliance.id)) await deleteImage(ctx, r);
+  return { total: items.length, statuses: items };
 }
 
 export const imageRoutes = (ctx: Ctx) =>
@@ -109,14 +65,14 @@ export const imageRoutes = (ctx: Ctx) =>
       const appliance = owned(ctx, req, 'appliance', 'aid');
       const all = ctx.store.list('image', appliance.owner, appliance.id).map((r) => imageView(ctx, r));
       const { total, items } = page('image', all, req.query);
-      return doc('images', { total, images: items });
+      return req.ok({ total, images: items });
     },
 
-    machineImage_get: (req) => doc('image', imageView(ctx, loadImage(ctx, req).image)),
+    machineImage_get: (req) => req.ok(imageView(ctx, loadImage(ctx, req).image)),
 
     machineImage_generate: async (req) => {
       const appliance = owned(ctx, req, 'appliance', 'aid');
-      const { value: v } = req.body('image');
+      const { value: v } = req.body();
       const format = targetFormatByName(ctx, v.targetFormat?.name);
       assertGeneratable(ctx, appliance);
       const profile = await imageProfile(ctx, appliance, v.installProfile);
@@ -137,8 +93,7 @@ export const imageRoutes = (ctx: Ctx) =>
         return ctx.store.insert('image', { owner: appliance.owner, parentId: appliance.id, doc: d });
       });
       startGeneration(ctx, row, input);
-      const view = imageView(ctx, row);
-      return doc('image', view, { location: view.uri! });
+      return req.created(imageView(ctx, row));
     },
 
     machineImage_regenerate: async (req) => {
@@ -156,7 +111,7 @@ export const imageRoutes = (ctx: Ctx) =>
       });
       await ctx.files.remove(old);
       startGeneration(ctx, row, input);
-      return doc('image', imageView(ctx, row));
+      return req.ok(imageView(ctx, row));
     },
 
     machineImage_delete: async (req) => {
@@ -171,19 +126,17 @@ export const imageRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    machineImageStatus_get: (req) => doc('status', imageStatus(loadImage(ctx, req).image)),
+    machineImageStatus_get: (req) => req.ok(imageStatus(loadImage(ctx, req).image)),
 
     machineImageStatus_getAll: (req) => {
       const appliance = owned(ctx, req, 'appliance', 'aid');
-      return statuses(ctx.store.list('image', appliance.owner, appliance.id));
+      return req.ok(statuses(ctx.store.list('image', appliance.owner, appliance.id)));
     },
 
     machineImageGeneration_cancel: async (req) => {
       const { image } = loadImage(ctx, req);
-      // Mark first, so the answer already says cancelled; the job then stops and cleans up.
-      setStatus(ctx, 'image', image.id, { cancelled: true, message: 'cancelled' });
-      await ctx.jobs.cancelAndWait(jobKey('image', image.id));
-      return doc('status', imageStatus(ctx.store.get('image', image.id)!));
+      await cancelJob(ctx, 'image', image.id);
+      return req.ok(imageStatus(ctx.store.get('image', image.id)!));
     },
 
     machineImage_download: (req) => imageFile(ctx, loadImage(ctx, req).image),
@@ -191,9 +144,9 @@ export const imageRoutes = (ctx: Ctx) =>
 
     userMachineImage_getAll: (req) => {
       const items = ctx.store.list('image', req.params.uid).map((r) => imageView(ctx, r));
-      return doc('images', { total: items.length, images: items });
+      return req.ok({ total: items.length, images: items });
     },
 
-    userMachineImageStatus_get: (req) => statuses(ctx.store.list('image', req.params.uid)),
-  }) satisfies Routes;
+    userMachineImageStatus_get: (req) => req.ok(statuses(ctx.store.list('image', req.params.uid))),
+  }) satisfies Partial<Routes>;
 

@@ -1,26 +1,18 @@
 // One default organization, `orgs/1`, to which every user belongs (wire contract §10, Decision).
-import type { Org } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, type Routes } from '../http/handler';
+import type { Routes } from '../http/handler';
 import { forbidden, notFound } from '../service-error';
-import { uris } from '../views';
-
-export const DEFAULT_ORG_ID = 1;
-
-export function defaultOrg(ctx: Ctx): Org {
-  const created = new Date(0).toISOString();
-  return { created, dbId: DEFAULT_ORG_ID, lastModified: created, activateNewUsers: true, defaultOrg: true, name: 'default', uri: uris.org(DEFAULT_ORG_ID), digest: `org-${ctx.version}` };
-}
+import { defaultOrg, DEFAULT_ORG_ID } from '../views/org';
 
 export const orgRoutes = (ctx: Ctx) =>
   ({
-    org_getAll: () => doc('orgs', { total: 1, orgs: [defaultOrg(ctx)] }),
+    org_getAll: (req) => req.ok({ total: 1, orgs: [defaultOrg(ctx)] }),
     org_get: (req) => {
       if (req.params.oid !== String(DEFAULT_ORG_ID)) throw notFound(`no org ${req.params.oid}`);
-      return doc('org', defaultOrg(ctx));
+      return req.ok(defaultOrg(ctx));
     },
     // Decision: the reference server has a single organization; creating others is not offered.
     org_create: () => {
       throw forbidden('the reference server has one organization (orgs/1); creating others is not supported');
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;

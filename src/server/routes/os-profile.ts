@@ -1,24 +1,18 @@
 // The OS profile of a template (spec rules 2 and 3): created from a base profile of the template's
 // distribution, its package set starting from the base profile's packages, then changed with
 // addedPkgUris / deletedPkgUris. Every change increases the template's revision.
-import type { DistribProfile, Pkg } from '../../model/resources';
+import type { Pkg } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
 import { badRequest, conflict } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris } from '../views';
+import { parseUri } from '../../model/uris';
+import { osProfileView, packagesOf } from '../views/os-profile';
+import { idParam, uris } from '../views/uris';
 import { saveAppliance } from './appliances';
 import { ifMatch, owned, requireText } from './common';
-import { packageOfEntry, pinnedView, pinOf } from '../install/packages';
-
-function packagesOf(ctx: Ctx, d: OsProfileDoc): Pkg[] {
-  return d.pkgIds.flatMap((id) => {
-    const p = ctx.catalog.getPackage(d.distId, id);
-    return p ? [pinnedView(p, d.pins?.[String(id)])] : [];
-  });
-}
+import { packageOfEntry, pinOf } from '../install/packages';
 
 /** Pins after a change set: `pkgs/pkg` entries pin (or, without a version, unpin) and add their package. */
 function applyPins(ctx: Ctx, d: OsProfileDoc, entries: Pkg[], ids: number[]): Record<string, string> {
@@ -35,27 +29,7 @@ function applyPins(ctx: Ctx, d: OsProfileDoc, entries: Pkg[], ids: number[]): Re
   return pins;
 }
 
-function view(ctx: Ctx, r: Row<'osprofile'>): DistribProfile {
-  const d = r.doc;
-  const uri = uris.osprofile(r.owner, d.applianceId, r.id);
-  const dist = ctx.catalog.distributions.find((x) => x.dbId === d.distId);
-  const installedSize = packagesOf(ctx, d).reduce((n, p) => n + (p.size ?? 0), 0);
-  return stamp(r, {
-    kind: d.kind,
-    active: true,
-    applianceUri: uris.appliance(r.owner, d.applianceId),
-    ...(dist?.arch ? { arch: dist.arch } : {}),
-    ...(d.description !== undefined ? { description: d.description } : {}),
-    distributionUri: uris.distribution(d.distId),
-    installedSize,
-    name: d.name,
-    standardProfileUri: uris.profile(d.distId, d.profileId),
-    uri,
-    ...(d.kind === 'LinuxProfile' ? { packagesUri: uriOf('applianceOSProfilePkg_getAll', { uid: r.owner, aid: d.applianceId, osid: r.id }), packageUris: d.pkgIds.map((id) => uris.pkg(d.distId, id)) } : {}),
-  });
-}
-
-function loadProfile(ctx: Ctx, req: Req): { appliance: Row<'appliance'>; profile: Row<'osprofile'> } {
+function loadProfile(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'osid'>): { appliance: Row<'appliance'>; profile: Row<'osprofile'> } {
   const appliance = owned(ctx, req, 'appliance', 'aid');
   const profile = owned(ctx, req, 'osprofile', 'osid', appliance.id);
   return { appliance, profile };
@@ -77,7 +51,7 @@ export const osProfileRoutes = (ctx: Ctx) =>
   ({
     applianceOSProfile_create: (req) => {
       const appliance = owned(ctx, req, 'appliance', 'aid');
-      const { value: v } = req.body('distribProfile');
+      const { value: v } = req.body();
       const named = parseUri(requireText(v.standardProfileUri, 'standardProfileUri'), ['osTemplate_get'])?.params;
       const distId = idParam(named?.id);
       const base = named && distId === appliance.doc.distId ? ctx.catalog.profiles(distId).find((p) => p.dbId === idParam(named.prid)) : undefined;
@@ -97,15 +71,14 @@ export const osProfileRoutes = (ctx: Ctx) =>
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
         return r;
       });
-      const out = view(ctx, row);
-      return doc('distribProfile', out, { location: out.uri! });
+      return req.created(osProfileView(ctx, row));
     },
 
-    applianceOSProfile_get: (req) => doc('distribProfile', view(ctx, loadProfile(ctx, req).profile)),
+    applianceOSProfile_get: (req) => req.ok(osProfileView(ctx, loadProfile(ctx, req).profile)),
 
     applianceOSProfile_delete: (req) => {
       const { appliance, profile } = loadProfile(ctx, req);
-      ifMatch(req, view(ctx, profile));
+      ifMatch(req, osProfileView(ctx, profile));
       ctx.store.tx(() => {
         ctx.store.remove('osprofile', profile.id);
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
@@ -113,12 +86,12 @@ export const osProfileRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    applianceOSProfilePkg_getAll: (req) => doc('packages', { pkgs: packagesOf(ctx, loadProfile(ctx, req).profile.doc) }),
+    applianceOSProfilePkg_getAll: (req) => req.ok({ pkgs: packagesOf(ctx, loadProfile(ctx, req).profile.doc) }),
 
     applianceOSProfilePkg_updateAll: (req) => {
       const { appliance, profile } = loadProfile(ctx, req);
-      ifMatch(req, view(ctx, profile));
-      const { value: v } = req.body('packages');
+      ifMatch(req, osProfileView(ctx, profile));
+      const { value: v } = req.body();
       const d = profile.doc;
       const added = pkgIds(ctx, d.distId, v.addedPkgUris, 'addedPkgUris');
       const deleted = new Set(pkgIds(ctx, d.distId, v.deletedPkgUris, 'deletedPkgUris'));
@@ -133,7 +106,7 @@ export const osProfileRoutes = (ctx: Ctx) =>
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
         return r;
       });
-      return doc('packages', { pkgs: packagesOf(ctx, updated.doc) });
+      return req.ok({ pkgs: packagesOf(ctx, updated.doc) });
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;
 

@@ -1,63 +1,37 @@
 // Publications to a cloud (wire contract §8–9): 201 with the publishImage and a background upload to
 // Glance; only formats with a credAccountType can be published (400); DELETE removes the Glance image.
-import type { OpStatus, PublishImage } from '../../model/resources';
+import type { DocumentOf, PublishImage } from '../../model/resources';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
-import { publicationCredentials, startPublication } from '../jobs/publication';
+import { NO_CONTENT, type ReqWith, type Routes } from '../http/handler';
+import { startPublication } from '../jobs/publication';
 import { assertJobRoom } from '../jobs/quota';
-import { initialStatus, jobKey, setStatus } from '../jobs/status';
+import { cancelJob, deletePublications } from '../jobs/removal';
+import { initialStatus } from '../jobs/status';
 import { badRequest, ServiceError } from '../service-error';
 import type { AccountDoc, PImageDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { parseUri, uriOf } from '../../model/uris';
-import { idParam, stamp, uris } from '../views';
-import { accountFromBody, accountRecord, checkCloudEndpoints } from './accounts';
+import { parseUri } from '../../model/uris';
+import { publicationStatus, publicationView } from '../views/publication';
+import type { Located } from '../views/stamp';
+import { idParam } from '../views/uris';
+import { accountFromBody, checkCloudEndpoints } from './accounts';
 import { ifMatch, owned, requireText } from './common';
-import { imageView } from './images';
-import { targetFormatByName } from './target-formats';
-import { messageOf } from '../../errors';
+import { targetFormatByName } from '../views/target-format';
 
-const pubIds = (r: Row<'pimage'>) => ({ uid: r.owner, aid: r.doc.applianceId, itid: r.doc.imageId, pitid: r.id });
-
-function pubStatus(r: Row<'pimage'>): OpStatus {
-  const ids = pubIds(r);
-  return stamp(r, { ...r.doc.status, uri: uriOf('machineImagePublishedStatus_get', ids), parentUri: uriOf('machineImagePublished_get', ids) });
+function list(ctx: Ctx, rows: Array<Row<'pimage'>>): DocumentOf<'publishImages'> {
+  const items = rows.map((r) => publicationView(ctx, r));
+  return { total: items.length, publishImages: items };
 }
 
-function pubView(ctx: Ctx, r: Row<'pimage'>): PublishImage {
-  const d = r.doc;
-  const image = ctx.store.get('image', d.imageId);
-  const iv = image ? imageView(ctx, image) : undefined;
-  const ids = pubIds(r);
-  const uri = uriOf('machineImagePublished_get', ids);
-  return stamp(r, {
-    kind: d.kind,
-    status: pubStatus(r),
-    parentUri: uris.image(r.owner, d.applianceId, d.imageId),
-    credAccount: accountRecord(d.account),
-    ...(iv ? { name: iv.name, version: iv.version, targetFormat: iv.targetFormat, revision: iv.revision, fileName: iv.fileName, fileSize: iv.fileSize } : {}),
-    statusUri: uriOf('machineImagePublishedStatus_get', ids),
-    uri,
-    ...(d.cloudId ? { cloudId: d.cloudId } : {}),
-    imageUri: uris.image(r.owner, d.applianceId, d.imageId),
-    keystoneDomain: d.keystoneDomain,
-    keystoneProject: d.keystoneProject,
-    displayName: d.displayName,
-    publicImage: d.publicImage,
-  });
-}
-
-function list(ctx: Ctx, rows: Array<Row<'pimage'>>) {
-  const items = rows.map((r) => pubView(ctx, r));
-  return doc('publishImages', { total: items.length, publishImages: items });
-}
-
-/** Create a publication of image `itid` of template `aid` (both endpoints of §8 end here). */
-function publish(ctx: Ctx, req: Req, itid: number) {
+/**
+ * Create a publication of image `itid` of template `aid` (both endpoints of §8 end here); the
+ * request document is read once the image is known to be the template's.
+ */
+function publish(ctx: Ctx, req: ReqWith<'uid' | 'aid'>, itid: number, body: () => PublishImage): Located<PublishImage> {
   const appliance = owned(ctx, req, 'appliance', 'aid');
   const image = ctx.store.get('image', itid);
   if (!image || image.owner !== appliance.owner || image.parentId !== appliance.id) throw badRequest('imageUri names no image of this appliance');
-  const { value: v } = req.body('publishImage');
+  const v = body();
   const format = targetFormatByName(ctx, image.doc.formatName);
   if (!format.credAccountType) throw badRequest(`images in format ${format.name} cannot be published (no cloud for this format)`);
 
@@ -99,28 +73,10 @@ function publish(ctx: Ctx, req: Req, itid: number) {
     return ctx.store.insert('pimage', { owner: appliance.owner, parentId: appliance.id, doc: d, secret: ctx.box.seal(password!) });
   });
   startPublication(ctx, row, image, format);
-  const view = pubView(ctx, row);
-  return doc('publishImage', view, { location: view.uri! });
+  return publicationView(ctx, row);
 }
 
-/** Stop, delete from Glance (when published), then forget. A Glance failure → 502 and the record stays. */
-export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): Promise<void> {
-  for (const r of rows) {
-    await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
-    const cur = ctx.store.get('pimage', r.id);
-    if (!cur) continue;
-    if (cur.doc.cloudId) {
-      try {
-        await ctx.openstack.deleteGlanceImage({ ...publicationCredentials(ctx, cur), imageId: cur.doc.cloudId });
-      } catch (e) {
-        throw new ServiceError(502, `could not delete the image from the cloud: ${messageOf(e)}`);
-      }
-    }
-    ctx.store.remove('pimage', r.id);
-  }
-}
-
-function loadPub(ctx: Ctx, req: Req): Row<'pimage'> {
+function loadPub(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'itid' | 'pitid'>): Row<'pimage'> {
   const appliance = owned(ctx, req, 'appliance', 'aid');
   const r = owned(ctx, req, 'pimage', 'pitid', appliance.id);
   if (String(r.doc.imageId) !== req.params.itid) throw new ServiceError(404, `no publication ${req.params.pitid}`);
@@ -129,35 +85,37 @@ function loadPub(ctx: Ctx, req: Req): Row<'pimage'> {
 
 export const publicationRoutes = (ctx: Ctx) =>
   ({
-    applianceImage_publish: (req) => publish(ctx, req, Number(owned(ctx, req, 'image', 'itid').id)),
-
-    machineImage_publish: (req) => {
-      const { value } = req.body('publishImage');
-      const image = parseUri(requireText(value.imageUri, 'imageUri'), ['machineImage_get'])?.params;
-      if (!image || image.uid !== req.params.uid || image.aid !== req.params.aid) throw badRequest('imageUri names no image of this appliance');
-      return publish(ctx, req, idParam(image.itid));
+    applianceImage_publish: (req) => {
+      const { id } = owned(ctx, req, 'image', 'itid');
+      return req.created(publish(ctx, req, id, () => req.body().value));
     },
 
-    machineImagePublished_get: (req) => doc('publishImage', pubView(ctx, loadPub(ctx, req))),
-    machineImagePublishedStatus_get: (req) => doc('status', pubStatus(loadPub(ctx, req))),
+    machineImage_publish: (req) => {
+      const { value } = req.body();
+      const image = parseUri(requireText(value.imageUri, 'imageUri'), ['machineImage_get'])?.params;
+      if (!image || image.uid !== req.params.uid || image.aid !== req.params.aid) throw badRequest('imageUri names no image of this appliance');
+      return req.created(publish(ctx, req, idParam(image.itid), () => value));
+    },
+
+    machineImagePublished_get: (req) => req.ok(publicationView(ctx, loadPub(ctx, req))),
+    machineImagePublishedStatus_get: (req) => req.ok(publicationStatus(loadPub(ctx, req))),
 
     machineImagePublish_cancel: async (req) => {
       const r = loadPub(ctx, req);
-      setStatus(ctx, 'pimage', r.id, { cancelled: true, message: 'cancelled' });
-      await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
-      return doc('status', pubStatus(ctx.store.get('pimage', r.id)!));
+      await cancelJob(ctx, 'pimage', r.id);
+      return req.ok(publicationStatus(ctx.store.get('pimage', r.id)!));
     },
 
     machineImagePublished_delete: async (req) => {
       const r = loadPub(ctx, req);
-      ifMatch(req, pubView(ctx, r));
+      ifMatch(req, publicationView(ctx, r));
       await deletePublications(ctx, [r]);
       return NO_CONTENT;
     },
 
     machineImagePublished_getAll: (req) => {
       const appliance = owned(ctx, req, 'appliance', 'aid');
-      return list(ctx, ctx.store.list('pimage', appliance.owner, appliance.id));
+      return req.ok(list(ctx, ctx.store.list('pimage', appliance.owner, appliance.id)));
     },
 
     machineImagePublished_deleteAll: async (req) => {
@@ -166,10 +124,10 @@ export const publicationRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    userMachineImagePublished_getAll: (req) => list(ctx, ctx.store.list('pimage', req.params.uid)),
+    userMachineImagePublished_getAll: (req) => req.ok(list(ctx, ctx.store.list('pimage', req.params.uid))),
 
     userMachineImagePublishedStatus_getAll: (req) => {
-      const items = ctx.store.list('pimage', req.params.uid).map(pubStatus);
-      return doc('statuses', { total: items.length, statuses: items });
+      const items = ctx.store.list('pimage', req.params.uid).map(publicationStatus);
+      return req.ok({ total: items.length, statuses: items });
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;

@@ -3,59 +3,18 @@
 import type { Readable } from 'node:stream';
 import { hasNonXmlChar } from '../../codec/values';
 import { RIGHTS_PATTERN } from '../../model/field-rules';
-import type { MySoftware, SoftwareArtifact } from '../../model/resources';
+import type { SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
-import { doc, NO_CONTENT, type FileResult, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type FileResult, type Req, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest, conflict, notFound, ServiceError } from '../service-error';
 import type { ArtifactDoc, SoftwareDoc } from '../store/docs';
 import type { Row } from '../store/store';
-import { uriOf } from '../../model/uris';
-import { stamp, uris } from '../views';
+import { artifactView, softwareView } from '../views/software';
+import type { Located } from '../views/stamp';
+import { uris } from '../views/uris';
 import { ifMatch, owned, requireText } from './common';
-
-function softwareView(ctx: Ctx, r: Row<'software'>): MySoftware {
-  const uri = uris.software(r.owner, r.id);
-  const arts = ctx.store.list('artifact', r.owner, r.id);
-  const apps = ctx.store.list('appliance', r.owner).filter((a) => a.doc.softwareIds.includes(r.id));
-  return stamp(r, {
-    ...(r.doc.tag !== undefined ? { tag: r.doc.tag } : {}),
-    name: r.doc.name,
-    version: r.doc.version,
-    ...(r.doc.description !== undefined ? { description: r.doc.description } : {}),
-    size: arts.reduce((n, a) => n + (a.doc.file?.size ?? 0), 0),
-    revision: r.doc.revision,
-    artifactsUri: uriOf('mySoftwareArtifact_getAll', { uid: r.owner, msid: r.id }),
-    uri,
-    softwareArtifactUris: arts.map((a) => uris.artifact(r.owner, r.id, a.id)),
-    applianceUris: apps.map((a) => uris.appliance(r.owner, a.id)),
-  });
-}
-
-function artifactView(r: Row<'artifact'>): SoftwareArtifact {
-  const d = r.doc;
-  const f = d.file;
-  const uri = uris.artifact(r.owner, r.parentId!, r.id);
-  return stamp(r, {
-    kind: d.kind,
-    ...(f ? { md5sum: f.md5, mimeType: f.mimeType, sha256sum: f.sha256, size: f.size } : {}),
-    uploaded: !!f,
-    ...(f ? { uploadedTime: f.stored } : {}),
-    uri,
-    binaryUri: uriOf('mySoftwareArtifact_download', { uid: r.owner, msid: r.parentId!, said: r.id }),
-    parentUri: uris.software(r.owner, r.parentId!),
-    ...(d.installLocation !== undefined ? { installLocation: d.installLocation } : {}),
-    name: d.name,
-    ...(d.fullName !== undefined ? { fullName: d.fullName } : {}),
-    ...(d.origName !== undefined ? { origName: d.origName } : {}),
-    ...(d.type !== undefined ? { type: d.type } : {}),
-    ...(d.version !== undefined ? { version: d.version } : {}),
-    subSoftwareArtifacts: [],
-    ...(d.ownerGroup !== undefined ? { ownerGroup: d.ownerGroup } : {}),
-    ...(d.rights !== undefined ? { rights: d.rights } : {}),
-  });
-}
 
 // eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -116,11 +75,11 @@ function bumpSoftware(ctx: Ctx, id: number): void {
   if (s) ctx.store.update('software', id, { ...s.doc, revision: s.doc.revision + 1 });
 }
 
-function loadSoftware(ctx: Ctx, req: Req): Row<'software'> {
+function loadSoftware(ctx: Ctx, req: ReqWith<'uid' | 'msid'>): Row<'software'> {
   return owned(ctx, req, 'software', 'msid');
 }
 
-function loadArtifact(ctx: Ctx, req: Req): Row<'artifact'> {
+function loadArtifact(ctx: Ctx, req: ReqWith<'uid' | 'msid' | 'said'>): Row<'artifact'> {
   return owned(ctx, req, 'artifact', 'said', loadSoftware(ctx, req).id);
 }
 
@@ -135,7 +94,7 @@ async function removeArtifacts(ctx: Ctx, rows: Array<Row<'artifact'>>): Promise<
   for (const r of rows) await ctx.files.remove(r.doc.file?.path);
 }
 
-async function upload(ctx: Ctx, req: Req, fileNameParam: string | undefined): Promise<ReturnType<typeof doc>> {
+async function upload(ctx: Ctx, req: Req<'mySoftwareArtifact_upload'>, fileNameParam: string | undefined): Promise<Located<SoftwareArtifact>> {
   const art = loadArtifact(ctx, req);
   const fileName = checkFileName(fileNameParam ?? art.doc.origName ?? art.doc.name);
   const declared = Number(req.raw.headers['content-length'] ?? NaN);
@@ -163,23 +122,23 @@ async function upload(ctx: Ctx, req: Req, fileNameParam: string | undefined): Pr
     throw notFound('the artifact was deleted during the upload');
   }
   if (old && old !== written.path) await ctx.files.remove(old);
-  return doc('softwareArtifact', artifactView(row));
+  return artifactView(row);
 }
 
 export const softwareRoutes = (ctx: Ctx) =>
   ({
     mySoftware_getAll: (req) => {
-      const uid = req.params.uid!;
+      const { uid } = req.params;
       // `distribId` is accepted and ignored: components are not tied to a distribution here.
       const rows = ctx.store.list('software', uid);
       const { total, items } = page('mySoftware', rows.map((r) => softwareView(ctx, r)), req.query);
-      return doc('mySoftwareList', { total, mySoftwareList: items });
+      return req.ok({ total, mySoftwareList: items });
     },
 
-    mySoftware_get: (req) => doc('mySoftware', softwareView(ctx, loadSoftware(ctx, req))),
+    mySoftware_get: (req) => req.ok(softwareView(ctx, loadSoftware(ctx, req))),
 
     mySoftware_create: (req) => {
-      const { value: v } = req.body('mySoftware');
+      const { value: v } = req.body();
       const d: SoftwareDoc = {
         name: requireText(v.name, 'name'),
         version: requireText(v.version, 'version'),
@@ -187,21 +146,20 @@ export const softwareRoutes = (ctx: Ctx) =>
         ...(v.description !== undefined ? { description: v.description } : {}),
         ...(v.tag !== undefined ? { tag: v.tag } : {}),
       };
-      const row = ctx.store.insert('software', { owner: req.params.uid!, uniqueKey: key(d), doc: d }, conflictMsg(d));
-      const view = softwareView(ctx, row);
-      return doc('mySoftware', view, { location: view.uri! });
+      const row = ctx.store.insert('software', { owner: req.params.uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
+      return req.created(softwareView(ctx, row));
     },
 
     mySoftware_update: (req) => {
       const row = loadSoftware(ctx, req);
       ifMatch(req, softwareView(ctx, row));
-      const { value: v } = req.body('mySoftware');
+      const { value: v } = req.body();
       const d: SoftwareDoc = { ...row.doc, revision: row.doc.revision + 1 };
       if (v.name !== undefined) d.name = requireText(v.name, 'name');
       if (v.version !== undefined) d.version = requireText(v.version, 'version');
       if (v.description !== undefined) d.description = v.description;
       if (v.tag !== undefined) d.tag = v.tag;
-      return doc('mySoftware', softwareView(ctx, ctx.store.update('software', row.id, d, { uniqueKey: key(d) }, conflictMsg(d))));
+      return req.ok(softwareView(ctx, ctx.store.update('software', row.id, d, { uniqueKey: key(d) }, conflictMsg(d))));
     },
 
     mySoftware_delete: async (req) => {
@@ -226,39 +184,38 @@ export const softwareRoutes = (ctx: Ctx) =>
       let items = ctx.store.list('artifact', sw.owner, sw.id).map(artifactView);
       const fn = req.query.filename;
       if (fn !== undefined) items = items.filter((a) => a.name === fn || a.origName === fn || a.fullName === fn);
-      return doc('softwareArtifacts', { total: items.length, softwareArtifacts: items });
+      return req.ok({ total: items.length, softwareArtifacts: items });
     },
 
     mySoftwareArtifact_add: (req) => {
       const sw = loadSoftware(ctx, req);
-      const { value } = req.body('softwareArtifact');
+      const { value } = req.body();
       const d = artifactFromBody(value);
       const row = ctx.store.tx(() => {
         const r = ctx.store.insert('artifact', { owner: sw.owner, parentId: sw.id, doc: d });
         bumpSoftware(ctx, sw.id);
         return r;
       });
-      const view = artifactView(row);
-      return doc('softwareArtifact', view, { location: view.uri! });
+      return req.created(artifactView(row));
     },
 
-    mySoftwareArtifact_get: (req) => doc('softwareArtifact', artifactView(loadArtifact(ctx, req))),
+    mySoftwareArtifact_get: (req) => req.ok(artifactView(loadArtifact(ctx, req))),
 
     mySoftwareArtifact_update: (req) => {
       const row = loadArtifact(ctx, req);
       ifMatch(req, artifactView(row));
-      const { value } = req.body('softwareArtifact');
+      const { value } = req.body();
       const updated = ctx.store.tx(() => {
         const r = ctx.store.update('artifact', row.id, artifactFromBody(value, row.doc));
         bumpSoftware(ctx, row.parentId!);
         return r;
       });
-      return doc('softwareArtifact', artifactView(updated));
+      return req.ok(artifactView(updated));
     },
 
     mySoftwareArtifact_updateAll: (req) => {
       const sw = loadSoftware(ctx, req);
-      const { value } = req.body('softwareArtifacts');
+      const { value } = req.body();
       const rows = ctx.store.list('artifact', sw.owner, sw.id);
       const updates = (value.softwareArtifacts ?? []).map((a, i) => {
         const id = a.dbId ?? Number(/\/artifacts\/(\d+)$/.exec(a.uri ?? '')?.[1] ?? NaN);
@@ -271,7 +228,7 @@ export const softwareRoutes = (ctx: Ctx) =>
         if (updates.length > 0) bumpSoftware(ctx, sw.id);
       });
       const items = ctx.store.list('artifact', sw.owner, sw.id).map(artifactView);
-      return doc('softwareArtifacts', { total: items.length, softwareArtifacts: items });
+      return req.ok({ total: items.length, softwareArtifacts: items });
     },
 
     mySoftwareArtifact_delete: async (req) => {
@@ -289,16 +246,7 @@ export const softwareRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    mySoftwareArtifact_upload: (req) => upload(ctx, req, req.params.fileName),
+    mySoftwareArtifact_upload: async (req) => req.ok(await upload(ctx, req, req.params.fileName)),
     mySoftwareArtifact_download: (req) => artifactFile(ctx, loadArtifact(ctx, req)),
     mySoftwareArtifact_downloadFile: (req) => artifactFile(ctx, loadArtifact(ctx, req), req.params.fileName),
-  }) satisfies Routes;
-
-/** Every uploaded file of a template's software, with where it goes and its rights (Imaging contract). */
-export function softwareFiles(ctx: Ctx, owner: string, softwareIds: number[]): Array<{ software: Row<'software'>; artifact: Row<'artifact'> }> {
-  return softwareIds.flatMap((id) => {
-    const s = ctx.store.get('software', id);
-    if (!s || s.owner !== owner) return [];
-    return ctx.store.list('artifact', owner, id).filter((a) => a.doc.file).map((artifact) => ({ software: s, artifact }));
-  });
-}
+  }) satisfies Partial<Routes>;

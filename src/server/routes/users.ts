@@ -1,42 +1,12 @@
 // Users (user_get, user_update) and their API key pairs (wire contract §4).
 import { redact } from '../../model/redact';
-import type { ApiKeyPair, User } from '../../model/resources';
 import { hashPassword } from '../auth/passwords';
 import { newApiKey } from '../auth/keys';
 import type { Ctx } from '../context';
-import { doc, NO_CONTENT, type Req, type Routes } from '../http/handler';
+import { NO_CONTENT, type ReqBase, type Routes } from '../http/handler';
 import { badRequest, forbidden } from '../service-error';
-import type { UserRow } from '../store/docs';
-import type { Row } from '../store/store';
-import { uriOf } from '../../model/uris';
-import { stamp, uris } from '../views';
+import { apiKeyView, userView } from '../views/user';
 import { ifMatch, owned } from './common';
-import { DEFAULT_ORG_ID } from './orgs';
-
-export function userView(u: UserRow): User {
-  const ids = { uid: u.login };
-  return stamp(u, {
-    loginName: u.login,
-    active: true,
-    ...u.doc,
-    admin: u.admin,
-    baseApiKeysUri: uriOf('apiKey_getAll', ids),
-    baseAppliancesUri: uriOf('appliance_getAll', ids),
-    baseCredAccountsUri: uriOf('cloudAccount_getAll', ids),
-    baseTargetFormatsUri: uriOf('userTargetFormat_getAll', ids),
-    baseImagesUri: uriOf('userMachineImage_getAll', ids),
-    baseMySoftwareLibraryUri: uriOf('mySoftware_getAll', ids),
-    basePublishImagesUri: uriOf('userMachineImagePublished_getAll', ids),
-    orgUris: [uris.org(DEFAULT_ORG_ID)],
-    uri: uriOf('user_get', ids),
-  });
-}
-
-function keyView(r: Row<'apikey'>): ApiKeyPair {
-  // The scope is the reference server's own (no field for it in uforge.xsd): not in the document.
-  const { scope: _scope, ...d } = r.doc;
-  return stamp(r, { ...d, uri: uris.apikey(r.owner, r.id) });
-}
 
 /** `POST …/apikeys?scope=read` makes a read-only pair; `read-write` (or nothing) the platform's default. */
 function keyScope(q: string | undefined): 'read' | undefined {
@@ -49,19 +19,19 @@ function keyScope(q: string | undefined): 'read' | undefined {
  * A signed URL authorises any method and can be replayed (the platform's scheme signs the URL only):
  * what hands over an account — a new password, a new key pair — needs Basic, i.e. the current password.
  */
-function needsPassword(req: Req, what: string): void {
+function needsPassword(req: ReqBase, what: string): void {
   if (req.caller.via !== 'basic') throw forbidden(`${what} needs Basic authentication (login and current password), not an API key signature`);
 }
 
 export const userRoutes = (ctx: Ctx) =>
   ({
-    user_get: (req) => doc('user', userView(ctx.store.getUser(req.params.uid!)!)),
+    user_get: (req) => req.ok(userView(ctx.store.getUser(req.params.uid)!)),
 
     user_update: async (req) => {
-      const uid = req.params.uid!;
+      const { uid } = req.params;
       const cur = ctx.store.getUser(uid)!;
       ifMatch(req, userView(cur));
-      const { value } = req.body('user');
+      const { value } = req.body();
       if (value.password !== undefined) needsPassword(req, 'changing a password');
       if (value.loginName !== undefined && value.loginName !== uid) throw badRequest('loginName cannot be changed');
       if (value.admin !== undefined && value.admin !== cur.admin && !req.caller.admin) throw forbidden('only an administrator may change admin');
@@ -73,39 +43,38 @@ export const userRoutes = (ctx: Ctx) =>
       const d = { ...now.doc };
       for (const f of ['email', 'firstName', 'surname', 'name'] as const) if (value[f] !== undefined) d[f] = value[f];
       const u = ctx.store.updateUser(uid, { doc: d, ...(value.admin !== undefined ? { admin: value.admin } : {}), ...(passwordHash ? { passwordHash } : {}) });
-      return doc('user', redact('user', userView(u)));
+      return req.ok(redact('user', userView(u)));
     },
 
     apiKey_getAll: (req) => {
-      const items = ctx.store.list('apikey', req.params.uid).map(keyView);
-      return doc('apiKeyPairs', { total: items.length, apiKeyPairs: items });
+      const items = ctx.store.list('apikey', req.params.uid).map(apiKeyView);
+      return req.ok({ total: items.length, apiKeyPairs: items });
     },
 
     apiKey_create: (req) => {
       needsPassword(req, 'creating an API key pair');
-      const { value } = req.body('apiKeyPair');
+      const { value } = req.body();
       const scope = keyScope(req.query.scope);
-      const k = newApiKey(ctx.store, ctx.box, req.params.uid!, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}), ...(scope ? { scope } : {}) });
-      const view = keyView(k.row);
+      const k = newApiKey(ctx.store, ctx.box, req.params.uid, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}), ...(scope ? { scope } : {}) });
       // The one answer that carries a secret key: its creation (README "API keys").
-      return doc('apiKeyPair', { ...view, secretKey: k.secretKey }, { location: view.uri! });
+      return req.created({ ...apiKeyView(k.row), secretKey: k.secretKey });
     },
 
     apiKey_update: (req) => {
       const row = owned(ctx, req, 'apikey', 'akid');
-      ifMatch(req, keyView(row));
-      const { value } = req.body('apiKeyPair');
+      ifMatch(req, apiKeyView(row));
+      const { value } = req.body();
       if (value.publicKey !== undefined && value.publicKey !== row.doc.publicKey) throw badRequest('publicKey cannot be changed');
       const d = { ...row.doc };
       if (value.name !== undefined) d.name = value.name;
       if (value.description !== undefined) d.description = value.description;
-      return doc('apiKeyPair', keyView(ctx.store.update('apikey', row.id, d)));
+      return req.ok(apiKeyView(ctx.store.update('apikey', row.id, d)));
     },
 
     apiKey_delete: (req) => {
       const row = owned(ctx, req, 'apikey', 'akid');
-      ifMatch(req, keyView(row));
+      ifMatch(req, apiKeyView(row));
       ctx.store.remove('apikey', row.id);
       return NO_CONTENT;
     },
-  }) satisfies Routes;
+  }) satisfies Partial<Routes>;

@@ -1,5 +1,5 @@
 // What each stored record holds: only what a user set or a job produced. Derived fields (uris,
-// counts, dbId, dates, digest) are added by the views (src/server/views.ts) when a record is sent.
+// counts, dbId, dates, digest) are added by the views (src/server/views/) when a record is sent.
 import type { InstallProfile, OpStatus } from '../../model/resources';
 
 /** A file stored under the data dir (wire contract §8: size and checksums filled when complete). */

@@ -69,6 +69,9 @@ describe('a real OS layer', () => {
     expect(existsSync(join(layer.dir, 'usr/share/doc/nginx/copyright'))).toBe(true);
     expect(existsSync(join(layer.dir, 'usr/share/doc/nginx/changelog.Debian.gz'))).toBe(false);
     expect(readdirSync(join(layer.dir, 'var/cache/apt/archives')).filter((f) => f.endsWith('.deb'))).toEqual([]);
+    // dpkg's build-only force-unsafe-io does not stay in the image: later installs in the machine fsync as usual.
+    const dpkgCfg = join(layer.dir, 'etc/dpkg/dpkg.cfg.d');
+    for (const f of readdirSync(dpkgCfg)) expect(readFileSync(join(dpkgCfg, f), 'utf8'), f).not.toMatch(/unsafe-io/);
     const mounts = execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' }).split('\n');
     expect(mounts.filter((m) => m.startsWith(layer.dir))).toEqual([]);
   });

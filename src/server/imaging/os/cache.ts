@@ -22,6 +22,7 @@ import { ImagingError } from '../errors';
 import type { InstalledPackage, OsLayerSpec } from '../system';
 import { validateMirror } from './mirror';
 import { mirrorState } from './mirror-state';
+import { runTool } from '../run';
 import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
 import type { OsLayerProgress } from './progress';
 import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
@@ -39,14 +40,14 @@ export interface OsLayer {
 }
 
 export interface OsLayerOptions {
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   readonly onProgress?: (p: OsLayerProgress) => void;
 }
 
 export interface OsLayerCacheOptions {
   readonly dir: string;
   /** Bound on the layers' total disk usage (the .deb cache is not counted); default 8 GiB. */
-  readonly maxBytes?: number;
+  readonly maxBytes?: number | undefined;
 }
 
 interface Meta {
@@ -266,6 +267,8 @@ export class OsLayerCache {
       await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
       await writeFile(join(work, 'used'), '');
       if (o.signal?.aborted) throw new AbortedError('image build aborted');
+      // dpkg ran without fsync (recipe.ts): one syncfs makes the tree durable before it is published.
+      await runTool('sync', ['--file-system', work], { signal: o.signal });
       await this.withLock('cache', () => rename(work, this.p('layers', key)));
     } catch (e) {
       await removeTree(work);
@@ -319,6 +322,6 @@ export class OsLayerCache {
 }
 
 /** Build (or take from the cache at `cacheDir`) the OS layer of a spec. The caller must `release()` it. */
-export function buildOsLayer(spec: OsLayerSpec, o: OsLayerOptions & { cacheDir: string; maxBytes?: number }): Promise<OsLayer> {
+export function buildOsLayer(spec: OsLayerSpec, o: OsLayerOptions & { cacheDir: string; maxBytes?: number | undefined }): Promise<OsLayer> {
   return new OsLayerCache({ dir: o.cacheDir, maxBytes: o.maxBytes }).acquire(spec, o);
 }

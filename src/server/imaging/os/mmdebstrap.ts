@@ -37,8 +37,8 @@ function pathEnv(): NodeJS.ProcessEnv {
 }
 
 export interface MmdebstrapRun {
-  readonly signal?: AbortSignal;
-  readonly onProgress?: (p: OsLayerProgress) => void;
+  readonly signal?: AbortSignal | undefined;
+  readonly onProgress?: ((p: OsLayerProgress) => void) | undefined;
 }
 
 /** Run `mmdebstrap args…`; on failure or abort the target's mounts are undone (the caller removes files). */

@@ -34,6 +34,9 @@ export const DPKG_OPTIONS = [
   'path-exclude=/usr/share/info/*',
 ] as const;
 
+/** dpkg options of the build only (removed from the tree at the end, see mmdebstrapArgs). */
+export const BUILD_ONLY_DPKG_CFG = '00appliance-forge-build';
+
 const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]+$/;
 const ARCH = /^[a-z0-9-]+$/;
 const VERSION = /^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
@@ -93,6 +96,10 @@ export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: stri
     `--include=${includeList(spec).join(',')}`,
     '--skip=essential/unlink,cleanup/apt/cache',
     `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && cp -al ${shellQuote(`${debCache}/.`)} "$1/var/cache/apt/archives/"`,
+    // dpkg fsyncs every unpacked file; a half-built tree is thrown away anyway, and the cache syncs the
+    // finished tree once before it is kept. A hook, not --dpkgopt, so the option does not stay in the image.
+    `--setup-hook=mkdir -p "$1/etc/dpkg/dpkg.cfg.d" && echo force-unsafe-io > "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}"`,
+    `--customize-hook=rm -f "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}"`,
     spec.suite,
     target,
     ...sourceLines(spec),

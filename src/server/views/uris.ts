@@ -1,25 +1,7 @@
-// From stored rows to model records: the base fields every record carries (wire contract §2:
-// created, dbId, digest, lastModified) and the URIs of each resource (spec "Resource URIs").
-import { createHash } from 'node:crypto';
-import { uriOf } from '../model/uris';
+// The URIs of the resources the server shows (spec "Resource URIs"), from the operations table
+// (src/model/uris.ts), and the numeric ids read back from a path.
+import { uriOf } from '../../model/uris';
 
-export interface Stamped {
-  id: number;
-  created: string;
-  modified: string;
-}
-
-/**
- * Add the base fields. `digest` hashes everything else the record shows, so the ETag changes
- * whenever any field of the answer does (wire contract §6).
- */
-export function stamp<T extends object>(row: Stamped, value: T): T & { dbId: number; created: string; lastModified: string; digest: string } {
-  const v = { ...value, dbId: row.id, created: row.created, lastModified: row.modified };
-  const digest = createHash('sha256').update(JSON.stringify(v)).digest('base64url').slice(0, 27);
-  return { ...v, digest };
-}
-
-/** The URI of each resource the server shows, from the operations table (src/model/uris.ts). */
 export const uris = {
   user: (uid: string) => uriOf('user_get', { uid }),
   account: (uid: string, caid: number) => uriOf('cloudAccount_get', { uid, caid }),

@@ -1,0 +1,27 @@
+// Offline validation, one report for `appliance-forge validate` and the Action's `mode: validate`:
+// the schema, the bundle files, the `${env:NAME}` names (an unset one is reported, not fatal), unknown
+// fields (errors with `strict`) and the platform tool's keys this project does not support. No
+// service, no credentials: a pull request from a fork has none.
+import { parseDeclarationFile } from './parse';
+import type { Problem } from './problems';
+import { SecretSet } from './secrets';
+
+export interface ValidationReport {
+  readonly ok: boolean;
+  readonly file: string;
+  readonly errors: number;
+  readonly warnings: number;
+  /** Every problem, values read from the environment masked in the messages. */
+  readonly problems: readonly Problem[];
+  /** The `${env:NAME}` variables the file reads. */
+  readonly env: readonly string[];
+}
+
+export function validateDeclarationFile(file: string, options: { strict?: boolean } = {}): ValidationReport {
+  const r = parseDeclarationFile(file, { strict: options.strict === true, envOptional: true });
+  const secrets = new SecretSet();
+  secrets.addAll(r.declaration?.secrets ?? []);
+  const problems = r.problems.map((p) => ({ ...p, message: secrets.mask(p.message) }));
+  const errors = problems.filter((p) => p.severity === 'error').length;
+  return { ok: errors === 0, file, errors, warnings: problems.length - errors, problems, env: r.envNames ?? [] };
+}
