@@ -3,6 +3,7 @@
 // piping the file into a plain node:http sink that drops it), both servers as child processes,
 // measured in the same run. Also the peak RSS of the client (this process) and of the server.
 // Build first: `npx tsc -p tsconfig.json && node bench/upload.mjs`.
+import { execFileSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
@@ -25,6 +26,8 @@ const file = join(dir, 'payload.bin');
   closeSync(fd);
 }
 const size = statSync(file).size;
+// The checksums the server must answer, from openssl (outside the timed part).
+const expected = Object.fromEntries(['sha256', 'md5'].map((a) => [a, /= ([0-9a-f]+)\s*$/.exec(execFileSync('openssl', ['dgst', `-${a}`, file], { encoding: 'utf8' }))[1]]));
 const mibps = (ms) => size / 1024 / 1024 / (ms / 1000);
 
 function rawCopy(url) {
@@ -40,7 +43,8 @@ function rawCopy(url) {
 
 const bare = await bareServer();
 const alice = await createUser(join(dir, 'data'), { login: 'alice' });
-const ref = await referenceServer(join(dir, 'data'));
+// No background catalog refresh: it would compete with the upload (and its memory is not the upload's).
+const ref = await referenceServer(join(dir, 'data'), ['--no-catalog-refresh']);
 const client = createClient({ url: ref.url, auth: alice, timeoutMs: 600_000 });
 try {
   console.log(`upload bench: ${MIB} MiB of random bytes (node ${process.version})`);
@@ -53,11 +57,12 @@ try {
   const done = await client.upload({ uid: 'alice', msid: String(sw.dbId), said: String(art.dbId), fileName: 'payload.bin' }, { file });
   const refMs = performance.now() - t0;
   if (done.size !== size) throw new Error(`server stored ${done.size} bytes of ${size}`);
+  if (done.sha256sum !== expected.sha256 || done.md5sum !== expected.md5) throw new Error(`server checksums ${done.sha256sum} ${done.md5sum} differ from openssl's ${expected.sha256} ${expected.md5}`);
   const clientRss = process.resourceUsage().maxRSS / 1024;
   const serverRss = peakRssMiB(ref.proc.pid);
   const ratio = mibps(refMs) / mibps(rawMs);
   console.log(`  raw loopback copy (node:http sink)      ${mibps(rawMs).toFixed(0).padStart(6)} MiB/s  (${rawMs.toFixed(0)} ms)`);
-  console.log(`  client.upload → reference server        ${mibps(refMs).toFixed(0).padStart(6)} MiB/s  (${refMs.toFixed(0)} ms; sha256 + md5 + fsync on the server)   ratio ${ratio.toFixed(2)}`);
+  console.log(`  client.upload → reference server        ${mibps(refMs).toFixed(0).padStart(6)} MiB/s  (${refMs.toFixed(0)} ms; sha256 + md5 + fsync on the server, checked against openssl)   ratio ${ratio.toFixed(2)}`);
   console.log(`  peak RSS: client ${clientRss.toFixed(0)} MiB, reference server ${serverRss.toFixed(0)} MiB (file ${MIB} MiB)`);
   summary('upload', `${MIB} MiB upload MiB/s`, Math.round(mibps(refMs)), Math.round(mibps(rawMs)), ratio, `peak RSS client ${clientRss.toFixed(0)} MiB, server ${serverRss.toFixed(0)} MiB`);
 } finally {

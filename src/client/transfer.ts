@@ -57,7 +57,8 @@ export async function uploadBody(source: UploadSource, onProgress?: (p: Progress
     });
     if (!st.isFile()) throw new TypeError(`upload: ${file} is not a regular file`);
     size = st.size;
-    open = () => createReadStream(file);
+    // 1 MiB reads: a third of the CPU of the default 64 KiB per byte sent (bench/upload).
+    open = () => createReadStream(file, { highWaterMark: 1024 * 1024 });
   } else {
     if (typeof source.open !== 'function') throw new TypeError('upload: open must be a function returning a Readable');
     if (!Number.isSafeInteger(source.size) || source.size < 0) throw new TypeError('upload: size must be a non-negative integer');

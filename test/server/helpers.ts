@@ -7,7 +7,16 @@ import { execFileSync } from 'node:child_process';
 import { Client as HttpClient } from 'undici';
 import { basicAuthorization, signTarget } from '../../src/auth/signer';
 import type { Client } from '../../src/client';
-import type { CreatedUser, RunningServer, StartOptions } from '../../src/server';
+import type { CreatedUser, RunningServer, ServerDeps, StartOptions } from '../../src/server';
+import { SecretBox } from '../../src/server/auth/secret-box';
+import { loadCatalog } from '../../src/server/catalog';
+import { FileStore } from '../../src/server/files/file-store';
+import { BuildSlots } from '../../src/server/jobs/build-slots';
+import { JobRunner } from '../../src/server/jobs/runner';
+import { deleteGlanceImage, publishToGlance } from '../../src/server/openstack';
+import { systemClock } from '../../src/server/ports';
+import { realImaging } from '../../src/server/start';
+import type { Store } from '../../src/server/store/store';
 import { startReferenceServer } from '../support/reference-server';
 
 export { XSD } from '../support/shared';
@@ -81,6 +90,21 @@ export async function startTestServer(o: Partial<StartOptions> = {}): Promise<Te
     close: () => ref.close(),
   };
   return t;
+}
+
+/** What buildServer needs over a data dir and its open store, for tests that look inside the server. */
+export function serverDeps(dir: string, store: Store): ServerDeps {
+  return {
+    store,
+    box: SecretBox.open(dir),
+    files: new FileStore(dir),
+    jobs: new JobRunner(),
+    clock: systemClock,
+    catalog: loadCatalog(),
+    buildSlots: new BuildSlots(1),
+    imaging: realImaging({}),
+    openstack: { publishToGlance, deleteGlanceImage },
+  };
 }
 
 /** Validate an XML document against the platform schema (xmllint throws on an invalid one); a missing schema fails, it never passes. */

@@ -2,16 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillPath, operations } from '../../src/model/operations';
 import { buildServer } from '../../src/server';
-import { SecretBox } from '../../src/server/auth/secret-box';
-import { FileStore } from '../../src/server/files/file-store';
-import { JobRunner } from '../../src/server/jobs/runner';
 import { systemClock } from '../../src/server/ports';
 import { Store } from '../../src/server/store/store';
-import { loadCatalog } from '../../src/server/catalog';
-import { BuildSlots } from '../../src/server/jobs/build-slots';
-import { realImaging } from '../../src/server/start';
-import { deleteGlanceImage, publishToGlance } from '../../src/server/openstack';
-import { startTestServer, tempDir, type TestServer } from './helpers';
+import { serverDeps, startTestServer, tempDir, type TestServer } from './helpers';
 import type { Appliance, Image } from '../../src/model/resources';
 import { NO_CONTENT, type Handler, type Routes } from '../../src/server/http/handler';
 
@@ -19,17 +12,7 @@ describe('operations table', () => {
   it('registers exactly the 76 operations of the table', async () => {
     const dir = tempDir();
     const store = new Store(dir, systemClock);
-    const { app, routes } = buildServer({
-      store,
-      box: SecretBox.open(dir),
-      files: new FileStore(dir),
-      jobs: new JobRunner(),
-      clock: systemClock,
-      catalog: loadCatalog(),
-      buildSlots: new BuildSlots(1),
-      imaging: realImaging({}),
-      openstack: { publishToGlance, deleteGlanceImage },
-    });
+    const { app, routes } = buildServer(serverDeps(dir, store));
     const ids = new Set(routes.map((r) => r.id));
     expect(ids.size).toBe(76);
     expect([...ids].sort()).toEqual(operations.map((o) => o.id).sort());

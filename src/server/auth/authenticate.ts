@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
 import type { Clock } from '../ports';
+import { GenerationMemo } from '../store/memo';
 import type { Store } from '../store/store';
 import { ServiceError } from '../service-error';
 import { FailureLimiter } from './failure-limiter';
@@ -34,9 +35,23 @@ function unauthorized(message: string): ServiceError {
 /** Verified Basic credentials, so that a client does not pay a scrypt per request. Bounded. */
 const BASIC_CACHE_MAX = 256;
 
+/** A public key resolved to its pair's owner and clear secret (or to nothing), for as long as no row changed. */
+interface KeyHolder {
+  login: string;
+  admin: boolean;
+  readOnly: boolean;
+  secret: string;
+}
+
 export class Authenticator {
   private readonly basicOk = new Map<string, true>();
   private readonly limiter: FailureLimiter;
+  /**
+   * Per public key: who holds it and its decrypted secret, so that a signed request does not read the key
+   * row, the user row and run the AES decryption each time (issue 11). Filed by public key, dropped on any
+   * change of the store (memo.ts): a deleted key or a changed user is seen by the next request.
+   */
+  readonly keys: GenerationMemo<KeyHolder | null>;
   /** A hash of no one's password: an unknown login costs the same scrypt as a known one (no timing oracle). */
   private dummyHash: Promise<string> | undefined;
   constructor(
@@ -46,6 +61,16 @@ export class Authenticator {
     private readonly rules: AuthRules,
   ) {
     this.limiter = new FailureLimiter(rules.failuresPerMinute, 60_000, rules.clock);
+    this.keys = new GenerationMemo(store, 4096);
+  }
+
+  private keyHolder(publicKey: string): KeyHolder | null {
+    return this.keys.get(publicKey, () => {
+      const key = this.store.byKey('apikey', publicKey);
+      const user = key?.secret ? this.store.getUser(key.owner) : undefined;
+      if (!key?.secret || !user) return null;
+      return { login: user.login, admin: user.admin, readOnly: key.doc.scope === 'read', secret: this.box.open(key.secret) };
+    });
   }
 
   /** The caller, or a 401; an address past its failure limit gets a 429 whatever it sends. */
@@ -64,13 +89,10 @@ export class Authenticator {
   private async verify(rawUrl: string, authorization: string | undefined): Promise<Caller> {
     const signed = parseSignedTarget(rawUrl, this.servicePath);
     if (signed) {
-      const key = this.store.byKey('apikey', signed.publicKey);
-      const user = key && this.store.getUser(key.owner);
-      if (!key || !key.secret || !user || !verifySignature(this.box.open(key.secret), signed)) {
-        throw unauthorized('invalid API key signature');
-      }
+      const holder = this.keyHolder(signed.publicKey);
+      if (!holder || !verifySignature(holder.secret, signed)) throw unauthorized('invalid API key signature');
       this.checkExpiry(signed.signed);
-      return { login: user.login, admin: user.admin, via: 'signature', ...(key.doc.scope === 'read' ? { readOnly: true } : {}) };
+      return { login: holder.login, admin: holder.admin, via: 'signature', ...(holder.readOnly ? { readOnly: true } : {}) };
     }
     if (/[?&]signature=/.test(rawUrl)) throw unauthorized('malformed API key signature (apiKey, then signature last)');
     const basic = parseBasicAuthorization(authorization);

@@ -7,6 +7,7 @@ import type { DistribProfile, Distribution, Pkg } from '../../model/resources';
 import { defaultDataFile, readCatalogData, type CatalogMeta, type PackageEntry } from './data-file';
 import { buildDistributions, buildProfile, DEBIAN_ID, PROFILES, selectProfilePackages } from './distributions';
 import { packageSelectors, toPkg } from './packages';
+import { deepFreeze } from '../deep-freeze';
 
 export { DEBIAN_ID, WINDOWS_ID } from './distributions';
 export type { CatalogMeta, PackageEntry } from './data-file';
@@ -122,13 +123,4 @@ export function createCatalog(file: string): Catalog {
       return e && formatVersion({ epoch: e.epoch, upstream: e.version, revision: e.release });
     },
   };
-}
-
-/** Records shared by every caller are frozen: a change would leak into every later answer. */
-function deepFreeze<T>(v: T): T {
-  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
-  }
-  return v;
 }

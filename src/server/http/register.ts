@@ -107,7 +107,8 @@ async function run(o: RegisterOptions, op: Operation, handler: AnyHandler, reque
   if (params.uid !== undefined) {
     // 403 before 404, so that a user cannot probe which other logins exist (wire contract §4).
     if (caller.login !== params.uid && !caller.admin) throw forbidden(`user ${caller.login} may not access resources of another user`);
-    if (!ctx.store.getUser(params.uid)) throw notFound(`no user ${params.uid}`);
+    // The caller's own login was resolved from the store by this request's authentication.
+    if (caller.login !== params.uid && !ctx.store.getUser(params.uid)) throw notFound(`no user ${params.uid}`);
   }
   const query = firstValues(request.query);
   const baseUrl = baseUrlOf(request, ctx);

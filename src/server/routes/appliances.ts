@@ -14,6 +14,7 @@ import { applianceView } from '../views/appliance';
 import { distributionOf } from '../views/catalog';
 import { DEFAULT_ORG_ID } from '../views/org';
 import { idParam, uris } from '../views/uris';
+import { viewCache } from '../view-cache';
 import { ifMatch, owned, requireText } from './common';
 import { removeApplianceImages } from '../jobs/removal';
 
@@ -55,12 +56,15 @@ function loadAppliance(ctx: Ctx, req: ReqWith<'uid' | 'aid'>): Row<'appliance'> 
 export const applianceRoutes = (ctx: Ctx) =>
   ({
     appliance_getAll: (req) => {
-      const all = ctx.store.list('appliance', req.params.uid).map((r) => applianceView(ctx, r));
+      const { uid } = req.params;
+      const cache = viewCache(ctx);
+      const all = cache.all('appliance', uid, () => ctx.store.list('appliance', uid).map((r) => cache.one('appliance', uid, r.id, () => applianceView(ctx, r))));
       const { total, items } = page('appliance', all, req.query);
       return req.ok({ total, appliances: items });
     },
 
-    appliance_get: (req) => req.ok(applianceView(ctx, loadAppliance(ctx, req))),
+    // Filed under the path's uid and id: built (and kept) only when that user owns that record.
+    appliance_get: (req) => req.ok(viewCache(ctx).one('appliance', req.params.uid, idParam(req.params.aid), () => applianceView(ctx, loadAppliance(ctx, req)))),
 
     appliance_create: async (req) => {
       const { uid } = req.params;

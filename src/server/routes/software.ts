@@ -101,7 +101,7 @@ async function upload(ctx: Ctx, req: Req<'mySoftwareArtifact_upload'>, fileNameP
   if (declared > ctx.limits.uploadBytes) throw new ServiceError(413, `upload larger than the limit of ${ctx.limits.uploadBytes} bytes`);
   const body = req.raw.body as Readable | undefined;
   const source: AsyncIterable<Uint8Array> = body && typeof body.pipe === 'function' ? body : (async function* () {})();
-  const written = await ctx.files.write(source, 'files', 'upload', ctx.limits.uploadBytes);
+  const written = await ctx.files.write(source, 'files', 'upload', ctx.limits.uploadBytes, Number.isFinite(declared) ? declared : undefined);
   const mime = (req.raw.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
   let old: string | undefined;
   const row = ctx.store.tx(() => {

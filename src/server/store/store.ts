@@ -57,9 +57,22 @@ export class Store {
   readonly db: Db;
   /** Prepared once per SQL text: preparing on every call cost more than running the query (bench/server-throughput). */
   private readonly statements = new Map<string, SqlStatement>();
+  /** See generation(): this connection's writes, and the last `data_version` seen (other connections' commits). */
+  private writes = 0;
+  private seenDataVersion: unknown;
+  private askedThisStep = false;
   /** `engine`: the SQLite engine to use (tests run both); default: the first available (sqlite.ts). */
   constructor(dataDir: string, private readonly clock: Clock, engine?: SqliteEngine) {
     this.db = openDb(dataDir, engine);
+  }
+
+  /** Every change goes through here, so that generation() moves with it (even when the statement fails half-way). */
+  private write(text: string, ...args: SqlValue[]): { lastInsertRowid: number | bigint } {
+    try {
+      return this.sql(text).run(...args);
+    } finally {
+      this.writes++;
+    }
   }
 
   private sql(text: string): SqlStatement {
@@ -77,7 +90,33 @@ export class Store {
   }
 
   tx<T>(fn: () => T): T {
-    return this.db.transaction(fn);
+    try {
+      return this.db.transaction(fn);
+    } finally {
+      // A rollback undoes writes that reads inside the transaction saw: whatever was derived from them is stale.
+      this.writes++;
+    }
+  }
+
+  /**
+   * A number that changes whenever a committed row may have changed: on every write through this store
+   * (and at the end of every transaction), and when another connection (`appliance-forge users` on the
+   * same data dir) committed (SQLite's `data_version`). Values derived from rows read at one generation
+   * stay right while it lasts (./memo.ts).
+   */
+  generation(): number {
+    // Asked once per synchronous step: a commit elsewhere during the step is seen at the next one, as if
+    // the step had run just before it (own writes count at once).
+    if (!this.askedThisStep) {
+      this.askedThisStep = true;
+      queueMicrotask(() => (this.askedThisStep = false));
+      const dv = (this.sql('PRAGMA data_version').get() as { data_version: unknown }).data_version;
+      if (dv !== this.seenDataVersion) {
+        this.seenDataVersion = dv;
+        this.writes++;
+      }
+    }
+    return this.writes;
   }
 
   // ---- users ---------------------------------------------------------------------------------
@@ -90,9 +129,7 @@ export class Store {
   insertUser(login: string, admin: boolean, passwordHash: string | null, doc: UserDoc): UserRow {
     const now = this.now();
     try {
-      this
-        .sql('INSERT INTO users (login, admin, password_hash, doc, created, modified) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(login, admin ? 1 : 0, passwordHash, JSON.stringify(doc), now, now);
+      this.write('INSERT INTO users (login, admin, password_hash, doc, created, modified) VALUES (?, ?, ?, ?, ?, ?)', login, admin ? 1 : 0, passwordHash, JSON.stringify(doc), now, now);
     } catch (e) {
       if (isUniqueViolation(e)) throw conflict(`user ${login} already exists`);
       throw e;
@@ -102,9 +139,7 @@ export class Store {
 
   updateUser(login: string, patch: { admin?: boolean; passwordHash?: string; doc?: UserDoc }): UserRow {
     const u = this.getUser(login)!;
-    this
-      .sql('UPDATE users SET admin = ?, password_hash = ?, doc = ?, modified = ? WHERE login = ?')
-      .run((patch.admin ?? u.admin) ? 1 : 0, patch.passwordHash ?? u.passwordHash, JSON.stringify(patch.doc ?? u.doc), this.now(), login);
+    this.write('UPDATE users SET admin = ?, password_hash = ?, doc = ?, modified = ? WHERE login = ?', (patch.admin ?? u.admin) ? 1 : 0, patch.passwordHash ?? u.passwordHash, JSON.stringify(patch.doc ?? u.doc), this.now(), login);
     return this.getUser(login)!;
   }
 
@@ -113,9 +148,7 @@ export class Store {
   insert<K extends Kind>(kind: K, r: NewRecord<K>, conflictMessage = `${kind} already exists`): Row<K> {
     const now = this.now();
     try {
-      const res = this
-        .sql('INSERT INTO records (kind, owner, parent_id, unique_key, doc, secret, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(kind, r.owner, r.parentId ?? null, r.uniqueKey ?? null, JSON.stringify(r.doc), r.secret ?? null, now, now);
+      const res = this.write('INSERT INTO records (kind, owner, parent_id, unique_key, doc, secret, created, modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', kind, r.owner, r.parentId ?? null, r.uniqueKey ?? null, JSON.stringify(r.doc), r.secret ?? null, now, now);
       return this.get(kind, Number(res.lastInsertRowid))!;
     } catch (e) {
       if (isUniqueViolation(e)) throw conflict(conflictMessage);
@@ -159,9 +192,7 @@ export class Store {
     const cur = this.get(kind, id);
     if (!cur) throw new Error(`${kind} ${id} vanished`);
     try {
-      this
-        .sql('UPDATE records SET doc = ?, unique_key = ?, secret = ?, modified = ? WHERE kind = ? AND id = ?')
-        .run(
+      this.write('UPDATE records SET doc = ?, unique_key = ?, secret = ?, modified = ? WHERE kind = ? AND id = ?', 
           JSON.stringify(doc),
           opts.uniqueKey === undefined ? cur.uniqueKey : opts.uniqueKey,
           opts.secret === undefined ? cur.secret : opts.secret,
@@ -177,7 +208,7 @@ export class Store {
   }
 
   remove(kind: Kind, id: number): void {
-    this.sql('DELETE FROM records WHERE kind = ? AND id = ?').run(kind, id);
+    this.write('DELETE FROM records WHERE kind = ? AND id = ?', kind, id);
   }
 
   /** Every path of a stored file, to tell orphans from live files at startup. */

@@ -1,0 +1,104 @@
+// Large uploads (issue 11): hashed in worker threads beside the writes, a few MiB in memory whatever
+// the size. Checksums are checked against openssl (an independent implementation), memory by the
+// process's RSS while 256 MiB go through (client and server both live in this process), and an
+// upload that passes the limit half-way (no Content-Length) is a 413 that keeps nothing.
+import { execFileSync } from 'node:child_process';
+import { randomFillSync } from 'node:crypto';
+import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signTarget } from '../../src/auth/signer';
+import { decodeXml } from '../../src/codec';
+import { PARALLEL_DIGEST_FROM } from '../../src/server/files/file-store';
+import { startTestServer, tempDir, type TestServer } from './helpers';
+
+const MIB = 1024 * 1024;
+
+function randomFile(dir: string, bytes: number): string {
+  const file = join(dir, `payload-${bytes}.bin`);
+  const fd = openSync(file, 'w');
+  const buf = Buffer.alloc(4 * MIB);
+  for (let left = bytes; left > 0; left -= buf.length) writeSync(fd, randomFillSync(buf), 0, Math.min(left, buf.length));
+  closeSync(fd);
+  return file;
+}
+
+const openssl = (algorithm: string, file: string): string => /= ([0-9a-f]+)\s*$/.exec(execFileSync('openssl', ['dgst', `-${algorithm}`, file], { encoding: 'utf8' }))![1]!;
+
+describe('large uploads', () => {
+  let t: TestServer;
+  const dir = tempDir('forge-upload-');
+  beforeAll(async () => {
+    t = await startTestServer({ limits: { uploadBytes: 512 * MIB } });
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function artifact(name: string): Promise<{ msid: number; said: number }> {
+    const c = t.client(t.alice);
+    const sw = await c.mySoftware_create({ uid: 'alice', body: { name, version: '1' } });
+    const art = await c.mySoftwareArtifact_add({ uid: 'alice', msid: sw.dbId!, body: { name: `${name}.bin` } });
+    return { msid: sw.dbId!, said: art.dbId! };
+  }
+
+  it('stores sizes around the slot and worker thresholds with the checksums openssl computes', async () => {
+    const c = t.client(t.alice);
+    for (const bytes of [PARALLEL_DIGEST_FROM - 1, PARALLEL_DIGEST_FROM, PARALLEL_DIGEST_FROM + MIB + 17, 3 * MIB]) {
+      const file = randomFile(dir, bytes);
+      const { msid, said } = await artifact(`sizes-${bytes}`);
+      const done = await c.upload({ uid: 'alice', msid, said, fileName: 'payload.bin' }, { file });
+      expect(done.size, `${bytes}`).toBe(bytes);
+      expect(done.sha256sum).toBe(openssl('sha256', file));
+      expect(done.md5sum).toBe(openssl('md5', file));
+    }
+  });
+
+  it('keeps the process RSS within 100 MiB of its start while 256 MiB are uploaded', async () => {
+    const file = randomFile(dir, 256 * MIB);
+    const { msid, said } = await artifact('big');
+    const rss0 = process.memoryUsage().rss;
+    let peak = rss0;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    try {
+      const done = await t.client(t.alice).upload({ uid: 'alice', msid, said, fileName: 'big.bin' }, { file });
+      expect(done.size).toBe(256 * MIB);
+      expect(done.sha256sum).toBe(openssl('sha256', file));
+      expect(done.md5sum).toBe(openssl('md5', file));
+    } finally {
+      clearInterval(sampler);
+    }
+    expect((peak - rss0) / MIB).toBeLessThanOrEqual(100);
+  });
+
+  it('a chunked upload that passes the limit half-way is a 413 and keeps nothing', async () => {
+    const small = await startTestServer({ limits: { uploadBytes: 6 * MIB } });
+    try {
+      const c = small.client(small.alice);
+      const sw = await c.mySoftware_create({ uid: 'alice', body: { name: 'over', version: '1' } });
+      const art = await c.mySoftwareArtifact_add({ uid: 'alice', msid: sw.dbId!, body: { name: 'over.bin' } });
+      async function* chunks(): AsyncGenerator<Buffer> {
+        for (let i = 0; i < 10; i++) yield Buffer.alloc(MIB, i);
+      }
+      // No Content-Length: the server learns the size only as the bytes come (worker hashing path).
+      const r = await request(`${small.server.url}/${signTarget(`users/alice/mysoftware/${sw.dbId}/artifacts/${art.dbId}/bin/over.bin`, small.alice)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: Readable.from(chunks()),
+      }).catch((e: Error) => e);
+      if (!(r instanceof Error)) {
+        expect(r.statusCode).toBe(413);
+        expect(await r.body.text()).toContain('uforgeError');
+      }
+      const a = await small.raw('GET', `users/alice/mysoftware/${sw.dbId}/artifacts/${art.dbId}`);
+      expect(decodeXml(a.text, 'softwareArtifact').value.uploaded).toBe(false);
+      expect(readdirSync(join(small.dataDir, 'tmp'))).toEqual([]);
+      expect(readdirSync(join(small.dataDir, 'files'))).toEqual([]);
+    } finally {
+      await small.close();
+    }
+  });
+});
