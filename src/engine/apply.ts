@@ -7,7 +7,7 @@ import { AbortedError, ForgeError, isForgeError, messageOf } from '../errors';
 import type { Appliance, Image, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
 import type { EventSink } from './events';
-import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, type SoftwarePlan, applianceTag } from './plan';
+import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, recordUri, type SoftwarePlan, urisOf, applianceTag } from './plan';
 import { publishImageBody } from './publication-body';
 import { installProfileOf } from './installation';
 import type { LocalFile, Resolved } from './state';
@@ -95,13 +95,13 @@ export async function applyPlan(
     });
     emit({ type: 'step', message: `created appliance ${stack.name} ${stack.version} (${app.uri})` });
   } else {
-    app = (await client.appliance_get({ aid: idOf(plan.appliance.uri!), signal: o.signal }));
+    app = (await client.appliance_get({ aid: idOf(recordUri(plan.appliance, 'appliance')), signal: o.signal }));
     if (plan.appliance.action === 'update') {
-      app = await client.appliance_update({ aid: idOf(app.uri!), body: { uri: app.uri, ...fields }, signal: o.signal });
+      app = await client.appliance_update({ aid: idOf(recordUri(app, 'appliance')), body: { uri: app.uri, ...fields }, signal: o.signal });
       emit({ type: 'step', message: `updated appliance ${stack.name} ${stack.version}: ${plan.appliance.changes.join(', ')}` });
     }
   }
-  const aid = idOf(app.uri!);
+  const aid = idOf(recordUri(app, 'appliance'));
   await applyOsProfile(c, plan, resolved, aid, app.osProfileUri);
 
   // ---- Images and their publications: each image with its publications is one independent task.
@@ -115,7 +115,7 @@ export async function applyPlan(
     o.signal,
   );
   const images = perImage.flat().sort((a, b) => a.builder - b.builder);
-  return { applianceUri: app.uri!, revision, images };
+  return { applianceUri: recordUri(app, 'appliance'), revision, images };
 }
 
 /** Runs tasks in parallel to their end; an abort wins over other failures, then all failures are thrown together. */
@@ -136,19 +136,22 @@ async function settleAll<T>(tasks: ReadonlyArray<{ what: string; run: () => Prom
 async function applySoftware(c: Ctx, s: SoftwarePlan): Promise<string> {
   const { client, o } = c;
   const b = s.bundle;
-  let uri = s.uri;
+  let uri: string;
   if (s.action === 'create') {
     const rec = await client.mySoftware_create({
-      body: { name: b.name, version: b.version, ...(b.description !== undefined ? { description: b.description } : {}) },
+      body: { name: b.name, version: b.version, description: b.description },
       signal: o.signal,
     });
-    uri = rec.uri!;
+    uri = recordUri(rec, 'mySoftware');
     c.emit({ type: 'step', message: `created software ${b.name} ${b.version}` });
-  } else if (s.descriptionChanged) {
-    await client.mySoftware_update({ msid: idOf(uri!), body: { name: b.name, version: b.version, description: b.description ?? '' }, signal: o.signal });
-    c.emit({ type: 'step', message: `updated software ${b.name} ${b.version}: description` });
+  } else {
+    uri = recordUri(s, 'mySoftware');
+    if (s.descriptionChanged) {
+      await client.mySoftware_update({ msid: idOf(uri), body: { name: b.name, version: b.version, description: b.description ?? '' }, signal: o.signal });
+      c.emit({ type: 'step', message: `updated software ${b.name} ${b.version}: description` });
+    }
   }
-  const msid = idOf(uri!);
+  const msid = idOf(uri);
   await settleAll(
     s.files.filter((f) => f.action !== 'unchanged').map((f) => ({
       what: `file ${b.name}/${f.name}`,
@@ -171,7 +174,7 @@ async function applySoftware(c: Ctx, s: SoftwarePlan): Promise<string> {
     })),
     o.signal,
   );
-  return uri!;
+  return uri;
 }
 
 function artifactBody(f: BundleFileDecl) {
@@ -191,7 +194,7 @@ async function uploadFile(c: Ctx, msid: string, label: string, f: BundleFileDecl
   const { client, o } = c;
   const art = await client.mySoftwareArtifact_add({ msid, body: artifactBody(f), signal: o.signal });
   const id = `upload:${label}`;
-  await client.upload({ msid, said: idOf(art.uri!), fileName: f.name }, { file: f.path }, {
+  await client.upload({ msid, said: idOf(recordUri(art, 'softwareArtifact')), fileName: f.name }, { file: f.path }, {
     signal: o.signal,
     onProgress: (p) => c.emit({
       type: 'progress', id, label: `upload ${label}`,
@@ -214,11 +217,11 @@ async function applyOsProfile(c: Ctx, plan: Plan, resolved: Resolved, aid: strin
     const p = await client.applianceOSProfile_create({
       aid, body: { kind: 'LinuxProfile', name: plan.osProfile.name, standardProfileUri: plan.osProfile.standardProfileUri }, signal: o.signal,
     });
-    osid = idOf(p.uri!);
+    osid = idOf(recordUri(p, 'distribProfile'));
     c.emit({ type: 'step', message: `${plan.osProfile.action === 'create' ? 'created' : 'replaced'} OS profile ${plan.osProfile.name}` });
     // A new profile starts from its base packages: plan the change set against what it holds now.
     const now = await client.applianceOSProfilePkg_getAll({ aid, osid, signal: o.signal });
-    pkgPlan = planPackages(resolved, (now.pkgs ?? []).map((x) => x.uri!).filter(Boolean));
+    pkgPlan = planPackages(resolved, urisOf(now.pkgs));
   }
   if (pkgPlan.action === 'unchanged') return;
   await client.applianceOSProfilePkg_updateAll({
@@ -257,9 +260,10 @@ async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly Pub
   }
   if (ip.action === 'generate' || ip.pending) {
     await waitJob(c, image, id, `generate ${ip.format}`);
-    image = await client.getByUri('image', image.uri!, { signal: o.signal });
+    image = await client.getByUri('image', recordUri(image, 'image'), { signal: o.signal });
   }
-  const itid = idOf(image.uri!);
+  const imageUri = recordUri(image, 'image');
+  const itid = idOf(imageUri);
   const published = await settleAll(
     pubs.map((p) => ({ what: `publication ${p.displayName}`, run: () => applyPublication(c, aid, itid, image, p) })),
     o.signal,
@@ -267,7 +271,7 @@ async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly Pub
   return ip.builders.map((builder) => {
     const pubIndex = pubs.findIndex((p) => p.builder === builder);
     return {
-      builder, format: ip.format, imageUri: image.uri!, sha256: image.sha256sum, size: image.fileSize ?? image.size,
+      builder, format: ip.format, imageUri, sha256: image.sha256sum, size: image.fileSize ?? image.size,
       downloadUri: image.downloadUri, fileName: image.fileName, reused: ip.action === 'reuse',
       ...(pubIndex >= 0 ? { publication: published[pubIndex]! } : {}),
     };
@@ -285,7 +289,7 @@ async function applyPublication(c: Ctx, aid: string, itid: string, image: Image,
     pub = await client.applianceImage_publish({
       aid, itid,
       body: publishImageBody({
-        imageUri: image.uri!, account: a,
+        imageUri: recordUri(image, 'image'), account: a,
         keystoneDomain: b.keystoneDomain, keystoneProject: b.keystoneProject, displayName: b.displayName, publicImage: b.publicImage,
       }),
     });
@@ -296,9 +300,9 @@ async function applyPublication(c: Ctx, aid: string, itid: string, image: Image,
   }
   if (p.action === 'publish' || p.pending) {
     await waitJob(c, pub, id, `publish ${p.displayName}`);
-    pub = await client.getByUri('publishImage', pub.uri!, { signal: o.signal });
+    pub = await client.getByUri('publishImage', recordUri(pub, 'publishImage'), { signal: o.signal });
   }
-  return { uri: pub.uri!, displayName: p.displayName, cloudId: pub.cloudId, reused: p.action === 'reuse' };
+  return { uri: recordUri(pub, 'publishImage'), displayName: p.displayName, cloudId: pub.cloudId, reused: p.action === 'reuse' };
 }
 
 function checkAborted(signal: AbortSignal | undefined): void {

@@ -6,7 +6,7 @@ import { digestFile } from '../digest';
 import { fiql } from '../fiql/builder';
 import type { Appliance } from '../model/resources';
 import type { Declaration } from './declaration';
-import { idOf } from './plan';
+import { idOf, recordUri, urisOf } from './plan';
 import type { LocalFile, Observed, ObservedSoftware } from './state';
 
 export async function findAppliance(client: Client, name: string, version: string, signal?: AbortSignal): Promise<Appliance | undefined> {
@@ -27,7 +27,7 @@ export async function observe(client: Client, decl: Declaration, signal?: AbortS
 export async function observeAppliance(
   client: Client, appliance: Appliance, signal?: AbortSignal,
 ): Promise<Omit<Observed, 'software'> & { appliance: Appliance }> {
-  const aid = idOf(appliance.uri!);
+  const aid = idOf(recordUri(appliance, 'appliance'));
   const osid = appliance.osProfileUri ? idOf(appliance.osProfileUri) : undefined;
   const [osProfile, pkgs, images, pubs] = await Promise.all([
     osid ? client.applianceOSProfile_get({ aid, osid, signal }) : Promise.resolve(undefined),
@@ -38,7 +38,7 @@ export async function observeAppliance(
   return {
     appliance,
     osProfile,
-    profilePkgUris: (pkgs?.pkgs ?? []).map((p) => p.uri!).filter(Boolean),
+    profilePkgUris: urisOf(pkgs?.pkgs),
     images: images.images ?? [],
     publications: pubs.publishImages ?? [],
   };

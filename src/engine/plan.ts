@@ -2,6 +2,7 @@
 // "converges"). A pure function of the declaration, what it resolved to and what the service
 // holds, so that `plan` changes nothing and `apply` does exactly what `plan` printed.
 import { createHash } from 'node:crypto';
+import { DecodeError } from '../errors';
 import { jobState } from '../model/job-state';
 import type { Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
 import { canonicalUri } from '../model/uris';
@@ -108,7 +109,21 @@ export interface PlanOptions {
 
 /** Last segment of a resource URI: the id in its path. */
 export function idOf(uri: string): string {
-  return uri.replace(/\/+$/, '').split('/').pop()!;
+  return uri.replace(/\/+$/, '').split('/').at(-1) ?? '';
+}
+
+/**
+ * The URI of a record the service answered (or the plan holds). Every record the service answers has
+ * one; a missing one is a DecodeError naming the record, not a crash further on.
+ */
+export function recordUri(r: { readonly uri?: string | undefined }, root: string): string {
+  if (!r.uri) throw new DecodeError('the service answered a record without its uri', `${root}.uri`);
+  return r.uri;
+}
+
+/** The URIs of the records that have one. */
+export function urisOf(records: ReadonlyArray<{ readonly uri?: string | undefined }> | undefined): string[] {
+  return (records ?? []).flatMap((r) => (r.uri ? [r.uri] : []));
 }
 
 /** The same resource, whichever of the spellings `canonicalUri` accepts. */

@@ -55,4 +55,9 @@ export class ProblemList {
   throwIfErrors(): void {
     if (this.hasErrors) throw new DeclarationError(this.sorted());
   }
+
+  /** Throws the DeclarationError of the problems so far (the caller has just added an error). */
+  throwErrors(): never {
+    throw new DeclarationError(this.sorted());
+  }
 }

@@ -6,7 +6,7 @@ import { fiql } from '../fiql/builder';
 import type { TargetFormat } from '../model/resources';
 import { type Declaration, type PackageDecl, isAccountRef } from './declaration';
 import { findPackage, wantedLabel } from './package-choice';
-import { idOf } from './plan';
+import { idOf, urisOf } from './plan';
 import { ProblemList } from './problems';
 import type { Resolved, ResolvedAccount, ResolvedPackage } from './state';
 
@@ -58,24 +58,27 @@ export async function resolveDeclaration(client: Client, decl: Declaration, sign
   }
 
   // ---- Distribution, base profile and packages
-  const dist = (dists.distributions ?? [])[0];
-  if (!dist?.uri) {
+  const distUri = (dists.distributions ?? [])[0]?.uri;
+  if (!distUri) {
     problems.add(os.at, `no distribution ${label} on the service`);
-    problems.throwIfErrors();
+    return problems.throwErrors();
   }
-  const distId = idOf(dist!.uri!);
+  const distId = idOf(distUri);
   const profiles = await client.osTemplate_getAll({ id: distId, params: { query: fiql.eq('name', os.profile) }, signal });
   const profile = (profiles.distribProfiles ?? []).find((p) => p.name === os.profile);
   const [basePkgs, packages] = await Promise.all([
     profile?.uri ? client.osTemplatePkgs_get({ id: distId, prid: idOf(profile.uri), signal }) : Promise.resolve(undefined),
     resolvePackages(client, distId, decl.stack.packages, problems, label, signal),
   ]);
-  if (!profile?.uri) problems.add(os.profileAt, `no base profile "${os.profile}" for ${label}`);
+  if (!profile?.uri) {
+    problems.add(os.profileAt, `no base profile "${os.profile}" for ${label}`);
+    return problems.throwErrors();
+  }
   problems.throwIfErrors();
 
   return {
-    distribution: { uri: dist!.uri!, id: distId, label },
-    profile: { uri: profile!.uri!, name: profile!.name!, pkgUris: new Set((basePkgs?.pkgs ?? []).map((p) => p.uri!).filter(Boolean)) },
+    distribution: { uri: distUri, id: distId, label },
+    profile: { uri: profile.uri, name: os.profile, pkgUris: new Set(urisOf(basePkgs?.pkgs)) },
     packages,
     formats,
     accounts,
