@@ -1,7 +1,7 @@
 // Cloud accounts (wire contract §9): the password is write-only, stored sealed, and answers carry
 // `secretsMissing=true` in its place.
 import { isHttpUrl } from '../../model/field-rules';
-import type { CredAccount } from '../../model/resources';
+import { OPENSTACK_ACCOUNT_FIELDS, openStackAccountFields, type CredAccount } from '../../model/resources';
 import type { Ctx } from '../context';
 import { NO_CONTENT, type Routes } from '../http/handler';
 import { page } from '../http/list';
@@ -10,19 +10,24 @@ import type { AccountDoc } from '../store/docs';
 import { accountView } from '../views/account';
 import { ifMatch, owned, requireText } from './common';
 
+/** The account's endpoints (checked as http(s) URLs and against the allowed endpoints) and what is stored in the
+ * clear (every field of the model's OpenStack account but the secret, which is sealed apart). */
+const URL_FIELDS = OPENSTACK_ACCOUNT_FIELDS.filter((f): f is typeof f & keyof AccountDoc => f.endsWith('Url'));
+const CLEAR_FIELDS = OPENSTACK_ACCOUNT_FIELDS.filter((f): f is typeof f & keyof AccountDoc => !openStackAccountFields[f].secret);
+
 /** The stored part of an account from a request (also an account embedded in a publication). */
 export function accountFromBody(v: CredAccount, prev?: AccountDoc): AccountDoc {
   const tp = v.targetPlatform;
   if (tp && ((tp.type && tp.type.toLowerCase() !== 'openstack') || (tp.name && tp.name.toLowerCase() !== 'openstack'))) {
     throw badRequest('only OpenStack accounts are supported (targetPlatform openstack)');
   }
-  for (const f of ['keystoneUrl', 'glanceUrl'] as const) {
+  for (const f of URL_FIELDS) {
     const u = v[f];
     if (u !== undefined && !isHttpUrl(u)) throw badRequest(`${f} must be an http(s) URL`);
   }
   const out: AccountDoc = { ...(prev ?? { kind: 'CredAccountOpenStack', name: '' }), kind: 'CredAccountOpenStack' };
   if (v.name !== undefined) out.name = v.name.trim();
-  for (const f of ['glanceUrl', 'keystoneUrl', 'login', 'keystoneVersion'] as const) if (v[f] !== undefined) out[f] = v[f];
+  for (const f of CLEAR_FIELDS) if (v[f] !== undefined) out[f] = v[f];
   out.keystoneVersion ??= 'v3';
   return out;
 }
@@ -30,7 +35,7 @@ export function accountFromBody(v: CredAccount, prev?: AccountDoc): AccountDoc {
 /** 400 unless the account's endpoints are among the server's allowed cloud endpoints (when it lists any). */
 export function checkCloudEndpoints(ctx: Ctx, d: AccountDoc): void {
   if (!ctx.cloudEndpoints) return;
-  for (const f of ['keystoneUrl', 'glanceUrl'] as const) {
+  for (const f of URL_FIELDS) {
     const u = d[f];
     if (u !== undefined && !ctx.cloudEndpoints.some((e) => withinPrefix(u, e))) {
       throw badRequest(`${f} is not one of the cloud endpoints this server may connect to`);
