@@ -2,7 +2,6 @@
 // rules about promises the compiler does not check (a promise nobody awaits loses its error and its ordering).
 import js from '@eslint/js';
 import globals from 'globals';
-import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -35,18 +34,6 @@ export default tseslint.config(
       // Tests edit YAML with regexes that match its indentation literally.
       'no-regex-spaces': 'off',
     },
-  },
-  {
-    // No import cycle in what the package ships (style: small modules, no cycle): a module that needs another's
-    // value never reaches it back. Type-only imports are erased at run time and do not count.
-    files: ['src/**/*.ts', 'provider/**/*.ts', 'action/src/**/*.ts'],
-    plugins: { 'import-x': importX },
-    settings: {
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'] })],
-    },
-    rules: { 'import-x/no-cycle': 'error' },
   },
   {
     // Pulumi serializes this provider object into state: it must require the runtime inside each call, not import it.
