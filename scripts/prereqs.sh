@@ -8,6 +8,23 @@
 set -eu
 cd "$(dirname "$0")/.."
 [ $# -eq 0 ] && set -- build boot
+# Sandboxed builds (build): a subordinate id range for the user that builds, so its image tools run
+# as root of a user namespace (host/sandbox.ts); root adds one, anyone else is told how.
+subids() {
+  local who=$1 file
+  for file in /etc/subuid /etc/subgid; do
+    grep -q "^$who:" "$file" 2>/dev/null && continue
+    if [ "$(id -u)" = 0 ]; then
+      # the first free range of 65536 ids above every range already given out
+      local start
+      start=$(awk -F: 'BEGIN{m=100000} {e=$2+$3; if (e>m) m=e} END{print m}' /etc/subuid /etc/subgid 2>/dev/null || echo 100000)
+      if [ "$file" = /etc/subuid ]; then usermod --add-subuids "$start-$((start + 65535))" "$who"; else usermod --add-subgids "$start-$((start + 65535))" "$who"; fi
+      echo "appliance-forge: added the subordinate id range $start-$((start + 65535)) for $who to $file"
+    else
+      echo "appliance-forge: no subordinate id range for $who in $file: as root, run usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $who (or bash scripts/prereqs.sh)" >&2
+    fi
+  done
+}
 missing=$(node -e '
   const t = require("./data/host-tools.json"); const fs = require("fs"); const path = require("path");
   const dirs = (process.env.PATH + ":/usr/sbin:/sbin").split(":");
@@ -19,6 +36,7 @@ missing=$(node -e '
   }
   console.log([...out].sort().join(" "));
 ' "$@")
+case " $* " in *" build "*) subids "$(id -un)"; [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && subids "$SUDO_USER" ;; esac
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "appliance-forge: installing Debian packages: $missing"

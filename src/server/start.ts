@@ -71,7 +71,8 @@ export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' |
     targetFormats: TARGET_FORMATS,
     mirror: o.mirror ?? defaultMirror(),
     osLayer: (spec, opts) => buildOsLayer(spec, { ...opts, cacheDir, ...(o.maxCacheBytes !== undefined ? { maxBytes: o.maxCacheBytes } : {}) }),
-    buildImage,
+    // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
+    buildImage: (b) => buildImage({ ...b, workDir: join(cacheDir, 'tmp') }),
   };
 }
 

@@ -103,7 +103,8 @@ describe('conflicting or invalid files', () => {
     // PATH holds only the other tools the build runs: the real grub-mkimage is simply not found.
     const bin = join(tmp.path, 'bin-no-grub');
     mkdirSync(bin);
-    for (const t of ['cp', 'du', 'mke2fs', 'dumpe2fs']) symlinkSync(execFileSync('sh', ['-c', `command -v ${t}`], { encoding: 'utf8' }).trim(), join(bin, t));
+    const others = ['cp', 'du', 'mke2fs', 'dumpe2fs', 'unshare', 'newuidmap', 'newgidmap'];
+    for (const t of others) symlinkSync(execFileSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${t}`], { encoding: 'utf8' }).trim(), join(bin, t));
     const saved = process.env.PATH;
     process.env.PATH = bin;
     try {

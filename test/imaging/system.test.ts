@@ -8,6 +8,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSy
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck } from '../../src/boot-check';
+import { currentSandbox, sandboxed } from '../../src/host/sandbox';
 import { applySystem, buildImage, copyTree, isImagingError, MANIFEST_PATH, type SystemSettings } from '../../src/server/imaging';
 import { buildOsLayer, type OsLayer } from '../../src/server/imaging/os';
 import { requireBuildPrerequisites, scratch, spec, TEST_CACHE } from './os/helpers';
@@ -57,14 +58,16 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-const sh = (tree: string, ...args: string[]): string => execFileSync('chroot', [tree, ...args], { encoding: 'utf8' }).trim();
+// The tree's owners are the build's namespace ids: read it back from inside the same namespace.
+const sandbox = currentSandbox();
+const sh = (tree: string, ...args: string[]): string => execFileSync(...sandboxed(sandbox, 'chroot', [tree, ...args]), { encoding: 'utf8' }).trim();
 
 describe('applySystem on a copy of the OS layer', () => {
   let tree: string;
   beforeAll(async () => {
     tree = join(tmp.path, 'tree');
-    await copyTree(layer.dir, tree);
-    await applySystem(tree, { settings, files, manifest, cloudInit: false });
+    await copyTree(layer.dir, tree, sandbox);
+    await applySystem(tree, { settings, files, manifest, cloudInit: false, sandbox });
   }, 600_000);
 
   it('creates the groups and users as declared', () => {
@@ -112,7 +115,7 @@ describe('applySystem on a copy of the OS layer', () => {
 
   it('keeps a hostile symlink of the tree inside the tree, and names an unknown owner', async () => {
     const evil = join(tmp.path, 'evil');
-    await copyTree(layer.dir, evil);
+    await copyTree(layer.dir, evil, sandbox);
     const outside = join(tmp.path, 'outside');
     mkdirSync(outside);
     symlinkSync(`../../../../../../../..${outside}`, join(evil, 'opt', 'escape'));
@@ -121,7 +124,7 @@ describe('applySystem on a copy of the OS layer', () => {
     await applySystem(evil, {
       settings: { ...settings, users: [], groups: [], rootUser: { disablePasswordLogin: false, sshKeys: [] } },
       files: [{ source: join(tmp.path, 'tool'), destination: '/opt/escape/x' }, { source: join(tmp.path, 'tool'), destination: '/opt/link' }],
-      manifest, cloudInit: true,
+      manifest, cloudInit: true, sandbox,
     });
     expect(existsSync(join(outside, 'x'))).toBe(false);
     expect(readFileSync(join(outside, 'target'), 'utf8')).toBe('outside'); // replaced in the tree, not written through
@@ -129,7 +132,7 @@ describe('applySystem on a copy of the OS layer', () => {
     expect(existsSync(join(evil, outside.slice(1), 'x'))).toBe(true); // `..` stopped at the image's root
     expect(existsSync(join(evil, 'etc/network/interfaces.d/eth0'))).toBe(false); // cloud-init's job
 
-    const e = await applySystem(evil, { settings: { ...settings, users: [], groups: [] }, files: [{ source: join(tmp.path, 'tool'), destination: '/opt/t', ownerGroup: 'nobody-here:web' }], manifest, cloudInit: true }).catch((x: unknown) => x);
+    const e = await applySystem(evil, { settings: { ...settings, users: [], groups: [] }, files: [{ source: join(tmp.path, 'tool'), destination: '/opt/t', ownerGroup: 'nobody-here:web' }], manifest, cloudInit: true, sandbox }).catch((x: unknown) => x);
     expect(isImagingError(e, 'input') && e.message).toContain('nobody-here');
   }, 600_000);
 });
@@ -153,7 +156,7 @@ describe('buildImage: a bootable qcow2', () => {
     expect(table).toMatch(/start=\s*2048, size=\s*4192256, type=83, bootable/);
     expect(execFileSync('blkid', ['-p', '-O', '1048576', '-s', 'LABEL', '-o', 'value', raw], { encoding: 'utf8' }).trim()).toBe('root');
     expect(e2fsck(raw).status).toBe(0);
-    expect(execFileSync('dd', [`if=${raw}`, 'bs=1', 'count=440', 'status=none']).equals(readFileSync(join(layer.dir, 'usr/lib/grub/i386-pc/boot.img')).subarray(0, 440))).toBe(true);
+    expect(execFileSync('dd', [`if=${raw}`, 'bs=1', 'count=440', 'status=none']).equals(readFileSync('/usr/lib/grub/i386-pc/boot.img').subarray(0, 440))).toBe(true);
     const grub = debugfsCat(raw, '/boot/grub/grub.cfg').toString();
     expect(grub).toContain('search --no-floppy --label root --set=root');
     expect(grub).toContain('linux /vmlinuz root=LABEL=root ro console=tty0 console=ttyS0,115200n8 net.ifnames=0 quiet systemd.show_status=1');

@@ -1,13 +1,15 @@
 // Reading images back with the real tools: qemu-img (info, check, convert, compare), partx and
 // e2fsprogs (debugfs, e2fsck) on the partition at its 1 MiB offset.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { currentSandbox, hostId } from '../../src/host/sandbox';
 import type { SystemSettings } from '../../src/server/imaging';
 
 export function tempDir(label: string): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), `af-imaging-${label}-`));
+  chmodSync(path, 0o711); // the build's user namespace root passes through (host/sandbox.ts)
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }) };
 }
 
@@ -69,8 +71,7 @@ export function filesIn(dir: string): string[] {
 
 /**
  * A tiny OS tree for the tests of disk writing (formats, abort, memory, input), where booting is not
- * what is tested: the accounts files, one time zone, the host's GRUB modules (grub-pc-bin) and
- * stand-ins for the kernel and initramfs. The bootable pipeline on a real Debian layer is in
+ * what is tested: the accounts files, one time zone and stand-ins for the kernel and initramfs. The bootable pipeline on a real Debian layer is in
  * system.test.ts.
  */
 export function fakeTree(dir: string): string {
@@ -81,10 +82,11 @@ export function fakeTree(dir: string): string {
   mkdirSync(join(tree, 'root'), { mode: 0o700 });
   mkdirSync(join(tree, 'usr/share/zoneinfo/Etc'), { recursive: true });
   copyFileSync('/usr/share/zoneinfo/Etc/UTC', join(tree, 'usr/share/zoneinfo/Etc/UTC'));
-  mkdirSync(join(tree, 'usr/lib/grub'), { recursive: true });
-  execFileSync('cp', ['-a', '/usr/lib/grub/i386-pc', join(tree, 'usr/lib/grub/')]);
   writeFileSync(join(tree, 'vmlinuz'), 'not a kernel: this tree is not booted\n');
   writeFileSync(join(tree, 'initrd.img'), 'not an initramfs\n');
+  // Owned as an OS layer is: by root of the build's namespace.
+  const s = currentSandbox();
+  execFileSync('chown', ['-R', `${hostId(s, 0, 'uid')}:${hostId(s, 0, 'gid')}`, tree]);
   return tree;
 }
 

@@ -9,6 +9,7 @@ import { ignoreInGit } from '../../engine/embedded';
 import { DEFAULT_DATA_DIR, UsageError, type Command, type CommandModule } from '../command';
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
 import { messageOf } from '../../errors';
+import { currentSandbox } from '../../host/sandbox';
 
 const HELP = `usage: appliance-forge serve [options]
 
@@ -111,6 +112,8 @@ const run: Command = async (args) => {
   });
   ignoreInGit(dataDir);
   process.stdout.write(`${server.url}\n`);
+  // One line on how builds run (sandboxed in a user namespace, or privileged) and why.
+  if (!values.quiet) process.stderr.write(`appliance-forge serve: ${currentSandbox().reason}\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGTERM', stop);

@@ -4,9 +4,10 @@
 // or abort the temporary output too; an existing `outFile` is only replaced by a finished image.
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, stat, unlink } from 'node:fs/promises';
+import { lchown, mkdir, mkdtemp, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AbortedError } from '../../errors';
+import { blockedFolder, currentSandbox, hostId, sandboxProblem, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from './errors';
 import { writeBootableRaw } from './bootdisk';
 import type { DiskFormat } from './formats';
@@ -14,10 +15,12 @@ import { digestFile, writeDigested, type Digests } from './output';
 import { reporter, type ProgressSink, type Reporter } from './progress';
 import { qcow2FromRaw } from './qcow2';
 import { qemuConvert } from './qemu';
+import { runTool } from './run';
 import type { ImageFile } from './staging';
 import type { SystemSettings } from './system';
 import { applySystem } from './system-apply';
 import { copyTree } from './tree';
+import { processOwner } from './os/owner';
 
 const MiB = 1024 * 1024;
 /** Smallest disk: a Minimal Debian with its kernel and initramfs takes about 400 MiB, with room to run. */
@@ -41,8 +44,13 @@ export interface BuildImageOptions {
   readonly manifest: string;
   /** The finished image; its directory must exist. Replaced only when the new image is complete. */
   readonly outFile: string;
-  /** Where scratch files go (a private subdirectory is made and removed). */
+  /**
+   * Where scratch files go (a private subdirectory is made and removed). In a user namespace the
+   * namespace's root must be able to reach it (the OS layer cache's tmp folder is made for that).
+   */
   readonly workDir: string;
+  /** Who the tools touching the tree run as; default: this process's (host/sandbox.ts). */
+  readonly sandbox?: Sandbox | undefined;
   readonly signal?: AbortSignal;
   readonly onProgress?: ProgressSink;
   /** Percentages this build reports span `from`..`to` (default 0..100): the caller's job may have done work before. */
@@ -82,32 +90,48 @@ function ranged(sink: ProgressSink | undefined, range: { from: number; to: numbe
   return (p) => sink({ ...p, percentage: Math.floor(from + ((to - from) * p.percentage) / 100) });
 }
 
+/** The sandbox a build runs in, or why it cannot run (before anything is written). */
+function sandboxOf(o: BuildImageOptions): Sandbox {
+  const sandbox = o.sandbox ?? currentSandbox();
+  const problem = sandboxProblem(sandbox);
+  if (problem !== undefined) throw new ImagingError('prerequisite', problem);
+  const blocked = blockedFolder(sandbox, o.workDir);
+  if (blocked !== undefined) {
+    throw new ImagingError('prerequisite', `the build folder ${o.workDir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`);
+  }
+  return sandbox;
+}
+
 export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   checkAbort(o.signal);
   await checkOptions(o);
+  const sandbox = sandboxOf(o);
   const progress = reporter(ranged(o.onProgress, o.progressRange));
   const diskBytes = o.settings.diskMiB * MiB;
   progress.stage(0, 0, 'applying software and settings');
   await mkdir(o.workDir, { recursive: true });
-  const buildDir = await mkdtemp(join(o.workDir, 'image-'));
+  // Named for this process, so the cache's sweep removes it after a crash and never while it runs.
+  const buildDir = await mkdtemp(join(o.workDir, `${processOwner()}-image-`));
   const partOut = join(dirname(o.outFile), `.${basename(o.outFile)}.${randomUUID().slice(0, 8)}.part`);
   try {
+    // The namespace's root writes the tree and the disk here.
+    await lchown(buildDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
     const tree = join(buildDir, 'root');
-    await copyTree(o.layerDir, tree, o.signal);
+    await copyTree(o.layerDir, tree, sandbox, o.signal);
     progress.stage(0, 20, 'applying software and settings', 0.5);
     checkAbort(o.signal);
-    await applySystem(tree, { settings: o.settings, files: o.files, manifest: o.manifest, cloudInit: o.cloudInit, signal: o.signal });
+    await applySystem(tree, { settings: o.settings, files: o.files, manifest: o.manifest, cloudInit: o.cloudInit, signal: o.signal, sandbox });
     checkAbort(o.signal);
 
-    // A raw image is made in place (sparse); every other disk is made from a raw one in the work dir.
-    const directRaw = o.disk === 'raw' && !o.compress;
-    const rawPath = directRaw ? partOut : join(buildDir, 'disk.raw');
+    // The raw disk is made in the work dir (reachable from the namespace), every other disk from it.
+    const rawPath = join(buildDir, 'disk.raw');
     await writeBootableRaw({
       tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
-      scratchDir: buildDir, signal: o.signal,
+      scratchDir: buildDir, signal: o.signal, sandbox,
       onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
     });
     await rm(tree, { recursive: true, force: true });
+    if (o.disk === 'raw' && !o.compress) await moveFile(rawPath, partOut, o.signal);
     progress.stage(50, 50, `converting to ${o.disk}`);
     checkAbort(o.signal);
 
@@ -156,6 +180,17 @@ async function writeDisk(o: BuildImageOptions, rawPath: string, partOut: string,
       if (!compress) return digestFile(converted, signal, written(80, 98, 'computing checksums', size));
       return writeDigested(readCounted(converted, written(80, 98, 'compressing the disk', size)), partOut, { compress, signal });
     }
+  }
+}
+
+/** Rename, or copy keeping holes when the work dir is on another filesystem than the output. */
+async function moveFile(from: string, to: string, signal?: AbortSignal): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+    await runTool('cp', ['--sparse=always', '--', from, to], { signal });
+    await unlink(from);
   }
 }
 

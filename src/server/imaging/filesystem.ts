@@ -1,7 +1,8 @@
 // The raw disk: a sparse file with an MBR and one ext4 partition made by e2fsprogs from a tree
 // (`mke2fs -d`, at `-E offset=` the partition start). No loop device, no mount.
-import { open } from 'node:fs/promises';
+import { lchown, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { hostId, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from './errors';
 import { mbrSector, PARTITION_OFFSET } from './mbr';
 import { runTool } from './run';
@@ -17,6 +18,8 @@ export interface Ext4DiskOptions {
   /** Active flag of the partition (BIOS boot code looks for it). */
   readonly bootable: boolean;
   readonly signal?: AbortSignal | undefined;
+  /** mke2fs reads the tree as root of the build's namespace, so the image's owners are its ids. */
+  readonly sandbox: Sandbox;
 }
 
 /** e2fsprogs opens `file?offset=N` at a byte offset (unix_io "offset" option); used by debugfs and e2fsck. */
@@ -32,13 +35,15 @@ export async function writeExt4Disk(o: Ext4DiskOptions): Promise<void> {
   } finally {
     await fh.close();
   }
+  // Written by mke2fs (and read by dumpe2fs) as the namespace's root.
+  await lchown(o.rawPath, hostId(o.sandbox, 0, 'uid'), hostId(o.sandbox, 0, 'gid'));
   // The tools run in the file's directory and get its bare name, so a `?` elsewhere in the path
   // cannot be read as the `?offset=` option.
   const cwd = dirname(o.rawPath);
   const name = basename(o.rawPath);
   const fsKiB = (o.diskBytes - PARTITION_OFFSET) / 1024;
   try {
-    await runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', o.label, '-d', o.tree, '-E', `offset=${PARTITION_OFFSET}`, name, `${fsKiB}k`], { cwd, signal: o.signal });
+    await runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', o.label, '-d', o.tree, '-E', `offset=${PARTITION_OFFSET}`, name, `${fsKiB}k`], { cwd, signal: o.signal, sandbox: o.sandbox });
   } catch (e) {
     if (e instanceof ImagingError && /could not allocate|no space left|not enough space|too many inodes/i.test(e.message)) {
       throw new ImagingError('disk-full', `the system does not fit in a ${o.diskBytes / 1048576} MiB disk (mke2fs: ${lastLine(e.message)})`, e);

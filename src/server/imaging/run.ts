@@ -5,6 +5,7 @@ import { AbortedError } from '../../errors';
 import hostTools from '../../../data/host-tools.json';
 import { diesWithParent } from '../../host/child';
 import { findOnPath } from '../../host/path';
+import { sandboxed, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from './errors';
 
 /** Keep the last bytes of a tool's stderr: enough for its message, bounded whatever it prints. */
@@ -18,6 +19,8 @@ export interface RunOptions {
   readonly onStdout?: (text: string) => void;
   /** Written to the tool's stdin (e.g. `name:hash` lines for chpasswd: never on a command line). */
   readonly input?: string;
+  /** Run as root of the build's user namespace (tools that read or write a build's tree). */
+  readonly sandbox?: Sandbox | undefined;
 }
 
 /** The Debian package of each host tool a build runs (data/host-tools.json, the one list; scripts/prereqs.sh installs it). */
@@ -50,10 +53,11 @@ export async function runToolOutput(command: string, args: readonly string[], op
 }
 
 export function runTool(command: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
-  const { signal, onStdout, cwd, input } = opts;
+  const { signal, onStdout, cwd, input, sandbox } = opts;
   return new Promise<RunResult>((resolve, reject) => {
     if (signal?.aborted) return reject(new AbortedError('image build aborted'));
-    const [cmd, argv] = diesWithParent(command, args);
+    // The parent-death signal is set inside the namespace: changing to its root would clear it.
+    const [cmd, argv] = sandbox ? sandboxed(sandbox, ...diesWithParent(command, args)) : diesWithParent(command, args);
     if (!findOnPath(command)) return reject(missingTool(command));
     const child = spawn(cmd, argv, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], cwd, env: { ...process.env, LC_ALL: 'C' } });
     let stderr = '';

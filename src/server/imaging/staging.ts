@@ -1,13 +1,12 @@
 // The appliance's own files in the image tree: the manifest and every software file at its
 // destination with its mode and owner. Everything is checked before the first write, and every path
 // is built from checked segments resolved inside the tree, so nothing lands outside it.
-import { constants } from 'node:fs';
-import { chmod, copyFile, lchown, lstat, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
-import { join, relative, isAbsolute } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { AbortedError } from '../../errors';
 import { destinationSegments, parseRights } from './destination';
 import { ImagingError } from './errors';
-import { readAccounts, resolveOwner, resolveParent } from './tree';
+import { readAccounts, resolveOwner } from './tree';
+import type { TreeWriter } from './tree-writer';
 
 /** A software file of the appliance (a `SoftwareFile` artifact: `rights`, `ownerGroup`). */
 export interface ImageFile {
@@ -23,8 +22,6 @@ export interface ImageFile {
 
 /** Where the appliance manifest is written in every image. */
 export const MANIFEST_PATH = '/etc/appliance-forge/manifest.json';
-
-const DIR_MODE = 0o755;
 
 interface Planned {
   readonly segments: string[];
@@ -84,39 +81,23 @@ async function checkSources(planned: readonly Planned[]): Promise<number> {
 }
 
 /**
- * Write the manifest and the software files into `tree` (a private copy of the OS layer), after its
- * users and groups exist: each file with its mode and owner (`ownerGroup` names resolved in the
- * image's own /etc/passwd and /etc/group; root when absent). Parent directories are followed as the
- * image sees them (see tree.ts) and created 0755 root when missing; an existing file is replaced.
+ * Write the manifest and the software files into the writer's tree (a private copy of the OS layer),
+ * after its users and groups exist: each file with its mode and owner (`ownerGroup` names resolved in
+ * the image's own /etc/passwd and /etc/group; root when absent). Parent directories are followed as
+ * the image sees them and created 0755 root when missing (tree-writer.ts); an existing file is replaced.
  */
-export async function placeFiles(tree: string, files: readonly ImageFile[], manifest: string, signal?: AbortSignal): Promise<PlacedFiles> {
+export async function placeFiles(w: TreeWriter, files: readonly ImageFile[], manifest: string, signal?: AbortSignal): Promise<PlacedFiles> {
   const planned = plan(files, manifest);
   const bytes = await checkSources(planned);
-  const accounts = await readAccounts(tree);
+  const accounts = await readAccounts(w.root);
   const owners = planned.map((p, i) => {
     const og = i === 0 ? undefined : files[i - 1]!.ownerGroup;
     return og === undefined || og === '' ? { uid: 0, gid: 0 } : resolveOwner(accounts, og, '/' + p.segments.join('/'));
   });
   for (const [i, p] of planned.entries()) {
     if (signal?.aborted) throw new AbortedError('image build aborted');
-    const imagePath = '/' + p.segments.join('/');
-    const { dir, missing } = await resolveParent(tree, p.segments);
-    for (const m of missing) {
-      dir.push(m);
-      await mkdir(join(tree, ...dir));
-      await chmod(join(tree, ...dir), DIR_MODE); // explicit: the process umask must not decide the image's modes
-    }
-    const hostPath = join(tree, ...dir, p.segments[p.segments.length - 1]!);
-    const rel = relative(tree, hostPath);
-    // Defence in depth: resolveParent stays in the tree, so this cannot happen.
-    if (rel.startsWith('..') || isAbsolute(rel)) throw new ImagingError('input', `refused destination ${imagePath}: outside the image`);
-    const existing = await lstat(hostPath).catch(() => undefined);
-    if (existing?.isDirectory()) throw new ImagingError('input', `refused destination ${imagePath}: it is a directory in the image`);
-    if (existing) await unlink(hostPath); // a file or a link of the OS: replaced, never written through
-    if ('text' in p.content) await writeFile(hostPath, p.content.text, { flag: 'wx' });
-    else await copyFile(p.content.source, hostPath, constants.COPYFILE_EXCL);
-    await lchown(hostPath, owners[i]!.uid, owners[i]!.gid);
-    await chmod(hostPath, p.mode); // after chown, which clears set-id bits
+    if ('text' in p.content) await w.writeText(p.segments, p.content.text, p.mode, owners[i]);
+    else await w.copyIn(p.content.source, p.segments, p.mode, owners[i]);
   }
   return { bytes };
 }

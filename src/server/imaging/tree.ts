@@ -4,12 +4,16 @@
 // whatever is written lands inside the tree.
 import { lstat, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Sandbox } from '../../host/sandbox';
 import { ImagingError } from './errors';
 import { runTool } from './run';
 
-/** Copy `layerDir` (read-only, shared) to `dest` (must not exist): owners, modes, links kept; reflinks where the filesystem can. */
-export async function copyTree(layerDir: string, dest: string, signal?: AbortSignal): Promise<void> {
-  await runTool('cp', ['-a', '--reflink=auto', '--', `${layerDir}/.`, dest], { signal });
+/**
+ * Copy `layerDir` (read-only, shared) to `dest` (must not exist): owners, modes, links kept; reflinks
+ * where the filesystem can. In the build's namespace, whose root owns the layer's files.
+ */
+export async function copyTree(layerDir: string, dest: string, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
+  await runTool('cp', ['-a', '--reflink=auto', '--', `${layerDir}/.`, dest], { signal, sandbox });
 }
 
 const MAX_LINKS = 40; // as the kernel's ELOOP limit

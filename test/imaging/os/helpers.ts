@@ -14,7 +14,7 @@ export const TEST_CACHE = join(CACHE_ROOT, 'os');
 
 /** Real builds need root and mmdebstrap: say so (CI runs as root and installs it), never skip. */
 export function requireBuildPrerequisites(): void {
-  if (process.getuid?.() !== 0) throw new Error('OS layer tests build real Debian trees with mmdebstrap in root mode: run the tests as root (CI does)');
+  if (process.getuid?.() !== 0) throw new Error('OS layer tests build real Debian trees with mmdebstrap and read them back as root: run the tests as root (CI does)');
   if (spawnSync('sh', ['-c', 'command -v mmdebstrap']).status !== 0) throw new Error('OS layer tests need mmdebstrap: apt-get install mmdebstrap (scripts/test-prereqs.sh does it as root)');
 }
 
@@ -27,6 +27,7 @@ export function scratch(label: string): { path: string; cleanup(): void } {
   const base = join(CACHE_ROOT, 'scratch');
   mkdirSync(base, { recursive: true });
   const path = mkdtempSync(join(base, `af-oslayer-${label}-`));
+  chmodSync(path, 0o711); // the build's user namespace root passes through (host/sandbox.ts)
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 }
 

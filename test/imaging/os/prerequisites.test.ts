@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isImagingError } from '../../../src/server/imaging/errors';
 import { OsLayerCache, checkPrerequisites } from '../../../src/server/imaging/os';
+import { currentSandbox } from '../../../src/host/sandbox';
 import { privateCache, requireBuildPrerequisites, scratch, spec } from './helpers';
 
 const bin = scratch('nobin');
@@ -30,7 +31,7 @@ describe('a host without mmdebstrap', () => {
   it('checkPrerequisites names the Debian package to install', () => {
     let e: unknown;
     try {
-      checkPrerequisites();
+      checkPrerequisites(currentSandbox());
     } catch (err) {
       e = err;
     }

@@ -12,18 +12,19 @@
 // that is the hard part of a cross-process lock, and it is well used; the leases are plain files
 // because they are shared (many readers), which no lock library offers.
 import { randomBytes, createHash } from 'node:crypto';
-import { link, lstat, mkdir, readdir, readFile, rename, rm, unlink, utimes, writeFile, stat } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { lchown, link, lstat, mkdir, readdir, readFile, rename, rm, unlink, utimes, writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import { AbortedError } from '../../../errors';
+import { blockedFolder, currentSandbox, hostId, type Sandbox } from '../../../host/sandbox';
 import { ImagingError } from '../errors';
 import type { InstalledPackage, OsLayerSpec } from '../system';
 import { validateMirror } from './mirror';
 import { mirrorState } from './mirror-state';
 import { runTool } from '../run';
 import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
+import { ownerAlive, processOwner } from './owner';
 import type { OsLayerProgress } from './progress';
 import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
 
@@ -58,34 +59,14 @@ interface Meta {
   readonly builtAt: string;
 }
 
-const OWNER = ownerId(process.pid);
-
-/** A process's identity that survives pid reuse: pid and its start time in clock ticks. */
-function ownerId(pid: number): string {
-  const start = procStart(pid);
-  return `${pid}.${start ?? 0}`;
-}
-
-function procStart(pid: number): string | undefined {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/** Is the owner of a name `<pid>.<start>-…` still running? */
-function ownerAlive(name: string): boolean {
-  const m = /^(\d+)\.(\d+)-/.exec(name);
-  if (!m) return false;
-  return procStart(Number(m[1])) === m[2];
-}
+const OWNER = processOwner();
 
 /** The canonical form of everything that determines the tree, and its sha256: the cache key. */
-export function layerKey(spec: OsLayerSpec, indexes: Record<string, string>): { key: string; canonical: unknown } {
+export function layerKey(spec: OsLayerSpec, indexes: Record<string, string>, sandbox: Sandbox = { kind: 'privileged', reason: '' }): { key: string; canonical: unknown } {
   const canonical = {
     recipe: RECIPE_VERSION,
+    // The host ids of the tree's owners: a tree made in a namespace is read only through the same one.
+    owners: sandbox.kind === 'userns' ? `userns:${sandbox.uidBase}:${sandbox.gidBase}` : 'host',
     suite: spec.suite,
     arch: spec.arch,
     profile: spec.profile,
@@ -142,14 +123,15 @@ export class OsLayerCache {
     const s: OsLayerSpec = { ...spec, mirror };
     await this.init();
     o.onProgress?.({ phase: 'resolving', fraction: 0, message: 'reading the mirror state' });
-    const { key, canonical } = layerKey(s, await mirrorState(s, o.signal));
+    const sandbox = currentSandbox();
+    const { key, canonical } = layerKey(s, await mirrorState(s, o.signal), sandbox);
     for (;;) {
       const hit = await this.lease(key);
       if (hit) {
         o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (from the cache)' });
         return hit;
       }
-      checkPrerequisites();
+      checkPrerequisites(sandbox);
       const release = await this.tryLock(`build-${key}`);
       if (!release) {
         // Another process builds this key: wait for its entry (or for its failure, then build here).
@@ -165,7 +147,7 @@ export class OsLayerCache {
           o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (built by another job)' });
           return again;
         }
-        return await this.build(s, key, canonical, o);
+        return await this.build(s, key, canonical, sandbox, o);
       } finally {
         await release().catch(() => undefined);
       }
@@ -254,15 +236,21 @@ export class OsLayerCache {
     });
   }
 
-  private async build(spec: OsLayerSpec, key: string, canonical: unknown, o: OsLayerOptions): Promise<OsLayer> {
+  private async build(spec: OsLayerSpec, key: string, canonical: unknown, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
     const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
     const tree = join(work, 'tree');
+    const blocked = blockedFolder(sandbox, this.dir);
+    if (blocked !== undefined) {
+      throw new ImagingError('prerequisite', `the cache folder ${this.dir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`);
+    }
     try {
       await mkdir(work);
-      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs')), tree, { signal: o.signal, onProgress: o.onProgress });
+      // mmdebstrap makes the tree here as the namespace's root.
+      await lchown(work, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), sandbox.kind === 'userns' ? 'unshare' : 'root'), tree, { sandbox, signal: o.signal, onProgress: o.onProgress });
       o.onProgress?.({ phase: 'installing', fraction: 0.97, message: 'recording the installed packages' });
-      await this.harvestDebs(tree);
-      const installed = await installedPackages(tree, o.signal);
+      await this.harvestDebs(tree, sandbox);
+      const installed = await installedPackages(tree, sandbox, o.signal);
       const meta: Meta = { key, bytes: await diskUsage(work), installed, canonical, builtAt: new Date().toISOString() };
       await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
       await writeFile(join(work, 'used'), '');
@@ -282,7 +270,7 @@ export class OsLayerCache {
   }
 
   /** Keep the downloaded .deb files for the next builds (hard links: atomic, no copy), and out of the tree. */
-  private async harvestDebs(tree: string): Promise<void> {
+  private async harvestDebs(tree: string, sandbox: Sandbox): Promise<void> {
     const archives = join(tree, 'var/cache/apt/archives');
     for (const name of await readdir(archives)) {
       if (!name.endsWith('.deb')) continue;
@@ -293,6 +281,7 @@ export class OsLayerCache {
     }
     await rm(join(archives, 'partial'), { recursive: true, force: true });
     await mkdir(join(archives, 'partial'), { recursive: true });
+    await lchown(join(archives, 'partial'), hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
     for (const bin of ['pkgcache.bin', 'srcpkgcache.bin']) await rm(join(tree, 'var/cache/apt', bin), { force: true });
   }
 

@@ -1,4 +1,5 @@
-// Running mmdebstrap (root mode, into a directory): in its own process group so a cancel kills it and
+// Running mmdebstrap (into a directory; unshare mode as root of the build's user namespace, or root
+// mode on the host when builds are privileged): in its own process group so a cancel kills it and
 // every apt/dpkg/maintainer script under it; apt's errors turned into messages naming the package.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import hostTools from '../../../../data/host-tools.json';
 import { AbortedError } from '../../../errors';
 import { diesWithParent } from '../../../host/child';
 import { hostToolPresent, sbinPath } from '../../../host/path';
+import { sandboxed, sandboxProblem, type Sandbox } from '../../../host/sandbox';
 import { ImagingError } from '../errors';
 import { runToolOutput } from '../run';
 import type { InstalledPackage } from '../system';
@@ -20,11 +22,10 @@ const LAYER_TOOLS = ['mmdebstrap', 'gpgv', '/usr/share/keyrings/debian-archive-k
 /** Each tool's Debian package: the project's one list (also read by scripts/prereqs.sh). */
 const TOOL_PACKAGES: Readonly<Record<string, string>> = hostTools.build;
 
-/** Not root, or a tool missing: an error that says what to do, before anything is written. */
-export function checkPrerequisites(): void {
-  if (process.getuid?.() !== 0) {
-    throw new ImagingError('tool', 'building an OS layer runs mmdebstrap in root mode (it mounts /proc and /dev in the tree and runs package scripts in a chroot): run the server as root');
-  }
+/** No way to run the build (an ordinary user without a user namespace), or a tool missing: an error that says what to do, before anything is written. */
+export function checkPrerequisites(sandbox: Sandbox): void {
+  const problem = sandboxProblem(sandbox);
+  if (problem !== undefined) throw new ImagingError('prerequisite', problem);
   const missing = LAYER_TOOLS.filter((t) => !hostToolPresent(t));
   if (missing.length > 0) {
     const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t] ?? t))];
@@ -37,16 +38,18 @@ function pathEnv(): NodeJS.ProcessEnv {
 }
 
 export interface MmdebstrapRun {
+  /** mmdebstrap and the package scripts run as root of this sandbox's user namespace (or the host's, when privileged). */
+  readonly sandbox: Sandbox;
   readonly signal?: AbortSignal | undefined;
   readonly onProgress?: ((p: OsLayerProgress) => void) | undefined;
 }
 
 /** Run `mmdebstrap args…`; on failure or abort the target's mounts are undone (the caller removes files). */
-export function runMmdebstrap(args: readonly string[], target: string, o: MmdebstrapRun = {}): Promise<void> {
+export function runMmdebstrap(args: readonly string[], target: string, o: MmdebstrapRun): Promise<void> {
   const { signal } = o;
   return new Promise<void>((done, fail) => {
     if (signal?.aborted) return fail(new AbortedError('image build aborted'));
-    const [cmd, argv] = diesWithParent('mmdebstrap', args);
+    const [cmd, argv] = sandboxed(o.sandbox, ...diesWithParent('mmdebstrap', args));
     const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: pathEnv() });
     let log = '';
     let pending = '';
@@ -138,8 +141,8 @@ export async function removeTree(dir: string): Promise<void> {
 }
 
 /** What dpkg says is installed in the tree. */
-export async function installedPackages(tree: string, signal?: AbortSignal): Promise<InstalledPackage[]> {
-  const out = await runToolOutput('dpkg-query', [`--admindir=${tree}/var/lib/dpkg`, '-W', '-f=${db:Status-Abbrev}\t${Package}\t${Version}\t${Architecture}\n'], { signal });
+export async function installedPackages(tree: string, sandbox: Sandbox, signal?: AbortSignal): Promise<InstalledPackage[]> {
+  const out = await runToolOutput('dpkg-query', [`--admindir=${tree}/var/lib/dpkg`, '-W', '-f=${db:Status-Abbrev}\t${Package}\t${Version}\t${Architecture}\n'], { signal, sandbox });
   return out
     .split('\n')
     .map((l) => l.split('\t'))

@@ -4,14 +4,14 @@ import { ImagingError } from '../errors';
 import type { OsLayerSpec, PackageRequest } from '../system';
 
 /** Bumped whenever the recipe below changes what a spec builds, so old cache entries are not reused. */
-export const RECIPE_VERSION = 1;
+export const RECIPE_VERSION = 2;
 
 /**
- * What every image needs to boot and reach the network (the disk stage runs the image's own
- * grub-mkimage, so grub-pc-bin is in the tree). zstd: bookworm's initramfs-tools compresses with
- * it (COMPRESS=zstd) and falls back to gzip with a warning when it is missing; 0.6 MB buys the smaller initrd.
+ * What every image needs to boot and reach the network (the boot loader comes from the host's GRUB:
+ * bootdisk.ts). zstd: bookworm's initramfs-tools compresses with it (COMPRESS=zstd) and falls back
+ * to gzip with a warning when it is missing; 0.6 MB buys the smaller initrd.
  */
-export const BOOT_PACKAGES = ['systemd-sysv', 'udev', 'ifupdown', 'isc-dhcp-client', 'grub-pc-bin', 'initramfs-tools', 'zstd'] as const;
+export const BOOT_PACKAGES = ['systemd-sysv', 'udev', 'ifupdown', 'isc-dhcp-client', 'initramfs-tools', 'zstd'] as const;
 
 export const KERNEL_PACKAGE = { cloud: 'linux-image-cloud-amd64', generic: 'linux-image-amd64' } as const;
 
@@ -83,19 +83,21 @@ export function sourceLines(spec: OsLayerSpec): string[] {
 /**
  * mmdebstrap's arguments for building `target` (a directory). `debCache`: a directory of .deb files
  * hard-linked into the tree's apt archive before the download (same filesystem), so apt fetches
- * only what it lacks; the archive is kept (skip cleanup/apt/cache) for the caller to harvest.
+ * only what it lacks (a file the namespace's root may not link is fetched again); the archive is
+ * kept (skip cleanup/apt/cache) for the caller to harvest. `mode`: `unshare` as root of the build's
+ * user namespace, `root` on the host.
  */
-export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: string): string[] {
+export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: string, mode: 'unshare' | 'root'): string[] {
   return [
     '--verbose',
-    '--mode=root',
+    `--mode=${mode}`,
     '--format=directory',
     `--variant=${spec.profile === 'Standard' ? 'standard' : 'required'}`,
     `--architectures=${spec.arch}`,
     ...DPKG_OPTIONS.map((o) => `--dpkgopt=${o}`),
     `--include=${includeList(spec).join(',')}`,
     '--skip=essential/unlink,cleanup/apt/cache',
-    `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && cp -al ${shellQuote(`${debCache}/.`)} "$1/var/cache/apt/archives/"`,
+    `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && { cp -al ${shellQuote(`${debCache}/.`)} "$1/var/cache/apt/archives/" 2>/dev/null || true; }`,
     // dpkg fsyncs every unpacked file; a half-built tree is thrown away anyway, and the cache syncs the
     // finished tree once before it is kept. A hook, not --dpkgopt, so the option does not stay in the image.
     `--setup-hook=mkdir -p "$1/etc/dpkg/dpkg.cfg.d" && echo force-unsafe-io > "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}"`,

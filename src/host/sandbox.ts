@@ -1,0 +1,138 @@
+// Who an image build's tools run as. With user namespaces and a subordinate id range (/etc/subuid,
+// /etc/subgid, `newuidmap`/`newgidmap` from uidmap), every tool that touches a build's tree
+// (mmdebstrap and the package scripts it runs, useradd, du, mke2fs, dpkg-query) runs as root of a
+// user namespace whose ids 0…count-1 are the host's subordinate ids: a root that owns the tree and
+// nothing else of the host. Without them, a server running as root builds as it always did
+// ("privileged"), and says so once at start.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { resolve as resolvePath } from 'node:path';
+import { findOnPath, sbinPath } from './path';
+
+/** The ids a Debian system uses (0…65535): the namespace must map at least these. */
+export const MAPPED_IDS = 65536;
+
+export type Sandbox =
+  | {
+      readonly kind: 'userns';
+      /** Host uid and gid that are root (0) in the namespace; image id n is host id base + n. */
+      readonly uidBase: number;
+      readonly gidBase: number;
+      /** One line for the server's start: what is used and why. */
+      readonly reason: string;
+    }
+  | { readonly kind: 'privileged'; readonly reason: string };
+
+/** `APPLIANCE_FORGE_SANDBOX`: `auto` (default), `userns` (fail when impossible) or `privileged` (root only). */
+export type SandboxChoice = 'auto' | 'userns' | 'privileged';
+
+/** The first range of `/etc/subuid`-style `text` for a user (by name or uid) with at least `count` ids. */
+export function subordinateRange(text: string, names: readonly string[], count = MAPPED_IDS): number | undefined {
+  for (const line of text.split('\n')) {
+    const [who, start, n] = line.trim().split(':');
+    if (who === undefined || start === undefined || n === undefined || !names.includes(who)) continue;
+    const s = Number(start);
+    if (Number.isSafeInteger(s) && s > 0 && Number(n) >= count) return s;
+  }
+  return undefined;
+}
+
+function readOr(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** util-linux `unshare` arguments that run a command as the namespace's root over the given ranges. */
+export function unshareArgs(uidBase: number, gidBase: number): string[] {
+  return [`--map-users=${uidBase},0,${MAPPED_IDS}`, `--map-groups=${gidBase},0,${MAPPED_IDS}`, '--setuid', '0', '--setgid', '0'];
+}
+
+/** Decide once per process (a probe runs `true` in a namespace). */
+export function detectSandbox(choice: SandboxChoice = choiceFromEnv()): Sandbox {
+  const root = process.getuid?.() === 0;
+  if (choice === 'privileged') {
+    return { kind: 'privileged', reason: 'privileged builds (APPLIANCE_FORGE_SANDBOX=privileged): package scripts and image tools run as the host root' };
+  }
+  const uid = process.getuid?.() ?? -1;
+  const gid = process.getgid?.() ?? -1;
+  const name = userInfo().username;
+  const uidBase = subordinateRange(readOr('/etc/subuid'), [name, String(uid)]);
+  const gidBase = subordinateRange(readOr('/etc/subgid'), [name, String(gid), String(uid)]);
+  const missing = ['newuidmap', 'newgidmap', 'unshare'].filter((t) => findOnPath(t, sbinPath()) === undefined);
+  let why: string | undefined;
+  if (missing.length > 0) why = `${missing.join(' and ')} not installed (Debian packages uidmap, util-linux)`;
+  else if (uidBase === undefined || gidBase === undefined) why = `no subordinate id range of ${MAPPED_IDS} ids for ${name} in /etc/subuid and /etc/subgid`;
+  else {
+    const probe = spawnSync(findOnPath('unshare', sbinPath())!, [...unshareArgs(uidBase, gidBase), '--', 'true'], { encoding: 'utf8', timeout: 10_000 });
+    if (probe.status !== 0) why = `a user namespace cannot be made here (${(probe.stderr || probe.error?.message || 'unshare failed').trim().split('\n')[0]})`;
+  }
+  if (why === undefined && uidBase !== undefined && gidBase !== undefined) {
+    return { kind: 'userns', uidBase, gidBase, reason: `sandboxed builds: image tools run as root of a user namespace (host ids ${uidBase}…${uidBase + MAPPED_IDS - 1})` };
+  }
+  if (root && choice === 'auto') return { kind: 'privileged', reason: `privileged builds as root: ${why ?? 'no user namespace'} (bash scripts/prereqs.sh sets one up)` };
+  return { kind: 'privileged', reason: `cannot sandbox builds: ${why ?? 'no user namespace'}` };
+}
+
+function choiceFromEnv(): SandboxChoice {
+  const v = process.env.APPLIANCE_FORGE_SANDBOX;
+  return v === 'userns' || v === 'privileged' ? v : 'auto';
+}
+
+let current: Sandbox | undefined;
+
+/** This process's sandbox (detected on first use). */
+export function currentSandbox(): Sandbox {
+  current ??= detectSandbox();
+  return current;
+}
+
+/**
+ * Whether builds can run at all with this sandbox: an ordinary user needs the namespace (the
+ * privileged path needs root), and `APPLIANCE_FORGE_SANDBOX=userns` insists on it. Undefined: yes.
+ */
+export function sandboxProblem(s: Sandbox = currentSandbox()): string | undefined {
+  if (s.kind === 'userns') return undefined;
+  if (process.getuid?.() !== 0) {
+    return `${s.reason}: an ordinary user builds images in a user namespace; as root, run bash scripts/prereqs.sh build (it installs uidmap and adds a subordinate id range for this user to /etc/subuid and /etc/subgid)`;
+  }
+  if (process.env.APPLIANCE_FORGE_SANDBOX === 'userns') return `${s.reason} (APPLIANCE_FORGE_SANDBOX=userns)`;
+  return undefined;
+}
+
+/** Host uid/gid of image id `n` in the tree's namespace (identity when privileged). */
+export function hostId(s: Sandbox, n: number, kind: 'uid' | 'gid'): number {
+  if (s.kind === 'privileged') return n;
+  if (!Number.isSafeInteger(n) || n < 0 || n >= MAPPED_IDS) throw new RangeError(`id ${n} is outside the ${MAPPED_IDS} ids a build maps`);
+  return (kind === 'uid' ? s.uidBase : s.gidBase) + n;
+}
+
+/** The command line that runs `command args` as the namespace's root (unchanged when privileged). */
+export function sandboxed(s: Sandbox, command: string, args: readonly string[]): [string, string[]] {
+  if (s.kind === 'privileged') return [command, [...args]];
+  return [findOnPath('unshare', sbinPath()) ?? 'unshare', [...unshareArgs(s.uidBase, s.gidBase), '--', command, ...args]];
+}
+
+/**
+ * The first folder on the way to `dir` that the namespace's root cannot pass (it is none of the
+ * host's users: it needs the "others" search bit, unless the folder is its own). Undefined: reachable.
+ */
+export function blockedFolder(s: Sandbox, dir: string): string | undefined {
+  if (s.kind === 'privileged') return undefined;
+  const parts = resolvePath(dir).split('/').filter(Boolean);
+  for (let i = 0; i <= parts.length; i++) {
+    const p = `/${parts.slice(0, i).join('/')}`;
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return undefined; // made later by the build, below a reachable folder
+    }
+    const ok = (st.mode & 0o001) !== 0 || (st.uid === s.uidBase && (st.mode & 0o100) !== 0) || (st.gid === s.gidBase && (st.mode & 0o010) !== 0);
+    if (!ok) return p;
+  }
+  return undefined;
+}
