@@ -16,7 +16,16 @@ export const MAPPED_IDS = 65536;
 export type Sandbox =
   | {
       readonly kind: 'userns';
-      /** Host uid and gid that are root (0) in the namespace; image id n is host id base + n. */
+      /**
+       * false (a server running as root): namespace id n is host id `base + n`, so its root is a
+       * subordinate id. true (an ordinary user): its root is that user (`unshare --map-root-user`)
+       * and n ≥ 1 is `base + n - 1` (`--map-auto`): a root with no more rights on the host than the user.
+       */
+      readonly self: boolean;
+      /** Host uid and gid of the namespace's root. */
+      readonly uid0: number;
+      readonly gid0: number;
+      /** First subordinate uid and gid. */
       readonly uidBase: number;
       readonly gidBase: number;
       /** One line for the server's start: what is used and why. */
@@ -46,9 +55,10 @@ function readOr(path: string): string {
   }
 }
 
-/** util-linux `unshare` arguments that run a command as the namespace's root over the given ranges. */
-export function unshareArgs(uidBase: number, gidBase: number): string[] {
-  return [`--map-users=${uidBase},0,${MAPPED_IDS}`, `--map-groups=${gidBase},0,${MAPPED_IDS}`, '--setuid', '0', '--setgid', '0'];
+/** util-linux `unshare` arguments that run a command as root of the sandbox's namespace. */
+export function unshareArgs(s: Extract<Sandbox, { kind: 'userns' }>): string[] {
+  if (s.self) return ['--map-root-user', '--map-auto'];
+  return [`--map-users=${s.uidBase},0,${MAPPED_IDS}`, `--map-groups=${s.gidBase},0,${MAPPED_IDS}`, '--setuid', '0', '--setgid', '0'];
 }
 
 /** Decide once per process (a probe runs `true` in a namespace). */
@@ -61,18 +71,24 @@ export function detectSandbox(choice: SandboxChoice = choiceFromEnv()): Sandbox 
   const gid = process.getgid?.() ?? -1;
   const name = userInfo().username;
   const uidBase = subordinateRange(readOr('/etc/subuid'), [name, String(uid)]);
-  const gidBase = subordinateRange(readOr('/etc/subgid'), [name, String(gid), String(uid)]);
+  const gidBase = subordinateRange(readOr('/etc/subgid'), [name, String(uid)]);
   const missing = ['newuidmap', 'newgidmap', 'unshare'].filter((t) => findOnPath(t, sbinPath()) === undefined);
   let why: string | undefined;
+  let found: Sandbox | undefined;
   if (missing.length > 0) why = `${missing.join(' and ')} not installed (Debian packages uidmap, util-linux)`;
   else if (uidBase === undefined || gidBase === undefined) why = `no subordinate id range of ${MAPPED_IDS} ids for ${name} in /etc/subuid and /etc/subgid`;
   else {
-    const probe = spawnSync(findOnPath('unshare', sbinPath())!, [...unshareArgs(uidBase, gidBase), '--', 'true'], { encoding: 'utf8', timeout: 10_000 });
-    if (probe.status !== 0) why = `a user namespace cannot be made here (${(probe.stderr || probe.error?.message || 'unshare failed').trim().split('\n')[0]})`;
+    const candidate = {
+      kind: 'userns', self: !root, uid0: root ? uidBase : uid, gid0: root ? gidBase : gid, uidBase, gidBase,
+      reason: root
+        ? `sandboxed builds: image tools run as root of a user namespace (host ids ${uidBase}…${uidBase + MAPPED_IDS - 1})`
+        : `sandboxed builds: image tools run as root of a user namespace (${name} and its subordinate ids ${uidBase}…${uidBase + MAPPED_IDS - 2})`,
+    } as const;
+    const probe = spawnSync(findOnPath('unshare', sbinPath())!, [...unshareArgs(candidate), '--', 'true'], { encoding: 'utf8', timeout: 10_000 });
+    if (probe.status === 0) found = candidate;
+    else why = `a user namespace cannot be made here (${(probe.stderr || probe.error?.message || 'unshare failed').trim().split('\n')[0]})`;
   }
-  if (why === undefined && uidBase !== undefined && gidBase !== undefined) {
-    return { kind: 'userns', uidBase, gidBase, reason: `sandboxed builds: image tools run as root of a user namespace (host ids ${uidBase}…${uidBase + MAPPED_IDS - 1})` };
-  }
+  if (found) return found;
   if (root && choice === 'auto') return { kind: 'privileged', reason: `privileged builds as root: ${why ?? 'no user namespace'} (bash scripts/prereqs.sh sets one up)` };
   return { kind: 'privileged', reason: `cannot sandbox builds: ${why ?? 'no user namespace'}` };
 }
@@ -92,28 +108,30 @@ export function currentSandbox(): Sandbox {
 
 /**
  * Whether builds can run at all with this sandbox: an ordinary user needs the namespace (the
- * privileged path needs root), and `APPLIANCE_FORGE_SANDBOX=userns` insists on it. Undefined: yes.
+ * privileged path needs root), and `APPLIANCE_FORGE_SANDBOX=userns` insists on it. Undefined: they can.
  */
 export function sandboxProblem(s: Sandbox = currentSandbox()): string | undefined {
   if (s.kind === 'userns') return undefined;
   if (process.getuid?.() !== 0) {
-    return `${s.reason}: an ordinary user builds images in a user namespace; as root, run bash scripts/prereqs.sh build (it installs uidmap and adds a subordinate id range for this user to /etc/subuid and /etc/subgid)`;
+    return `${s.reason}: an ordinary user builds images in a user namespace (as root, bash scripts/prereqs.sh build installs uidmap; useradd gives each user a range in /etc/subuid and /etc/subgid)`;
   }
   if (process.env.APPLIANCE_FORGE_SANDBOX === 'userns') return `${s.reason} (APPLIANCE_FORGE_SANDBOX=userns)`;
   return undefined;
 }
 
-/** Host uid/gid of image id `n` in the tree's namespace (identity when privileged). */
+/** Host uid/gid of namespace id `n` (identity when privileged). */
 export function hostId(s: Sandbox, n: number, kind: 'uid' | 'gid'): number {
   if (s.kind === 'privileged') return n;
   if (!Number.isSafeInteger(n) || n < 0 || n >= MAPPED_IDS) throw new RangeError(`id ${n} is outside the ${MAPPED_IDS} ids a build maps`);
-  return (kind === 'uid' ? s.uidBase : s.gidBase) + n;
+  const [zero, base] = kind === 'uid' ? [s.uid0, s.uidBase] : [s.gid0, s.gidBase];
+  if (!s.self) return base + n;
+  return n === 0 ? zero : base + n - 1;
 }
 
 /** The command line that runs `command args` as the namespace's root (unchanged when privileged). */
 export function sandboxed(s: Sandbox, command: string, args: readonly string[]): [string, string[]] {
   if (s.kind === 'privileged') return [command, [...args]];
-  return [findOnPath('unshare', sbinPath()) ?? 'unshare', [...unshareArgs(s.uidBase, s.gidBase), '--', command, ...args]];
+  return [findOnPath('unshare', sbinPath()) ?? 'unshare', [...unshareArgs(s), '--', command, ...args]];
 }
 
 /**
@@ -121,7 +139,8 @@ export function sandboxed(s: Sandbox, command: string, args: readonly string[]):
  * host's users: it needs the "others" search bit, unless the folder is its own). Undefined: reachable.
  */
 export function blockedFolder(s: Sandbox, dir: string): string | undefined {
-  if (s.kind === 'privileged') return undefined;
+  // An ordinary user's namespace root is that user: it reaches what the user reaches.
+  if (s.kind === 'privileged' || s.self) return undefined;
   const parts = resolvePath(dir).split('/').filter(Boolean);
   for (let i = 0; i <= parts.length; i++) {
     const p = `/${parts.slice(0, i).join('/')}`;
@@ -131,7 +150,7 @@ export function blockedFolder(s: Sandbox, dir: string): string | undefined {
     } catch {
       return undefined; // made later by the build, below a reachable folder
     }
-    const ok = (st.mode & 0o001) !== 0 || (st.uid === s.uidBase && (st.mode & 0o100) !== 0) || (st.gid === s.gidBase && (st.mode & 0o010) !== 0);
+    const ok = (st.mode & 0o001) !== 0 || (st.uid === s.uid0 && (st.mode & 0o100) !== 0) || (st.gid === s.gid0 && (st.mode & 0o010) !== 0);
     if (!ok) return p;
   }
   return undefined;

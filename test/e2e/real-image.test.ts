@@ -42,7 +42,7 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
         '      - { name: app, groupId: 1500 }',
         '      - { name: web }',
         '    users:',
-        '      - { name: alice, fullName: Alice Example, primaryGroup: app, secondaryGroups: [web], shell: /bin/bash, password: "${env:E2E_ALICE_PASSWORD}" }',
+        '      - { name: alice, userId: 2001, fullName: Alice Example, primaryGroup: app, secondaryGroups: [web], shell: /bin/bash, password: "${env:E2E_ALICE_PASSWORD}" }',
         '  bundles:',
       ].join('\n'))
       .replace('          ownerGroup: root:root', [
@@ -104,7 +104,7 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
     expect(ok(commands[1]!)).toBe('200');
     expect(ok(commands[2]!).split('\n')).toEqual(['750 alice app', '644 root root']);
     expect(ok(commands[3]!)).toBe('tool-ok');
-    expect(ok(commands[4]!)).toMatch(/uid=\d+\(alice\) gid=1500\(app\) groups=1500\(app\),\d+\(web\)/);
+    expect(ok(commands[4]!)).toMatch(/^uid=2001\(alice\) gid=1500\(app\) groups=1500\(app\),\d+\(web\)/); // the declared userId
     expect(ok(commands[5]!)).toBe('app:x:1500:');
     expect(ok(commands[6]!)).toContain(sshKey);
     expect(ok(commands[7]!)).toBe('example-web');

@@ -19,6 +19,7 @@ import { runTool } from './run';
 import type { ImageFile } from './staging';
 import type { SystemSettings } from './system';
 import { applySystem } from './system-apply';
+import { buildInNamespace } from './in-namespace';
 import { copyTree } from './tree';
 import { processOwner } from './os/owner';
 
@@ -106,6 +107,7 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   checkAbort(o.signal);
   await checkOptions(o);
   const sandbox = sandboxOf(o);
+  if (sandbox.kind === 'userns' && sandbox.self) return buildInNamespace(o, sandbox);
   const progress = reporter(ranged(o.onProgress, o.progressRange));
   const diskBytes = o.settings.diskMiB * MiB;
   progress.stage(0, 0, 'applying software and settings');

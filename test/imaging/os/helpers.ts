@@ -49,6 +49,7 @@ export function countMmdebstrap(dir: string): { runs(): number; env: NodeJS.Proc
   mkdirSync(bin, { recursive: true });
   const log = join(dir, 'mmdebstrap-runs.log');
   writeFileSync(log, '');
+  chmodSync(log, 0o666); // the wrapper runs as root of the build's user namespace
   const real = execFileSync('sh', ['-c', 'command -v mmdebstrap'], { encoding: 'utf8' }).trim();
   writeFileSync(join(bin, 'mmdebstrap'), `#!/bin/sh\necho "$$" >> '${log}'\nexec '${real}' "$@"\n`);
   chmodSync(join(bin, 'mmdebstrap'), 0o755);

@@ -66,7 +66,7 @@ export function layerKey(spec: OsLayerSpec, indexes: Record<string, string>, san
   const canonical = {
     recipe: RECIPE_VERSION,
     // The host ids of the tree's owners: a tree made in a namespace is read only through the same one.
-    owners: sandbox.kind === 'userns' ? `userns:${sandbox.uidBase}:${sandbox.gidBase}` : 'host',
+    owners: sandbox.kind === 'userns' ? [sandbox.uid0, sandbox.gid0, sandbox.uidBase, sandbox.gidBase].join(':') : 'host',
     suite: spec.suite,
     arch: spec.arch,
     profile: spec.profile,
@@ -84,7 +84,8 @@ export async function diskUsage(dir: string): Promise<number> {
   const seen = new Set<string>();
   let total = 0;
   const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
+    // A folder of another namespace id that this process may not read (an ordinary user's build) counts as empty.
+    for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
       const p = join(d, e.name);
       const s = await lstat(p, { bigint: false });
       const id = `${s.dev}:${s.ino}`;
@@ -247,7 +248,12 @@ export class OsLayerCache {
       await mkdir(work);
       // mmdebstrap makes the tree here as the namespace's root.
       await lchown(work, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
-      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), sandbox.kind === 'userns' ? 'unshare' : 'root'), tree, { sandbox, signal: o.signal, onProgress: o.onProgress });
+      const tmpDir = join(work, 'tmp');
+      await mkdir(tmpDir, { mode: 0o700 });
+      await lchown(tmpDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+      const mode = sandbox.kind === 'userns' ? 'unshare' : 'root';
+      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), mode), tree, { sandbox, tmpDir, signal: o.signal, onProgress: o.onProgress });
+      await rm(tmpDir, { recursive: true, force: true });
       o.onProgress?.({ phase: 'installing', fraction: 0.97, message: 'recording the installed packages' });
       await this.harvestDebs(tree, sandbox);
       const installed = await installedPackages(tree, sandbox, o.signal);
@@ -275,7 +281,8 @@ export class OsLayerCache {
     for (const name of await readdir(archives)) {
       if (!name.endsWith('.deb')) continue;
       await link(join(archives, name), this.p('debs', name)).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== 'EEXIST') throw e;
+        // EPERM: a file of another namespace id (protected_hardlinks); it is downloaded again next time.
+        if (e.code !== 'EEXIST' && e.code !== 'EPERM') throw e;
       });
       await unlink(join(archives, name));
     }

@@ -9,7 +9,7 @@ import hostTools from '../../../../data/host-tools.json';
 import { AbortedError } from '../../../errors';
 import { diesWithParent } from '../../../host/child';
 import { hostToolPresent, sbinPath } from '../../../host/path';
-import { sandboxed, sandboxProblem, type Sandbox } from '../../../host/sandbox';
+import { currentSandbox, sandboxed, sandboxProblem, type Sandbox } from '../../../host/sandbox';
 import { ImagingError } from '../errors';
 import { runToolOutput } from '../run';
 import type { InstalledPackage } from '../system';
@@ -38,6 +38,8 @@ function pathEnv(): NodeJS.ProcessEnv {
 }
 
 export interface MmdebstrapRun {
+  /** mmdebstrap's temporary files (gpg home, apt's) and HOME: a folder the namespace's root owns. */
+  readonly tmpDir: string;
   /** mmdebstrap and the package scripts run as root of this sandbox's user namespace (or the host's, when privileged). */
   readonly sandbox: Sandbox;
   readonly signal?: AbortSignal | undefined;
@@ -50,7 +52,8 @@ export function runMmdebstrap(args: readonly string[], target: string, o: Mmdebs
   return new Promise<void>((done, fail) => {
     if (signal?.aborted) return fail(new AbortedError('image build aborted'));
     const [cmd, argv] = sandboxed(o.sandbox, ...diesWithParent('mmdebstrap', args));
-    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: pathEnv() });
+    const env = { ...pathEnv(), TMPDIR: o.tmpDir, HOME: o.tmpDir };
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     let log = '';
     let pending = '';
     const progress = new MmdebstrapProgress((p) => o.onProgress?.(p));
@@ -134,9 +137,16 @@ export async function unmountUnder(dir: string): Promise<void> {
   if (left.length > 0) throw new ImagingError('tool', `cannot unmount ${left.join(', ')}: the directory ${dir} is left in place`);
 }
 
-/** Remove a build directory: its mounts first, so the removal never walks into the host's /proc or /dev. */
-export async function removeTree(dir: string): Promise<void> {
+/**
+ * Remove a build directory: its mounts first, so the removal never walks into the host's /proc or
+ * /dev. An ordinary user's trees hold folders of the namespace's other ids: removed from inside it.
+ */
+export async function removeTree(dir: string, sandbox: Sandbox = currentSandbox()): Promise<void> {
   await unmountUnder(dir);
+  if (sandbox.kind === 'userns' && sandbox.self) {
+    await runToolOutput('rm', ['-rf', '--one-file-system', '--', dir], { sandbox });
+    return;
+  }
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 

@@ -1,0 +1,24 @@
+// The disk stage of an ordinary user's build, run as root of its user namespace (in-namespace.ts):
+// the job on stdin, JSON lines on stdout. SIGKILL from the parent is the only cancel.
+import { buildImage } from './build';
+import { isImagingError } from './errors';
+import type { NamespaceJob, NamespaceReport } from './in-namespace';
+
+function send(r: NamespaceReport): void {
+  process.stdout.write(`${JSON.stringify(r)}\n`);
+}
+
+async function main(): Promise<void> {
+  let input = '';
+  for await (const chunk of process.stdin) input += String(chunk);
+  const job = JSON.parse(input) as NamespaceJob;
+  try {
+    const result = await buildImage({ ...job, onProgress: (progress) => send({ progress }) });
+    send({ result });
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    send({ error: { name: err.name, kind: isImagingError(err) ? err.kind : undefined, message: err.message } });
+  }
+}
+
+void main();
