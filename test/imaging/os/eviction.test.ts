@@ -2,12 +2,15 @@
 // process and in another one), the refusal of a build with no room, and the sweep of what a crashed
 // build leaves (at server start too). Tiny fake entries (a meta.json declaring their size): a real
 // build would add only minutes here, the eviction logic reads nothing else of an entry.
+import { execFileSync } from 'node:child_process';
 import { linkSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OsLayerCache } from '../../../src/server/imaging/os';
+import { mountsUnder } from '../../../src/server/imaging/os/mmdebstrap';
 import { isImagingError } from '../../../src/server/imaging';
+import { startServer } from '../../../src/server';
 import { removeWorkerScript, scratch, spec, startWorker } from './helpers';
 
 const root = scratch('evict');
@@ -152,3 +155,24 @@ describe('OS layer cache bound: .deb files and builds in progress count', () => 
   });
 });
 
+describe('the sweep at server start', () => {
+  it('unmounts and removes the build trees of dead processes when the server starts, before any build', async () => {
+    const cacheDir = join(root.path, 'server-cache');
+    const tree = join(cacheDir, 'os', 'tmp', '4194999.1-build-crashed', 'tree');
+    for (const d of ['proc', 'dev/shm']) mkdirSync(join(tree, d), { recursive: true });
+    // What a crash during mmdebstrap leaves: /proc and a bind of the host's /dev/shm mounted in the tree.
+    execFileSync('mount', ['-t', 'proc', 'proc', join(tree, 'proc')]);
+    execFileSync('mount', ['--bind', '/dev/shm', join(tree, 'dev/shm')]);
+    expect(mountsUnder(tree)).toHaveLength(2);
+    const dataDir = join(root.path, 'server-data');
+    const server = await startServer({ port: 0, dataDir, cacheDir });
+    try {
+      expect(mountsUnder(tree)).toEqual([]);
+      expect(readdirSync(join(cacheDir, 'os', 'tmp'))).toEqual([]);
+      expect(existsSync('/dev/shm')).toBe(true);
+    } finally {
+      await server.close();
+      for (const p of mountsUnder(tree)) execFileSync('umount', ['--lazy', p]);
+    }
+  });
+});
