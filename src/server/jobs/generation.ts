@@ -163,7 +163,9 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
       });
       if (!kept) await ctx.files.remove(outRel);
     } catch (e) {
+      // Files first: once the status says the job ended, nothing of it is left on disk.
       await ctx.files.remove(outRel);
+      await ctx.files.remove(workRel);
       if (signal.aborted) setStatus(ctx, 'image', id, { cancelled: true, message: 'cancelled' });
       else if (overtime.signal.aborted) setStatus(ctx, 'image', id, failedJob(ctx, 'image', id, e, stage, overtimeWords(ctx.limits.buildTimeoutMs)));
       else setStatus(ctx, 'image', id, failedJob(ctx, 'image', id, e, stage));
