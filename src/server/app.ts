@@ -40,11 +40,11 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   const { limits: _l, logger: _g, publicUrl, cloudEndpoints, ...rest } = deps;
   for (const e of cloudEndpoints ?? []) if (!isPublicBaseUrl(e)) throw new Error(`a cloud endpoint must be an http(s) URL, got ${e}`);
   if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new Error(`publicUrl must be an http(s) base URL, got ${publicUrl}`);
-  const ctx: Ctx = { ...rest, servicePath, limits, version: SERVICE_VERSION, ...(publicUrl ? { publicUrl: publicUrl.replace(/\/+$/, '') } : {}), ...(cloudEndpoints ? { cloudEndpoints } : {}) };
 
   const app = Fastify({
     logger: deps.logger
       ? {
+          level: deps.logger === 'errors' ? 'error' : 'info',
           redact: ['req.headers.authorization'],
           // A signed URL replays as a credential: the log keeps the path and query without apiKey/signature.
           serializers: {
@@ -73,6 +73,8 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     },
     clientErrorHandler: (err, socket) => sendClientError(err, socket, ctx.clock.now()),
   });
+
+  const ctx: Ctx = { ...rest, servicePath, limits, log: app.log, version: SERVICE_VERSION, ...(publicUrl ? { publicUrl: publicUrl.replace(/\/+$/, '') } : {}), ...(cloudEndpoints ? { cloudEndpoints } : {}) };
 
   app.server.on('timeout', (socket: Socket) => sendIdleTimeout(socket, ctx.clock.now()));
   app.server.on('connect', (_req: IncomingMessage, socket: Socket) => sendConnectRefused(socket, ctx.clock.now()));

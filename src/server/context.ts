@@ -31,6 +31,19 @@ export interface Limits {
   jobsTotal: number;
   /** Failed authentications (a bad signature or password) one address may make per minute; then 429 + Retry-After. */
   authFailuresPerMinute: number;
+  /**
+   * A build (from its build slot to its file) that runs longer is stopped and ends in error
+   * (`serve --max-build-minutes`): a build that hangs on a mirror or a package script holds a slot forever otherwise.
+   */
+  buildTimeoutMs: number;
+  /** Images (any status) one user may hold; one more is a 403 (`serve --max-images-per-user`). */
+  imagesPerUser: number;
+}
+
+/** Where the server writes what only the operator may read (a failed job's whole error): Fastify's logger. */
+export interface ServerLog {
+  error(detail: object, message: string): void;
+  warn(detail: object, message: string): void;
 }
 
 export interface ServerDeps {
@@ -47,7 +60,8 @@ export interface ServerDeps {
   /** The base URL's path, `/api` by default. */
   servicePath?: string;
   limits?: Partial<Limits>;
-  logger?: boolean;
+  /** true: every request and every error on stdout (pino JSON lines); 'errors': failed jobs and 5xx only; false: nothing. */
+  logger?: boolean | 'errors';
   /** The service's public base URL (`https://forge.example.org/api`): `Location` and `requestUri` use it, not the Host header. */
   publicUrl?: string;
   /**
@@ -59,6 +73,7 @@ export interface ServerDeps {
 
 export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints'>> {
   limits: Limits;
+  log: ServerLog;
   version: string;
   publicUrl?: string;
   cloudEndpoints?: readonly string[];
@@ -71,4 +86,6 @@ export const DEFAULT_LIMITS: Limits = { bodyBytes: 1024 * 1024, uploadBytes: 4 *
   jobsPerUser: 8,
   jobsTotal: 16,
   authFailuresPerMinute: 60,
+  buildTimeoutMs: 60 * 60_000,
+  imagesPerUser: 50,
 };

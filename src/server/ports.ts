@@ -31,6 +31,10 @@ export interface ImagingPort {
   readonly targetFormats: readonly TargetFormatSpec[];
   /** The Debian mirror the OS layers are installed from. */
   readonly mirror: MirrorConfig;
+  /** The cache folder of the OS layers, when there is one (its paths never reach a user). */
+  readonly cacheDir?: string | undefined;
+  /** Remove what builds of dead processes left in the cache (mounts, then trees): called when the server starts. */
+  sweep?(): Promise<void>;
   /** The cached root tree of `spec` (built when missing); `release()` it when done. */
   osLayer(spec: OsLayerSpec, o: OsLayerOptions): Promise<OsLayer>;
   buildImage(o: BuildImageOptions): Promise<BuiltImage>;

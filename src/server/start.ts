@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadCatalog } from './catalog';
 import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, TARGET_FORMATS, type MirrorConfig } from './imaging';
+import { OsLayerCache } from './imaging/os';
 import { BuildSlots } from './jobs/build-slots';
 import { deleteGlanceImage, publishToGlance } from './openstack';
 import { buildServer } from './app';
@@ -15,13 +16,15 @@ import { FileStore } from './files/file-store';
 import { JobRunner } from './jobs/runner';
 import { systemClock, type CatalogPort, type Clock, type ImagingPort, type OpenStackPort } from './ports';
 import { Store } from './store/store';
+import { messageOf } from '../errors';
 
 export interface StartOptions {
   host?: string;
   port?: number;
   dataDir: string;
   servicePath?: string;
-  logger?: boolean;
+  /** true: request log and errors; 'errors': failed jobs (their whole error) and 5xx only; on stdout. */
+  logger?: boolean | 'errors';
   /** The public base URL for `Location` and `requestUri` (behind a proxy); the Host header otherwise. */
   publicUrl?: string;
   /** URL prefixes users may publish to (keystoneUrl/glanceUrl); any when absent. */
@@ -31,7 +34,7 @@ export interface StartOptions {
   jobs?: JobRunner;
   /** OS layers and downloaded packages (`serve --cache-dir`); default: `defaultCacheDir()`. */
   cacheDir?: string;
-  /** Bound on the cached OS layers' disk usage, in bytes (LRU). */
+  /** Bound on the OS layer cache's disk usage (layers, downloaded .deb files, builds in progress), in bytes (LRU). */
   maxCacheBytes?: number;
   /** Debian mirror of the image builds (`serve --mirror`); default: the host's first Debian apt source. */
   mirror?: MirrorConfig;
@@ -70,7 +73,9 @@ export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' |
   return {
     targetFormats: TARGET_FORMATS,
     mirror: o.mirror ?? defaultMirror(),
+    cacheDir,
     osLayer: (spec, opts) => buildOsLayer(spec, { ...opts, cacheDir, ...(o.maxCacheBytes !== undefined ? { maxBytes: o.maxCacheBytes } : {}) }),
+    sweep: () => new OsLayerCache({ dir: cacheDir }).sweep(),
     // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
     buildImage: (b) => buildImage({ ...b, workDir: join(cacheDir, 'tmp') }),
   };
@@ -101,6 +106,9 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     ...(o.cloudEndpoints !== undefined ? { cloudEndpoints: o.cloudEndpoints } : {}),
   });
   try {
+    // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the
+    // cache: unmount and remove them now, not at the next build. A failure leaves the server usable.
+    await ctx.imaging.sweep?.().catch((e: unknown) => ctx.log.warn({ err: e }, `the OS layer cache could not be swept: ${messageOf(e)}`));
     await app.listen({ host, port: o.port ?? 0 });
   } catch (e) {
     store.close();

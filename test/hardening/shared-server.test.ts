@@ -4,10 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
 import { createClient } from '../../src/client';
 import { decode } from '../../src/codec';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { connect, type AddressInfo } from 'node:net';
+import type { OpStatus } from '../../src/model/resources';
 import { createUser } from '../../src/server';
 import { publishToGlance } from '../../src/server/openstack';
 import { spawnServer } from './support/child-server';
@@ -447,5 +449,138 @@ describe('requests Node would answer itself', () => {
       expect(whyNotClientError(r as Res, status), label).toBeUndefined();
     }
     expect(await healthy(h.server.url)).toBe(true);
+  });
+});
+
+/** A "mirror" on 127.0.0.1 that accepts connections and never answers: a build waits on it until stopped. */
+async function silentMirror(): Promise<{ url: string; close(): Promise<void> }> {
+  const held: Array<import('node:net').Socket> = [];
+  const srv = (await import('node:net')).createServer((s) => void held.push(s));
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/debian`,
+    close: () => {
+      for (const s of held) s.destroy();
+      return new Promise((resolve) => srv.close(() => resolve()));
+    },
+  };
+}
+
+const imageBody = (format: string, diskSize = 1024): string =>
+  `<image><targetFormat><name>${format}</name></targetFormat><installProfile><diskSize>${diskSize}</diskSize></installProfile></image>`;
+
+async function finalStatus(h: Harness, uid: string, aid: string, itid: string, boundMs = 20_000): Promise<OpStatus> {
+  const end = Date.now() + boundMs;
+  const client = h.client(uid === 'alice' ? h.alice : h.bob, 'json');
+  for (;;) {
+    const s = await client.machineImageStatus_get({ uid, aid, itid });
+    if (s.complete || s.error || s.cancelled || Date.now() > end) return s;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('build limits: time, images per user, free space (limits.buildTimeoutMs, imagesPerUser)', () => {
+  let h: Harness;
+  let mirror: Awaited<ReturnType<typeof silentMirror>>;
+  const cacheDir = tempDir('forge-bounds-cache-');
+  beforeAll(async () => {
+    mirror = await silentMirror();
+    h = await startHarness({ limits: { buildTimeoutMs: 2000, imagesPerUser: 2 }, mirror: { archive: mirror.url }, cacheDir });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await mirror?.close();
+    rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it('a build past the time limit is stopped: error status in words, nothing left in the data or cache folder', async () => {
+    const aid = await generatableAppliance(h.client(h.alice), 'slow');
+    const r = await h.send('POST', `users/alice/appliances/${aid}/images`, { headers: XML_HEADERS, body: imageBody('QCOW2') });
+    expect(r.status, r.text).toBe(201);
+    const itid = /<dbId>(\d+)</.exec(r.text)![1]!;
+    // The mirror never answers: without the limit the build waits on it (30 s per index, then fails otherwise).
+    const s = await finalStatus(h, 'alice', aid, itid, 15_000);
+    expect(s.error, JSON.stringify(s)).toBe(true);
+    expect(s.cancelled).toBe(false);
+    expect(s.errorMessage).toMatch(/^the build ran longer than this server's limit of 2 seconds and was stopped/);
+    expect(readdirSync(join(h.dataDir, 'images'))).toEqual([]);
+    expect(readdirSync(join(h.dataDir, 'tmp'))).toEqual([]);
+    expect(readdirSync(join(cacheDir, 'os', 'tmp'))).toEqual([]);
+  });
+
+  it('one image past the per-user quota is a 403 uforgeError; deleting one makes room', async () => {
+    const aid = await generatableAppliance(h.client(h.bob), 'many');
+    const gen = (format: string) => h.send('POST', `users/bob/appliances/${aid}/images`, { user: h.bob, headers: XML_HEADERS, body: imageBody(format) });
+    const made: string[] = [];
+    for (const f of ['QCOW2', 'Raw Virtual Disk']) {
+      const r = await gen(f);
+      expect(r.status, r.text).toBe(201);
+      made.push(/<dbId>(\d+)</.exec(r.text)![1]!);
+    }
+    const over = await gen('VMware');
+    expect(whyNotClientError(over, 403)).toBeUndefined();
+    expect(decode('xml', over.text, 'uforgeError').value.localizedErrorMsg?.message).toMatch(/already has 2 images.*delete images you no longer need/);
+    expect((await h.send('DELETE', `users/bob/appliances/${aid}/images/${made[0]!}`, { user: h.bob })).status).toBe(204);
+    const again = await gen('VMware');
+    expect(again.status, again.text).toBe(201);
+    for (const itid of [made[1]!, /<dbId>(\d+)</.exec(again.text)![1]!]) await h.send('DELETE', `users/bob/appliances/${aid}/images/${itid}`, { user: h.bob });
+  });
+});
+
+describe('free space for a build (a real 64 MiB tmpfs as the data folder)', () => {
+  it.skipIf(process.getuid?.() !== 0)('a generation whose disk cannot fit is a 507 uforgeError before anything is written', async () => {
+    const dataDir = tempDir('forge-small-');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dataDir]);
+    const cacheDir = tempDir('forge-small-cache-');
+    const mirror = await silentMirror();
+    let h: Harness | undefined;
+    try {
+      h = await startHarness({ dataDir, mirror: { archive: mirror.url }, cacheDir });
+      const aid = await generatableAppliance(h.client(h.alice), 'big');
+      const r = await h.send('POST', `users/alice/appliances/${aid}/images`, { headers: XML_HEADERS, body: imageBody('QCOW2', 1024) });
+      expect(whyNotClientError(r, [])).toMatch(/^status 507 is not a 4xx/);
+      expect(decode('xml', r.text, 'uforgeError').value.localizedErrorMsg?.message).toMatch(/MiB of disk space free and an image of 1024 MiB needs up to that much/);
+      expect((await h.client(h.alice).machineImage_getAll({ uid: 'alice', aid })).total).toBe(0);
+      expect(readdirSync(join(dataDir, 'images'))).toEqual([]);
+    } finally {
+      await h?.close().catch(() => undefined);
+      await mirror.close();
+      execFileSync('umount', [dataDir]);
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a failed job in words, the whole error in the server log (serve, no --log)', () => {
+  it('the status names what failed and what to do without the server paths; the log has them', async () => {
+    const dataDir = tempDir();
+    const alice = await createUser(dataDir, { login: 'alice', password: PASSWORDS.alice });
+    // A cache folder that cannot be made (under a regular file): a real fault carrying a host path.
+    writeFileSync(join(dataDir, 'not-a-dir'), '');
+    const cacheDir = join(dataDir, 'not-a-dir', 'cache');
+    const srv = await spawnServer(dataDir, { extra: ['--cache-dir', cacheDir] });
+    let status: Partial<OpStatus> = {};
+    try {
+      const client = createClient({ url: srv.url, auth: { login: 'alice', publicKey: alice.publicKey, secretKey: alice.secretKey }, retry: false });
+      const aid = await generatableAppliance(client, 'broken-cache');
+      const r = await sendSigned(srv.url, 'POST', `users/alice/appliances/${aid}/images`, { user: alice, headers: XML_HEADERS, body: imageBody('QCOW2') });
+      expect(r.status, r.text).toBe(201);
+      const itid = /<dbId>(\d+)</.exec(r.text)![1]!;
+      for (let i = 0; i < 100 && !status.error; i++) {
+        status = await client.machineImageStatus_get({ uid: 'alice', aid, itid });
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      await client.close();
+    } finally {
+      await srv.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    expect(status.error, JSON.stringify(status)).toBe(true);
+    expect(status.errorMessage).toBe("building the OS layer (the Debian packages) failed: the server could not read or write its own files; tell the server's operator (the server log has the details)");
+    // The operator's line: the job, and the error with its path.
+    const logged = srv.lines.filter((l) => l.includes('"job":"image:') && l.includes(cacheDir));
+    expect(logged.length, srv.lines.join('\n')).toBeGreaterThan(0);
   });
 });

@@ -24,6 +24,8 @@ options:
       --signed-url-max-age S    lifetime of signed download URLs
       --max-jobs-per-user N     running jobs per user
       --max-jobs N              running jobs in all
+      --max-images-per-user N   images one user may keep (default 50)
+      --max-build-minutes N     a longer build is stopped and fails (default 60)
       --public-url URL          the base URL clients see (behind a proxy)
       --cloud-endpoint URL      an OpenStack endpoint publications may reach; repeatable
       --mirror URL              Debian archive for builds and the catalog (default: the Debian archive)
@@ -32,7 +34,7 @@ options:
       --cache-dir DIR           cached OS layers
       --max-cache-mib N         their size bound
       --max-builds N            image builds at once (default 1)
-      --log                     request log on stderr
+      --log                     request log on stdout (without it, failed jobs and server errors only)
   -q, --quiet                   no catalog refresh notes on stderr
   -h, --help
 `;
@@ -48,6 +50,8 @@ const run: Command = async (args) => {
       'signed-url-max-age': { type: 'string' },
       'max-jobs-per-user': { type: 'string' },
       'max-jobs': { type: 'string' },
+      'max-images-per-user': { type: 'string' },
+      'max-build-minutes': { type: 'string' },
       'public-url': { type: 'string' },
       'cloud-endpoint': { type: 'string', multiple: true },
       log: { type: 'boolean', default: false },
@@ -71,8 +75,14 @@ const run: Command = async (args) => {
   if (maxAge !== undefined && !/^[1-9]\d{0,8}$/.test(maxAge)) throw new UsageError('--signed-url-max-age must be a number of seconds ≥ 1');
   const perUser = values['max-jobs-per-user'];
   const allJobs = values['max-jobs'];
-  for (const [name, v] of [['max-jobs-per-user', perUser], ['max-jobs', allJobs]] as const) {
+  const images = values['max-images-per-user'];
+  for (const [name, v] of [['max-jobs-per-user', perUser], ['max-jobs', allJobs], ['max-images-per-user', images]] as const) {
     if (v !== undefined && !/^[1-9]\d{0,5}$/.test(v)) throw new UsageError(`--${name} must be a whole number ≥ 1`);
+  }
+  const buildMinutes = values['max-build-minutes'];
+  // Node's setTimeout waits at most 2^31 - 1 ms (about 24.8 days, 35,791 minutes).
+  if (buildMinutes !== undefined && (!/^[1-9]\d{0,4}$/.test(buildMinutes) || Number(buildMinutes) > 35_791)) {
+    throw new UsageError('--max-build-minutes must be a whole number of minutes from 1 to 35791');
   }
   const publicUrl = values['public-url'];
   if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new UsageError('--public-url must be an http(s) base URL, e.g. https://forge.example.org/api');
@@ -84,6 +94,8 @@ const run: Command = async (args) => {
     ...(maxAge !== undefined ? { signedUrlMaxAgeSeconds: Number(maxAge) } : {}),
     ...(perUser !== undefined ? { jobsPerUser: Number(perUser) } : {}),
     ...(allJobs !== undefined ? { jobsTotal: Number(allJobs) } : {}),
+    ...(images !== undefined ? { imagesPerUser: Number(images) } : {}),
+    ...(buildMinutes !== undefined ? { buildTimeoutMs: Number(buildMinutes) * 60_000 } : {}),
   };
   const maxBuilds = values['max-builds'];
   if (!/^\d{1,3}$/.test(maxBuilds) || Number(maxBuilds) < 1) throw new UsageError('--max-builds must be a whole number from 1 to 999');
@@ -97,7 +109,8 @@ const run: Command = async (args) => {
     host: values.host,
     port,
     dataDir,
-    logger: values.log,
+    // Without --log the operator still sees why a job failed (its whole error: paths, tool output).
+    logger: values.log ? true : 'errors',
     catalog,
     mirror,
     maxBuilds: Number(maxBuilds),

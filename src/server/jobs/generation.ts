@@ -15,7 +15,9 @@ import { badRequest } from '../service-error';
 import { packageRequestsOf } from '../install/packages';
 import { systemSettingsOf } from '../install/system-settings';
 import { osLayerSpecOf, type ImageFile, type InstalledPackage, type OsLayerSpec, type SystemSettings } from '../imaging';
-import { failed, jobKey, setStatus, throttled } from './status';
+import { jobKey, setStatus, throttled } from './status';
+import { failedJob, type JobStage } from './job-errors';
+import { assertDiskRoom } from './quota';
 import { uris } from '../views/uris';
 
 /** Debian releases the image builder installs, by the catalog's version. */
@@ -83,12 +85,20 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
   return { format, os, settings, files, manifest, fileName: `${base}.${format.extension.replace(/^\./, '')}` };
 }
 
+/** setTimeout's bound (2^31 - 1 ms, about 24.8 days): a longer delay would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export function startGeneration(ctx: Ctx, image: Row<'image'>, input: GenerationInput): void {
   const id = image.id;
   ctx.jobs.start(jobKey('image', id), async (signal) => {
     const progress = throttled(ctx, 'image', id);
     const outRel = ctx.files.fresh('images', input.fileName);
     const workRel = ctx.files.fresh('tmp', `job-${id}`);
+    // The build time limit aborts the same signal plumbing as a cancel: child processes are killed, files removed.
+    const overtime = new AbortController();
+    const build = AbortSignal.any([signal, overtime.signal]);
+    let timer: NodeJS.Timeout | undefined;
+    let stage: JobStage = 'preparation';
     try {
       await mkdir(ctx.files.abs(workRel), { recursive: true });
       const report = (percentage: number, message: string, bytes?: { done?: number | undefined; total?: number | undefined }): void =>
@@ -98,14 +108,21 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
           ...(bytes?.done !== undefined ? { bytesLoaded: bytes.done } : {}),
           ...(bytes?.total !== undefined ? { bytesTotal: bytes.total } : {}),
         });
-      const releaseSlot = await ctx.buildSlots.acquire(signal, (ahead) =>
-        setStatus(ctx, 'image', id, { message: `waiting for a build slot (${ahead + 1} build${ahead === 0 ? '' : 's'} ahead)` }),
+      const releaseSlot = await ctx.buildSlots.acquire(
+        signal,
+        (ahead) => setStatus(ctx, 'image', id, { message: `waiting for a build slot (${ahead + 1} build${ahead === 0 ? '' : 's'} ahead)` }),
+        image.owner,
       );
+      timer = setTimeout(() => overtime.abort(), Math.min(ctx.limits.buildTimeoutMs, MAX_TIMER_MS));
       let result;
       try {
+        // Checked again now: the space free when the generation was asked for may be gone after the wait.
+        assertDiskRoom(ctx, input.settings.diskMiB);
         setStatus(ctx, 'image', id, { message: 'resolving packages', percentage: 1 });
-        const layer = await ctx.imaging.osLayer(input.os, { signal, onProgress: (p) => report(1 + 39 * p.fraction, p.message) });
+        stage = 'os-layer';
+        const layer = await ctx.imaging.osLayer(input.os, { signal: build, onProgress: (p) => report(1 + 39 * p.fraction, p.message) });
         try {
+          stage = 'disk';
           result = await ctx.imaging.buildImage({
             layerDir: layer.dir,
             settings: input.settings,
@@ -116,7 +133,7 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
             manifest: input.manifest(layer.installed),
             outFile: ctx.files.abs(outRel),
             workDir: ctx.files.abs(workRel),
-            signal,
+            signal: build,
             progressRange: { from: 40, to: 99 },
             onProgress: (p) => report(p.percentage, p.message, { done: p.bytesDone, total: p.bytesTotal }),
           });
@@ -124,9 +141,10 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
           await layer.release();
         }
       } finally {
+        clearTimeout(timer);
         releaseSlot();
       }
-      if (signal.aborted) throw new Error('cancelled');
+      if (build.aborted) throw new Error('cancelled');
       const file: StoredFile = {
         path: outRel,
         fileName: input.fileName,
@@ -145,13 +163,23 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
       });
       if (!kept) await ctx.files.remove(outRel);
     } catch (e) {
+      // Files first: once the status says the job ended, nothing of it is left on disk.
       await ctx.files.remove(outRel);
+      await ctx.files.remove(workRel);
       if (signal.aborted) setStatus(ctx, 'image', id, { cancelled: true, message: 'cancelled' });
-      else setStatus(ctx, 'image', id, failed(e, 'generation failed'));
+      else if (overtime.signal.aborted) setStatus(ctx, 'image', id, failedJob(ctx, 'image', id, e, stage, overtimeWords(ctx.limits.buildTimeoutMs)));
+      else setStatus(ctx, 'image', id, failedJob(ctx, 'image', id, e, stage));
     } finally {
+      clearTimeout(timer);
       await ctx.files.remove(workRel);
     }
   });
+}
+
+function overtimeWords(limitMs: number): string {
+  const minutes = limitMs / 60_000;
+  const limit = minutes >= 1 ? `${Math.round(minutes)} minute${Math.round(minutes) === 1 ? '' : 's'}` : `${Math.round(limitMs / 1000)} seconds`;
+  return `the build ran longer than this server's limit of ${limit} and was stopped; make the image smaller (fewer packages or files), or ask the server's operator to raise the limit`;
 }
 
 /** Every uploaded file of a template's software, with where it goes and its rights (Imaging contract). */

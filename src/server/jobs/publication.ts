@@ -4,7 +4,8 @@ import type { Ctx } from '../context';
 import type { OpenStackCredentials, TargetFormatSpec } from '../ports';
 import type { Row } from '../store/store';
 import { isTerminal } from '../../model/job-state';
-import { failed, jobKey, setStatus, throttled } from './status';
+import { jobKey, setStatus, throttled } from './status';
+import { failedJob } from './job-errors';
 
 /** The OpenStack credentials of a publication, its password unsealed only here. */
 export function publicationCredentials(ctx: Ctx, p: Row<'pimage'>): OpenStackCredentials {
@@ -52,7 +53,7 @@ export function startPublication(ctx: Ctx, pub: Row<'pimage'>, image: Row<'image
       });
     } catch (e) {
       if (signal.aborted) setStatus(ctx, 'pimage', id, { cancelled: true, message: 'cancelled' });
-      else setStatus(ctx, 'pimage', id, failed(e, 'publication failed'));
+      else setStatus(ctx, 'pimage', id, failedJob(ctx, 'pimage', id, e, 'publication'));
     }
   });
 }

@@ -3,7 +3,6 @@
 import type { OpStatus } from '../../model/resources';
 import type { Ctx } from '../context';
 import { isTerminal } from '../../model/job-state';
-import { messageOf } from '../../errors';
 
 export type JobKind = 'image' | 'pimage';
 
@@ -37,10 +36,4 @@ export function throttled(ctx: Ctx, kind: JobKind, id: number, everyMs = 250): (
     lastPct = pct;
     setStatus(ctx, kind, id, patch);
   };
-}
-
-/** The status patch of a failed job: `error=true` with the message (wire contract §8). */
-export function failed(e: unknown, message: string): Partial<OpStatus> {
-  const m = messageOf(e);
-  return { error: true, errorMessage: m, detailedError: true, detailedErrorMsg: m, message };
 }

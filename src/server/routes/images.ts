@@ -6,7 +6,7 @@ import { quoteEtag } from '../http/conditional';
 import { NO_CONTENT, type FileResult, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { generationInput, startGeneration } from '../jobs/generation';
-import { assertJobRoom } from '../jobs/quota';
+import { assertDiskRoom, assertImageRoom, assertJobRoom } from '../jobs/quota';
 import { cancelJob, deleteImage, removeApplianceImages } from '../jobs/removal';
 import { initialStatus } from '../jobs/status';
 import { badRequest, conflict, notFound } from '../service-error';
@@ -77,6 +77,7 @@ export const imageRoutes = (ctx: Ctx) =>
       assertGeneratable(ctx, appliance);
       const profile = await imageProfile(ctx, appliance, v.installProfile);
       const input = generationInput(ctx, appliance, format, profile);
+      assertDiskRoom(ctx, input.settings.diskMiB);
       const d: ImageDoc = {
         applianceId: appliance.id,
         formatName: format.name,
@@ -90,6 +91,7 @@ export const imageRoutes = (ctx: Ctx) =>
         if (!ctx.store.get('appliance', appliance.id)) throw notFound(`no appliance ${appliance.id}`);
         assertNoRunning(ctx, appliance, format.name);
         assertJobRoom(ctx, appliance.owner);
+        assertImageRoom(ctx, appliance.owner);
         return ctx.store.insert('image', { owner: appliance.owner, parentId: appliance.id, doc: d });
       });
       startGeneration(ctx, row, input);
@@ -102,6 +104,7 @@ export const imageRoutes = (ctx: Ctx) =>
       assertGeneratable(ctx, appliance);
       const format = targetFormatByName(ctx, image.doc.formatName);
       const input = generationInput(ctx, appliance, format, image.doc.installProfile);
+      assertDiskRoom(ctx, input.settings.diskMiB);
       const old = image.doc.file?.path;
       const row = ctx.store.tx(() => {
         assertNoRunning(ctx, appliance, format.name);

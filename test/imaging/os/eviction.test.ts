@@ -1,11 +1,17 @@
-// LRU eviction by total size, leases (in this process and in another one), and the sweep of what a
-// crashed build leaves. Tiny fake entries (a meta.json declaring their size): a real build would add
-// only minutes here, the eviction logic reads nothing else of an entry.
-import { mkdirSync, readdirSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
+// LRU eviction by total size (layers, downloaded .deb files, trees being built), leases (in this
+// process and in another one), the refusal of a build with no room, and the sweep of what a crashed
+// build leaves (at server start too). Tiny fake entries (a meta.json declaring their size): a real
+// build would add only minutes here, the eviction logic reads nothing else of an entry.
+import { execFileSync } from 'node:child_process';
+import { linkSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OsLayerCache } from '../../../src/server/imaging/os';
-import { removeWorkerScript, scratch, startWorker } from './helpers';
+import { mountsUnder } from '../../../src/server/imaging/os/mmdebstrap';
+import { isImagingError } from '../../../src/server/imaging';
+import { startServer } from '../../../src/server';
+import { removeWorkerScript, scratch, spec, startWorker } from './helpers';
 
 const root = scratch('evict');
 afterAll(() => {
@@ -83,5 +89,90 @@ describe('OS layer cache eviction', () => {
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(live)).toBe(false);
     expect(await fresh.keys()).toEqual(['a', 'b', 'c']);
+  });
+});
+
+/** This process's owner name in the cache (`<pid>.<start time>`): its directories count as live. */
+function liveOwner(): string {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  return `${process.pid}.${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+}
+
+describe('OS layer cache bound: .deb files and builds in progress count', () => {
+  it('evicts layers, then .deb files no build links, until layers + .deb files + trees being built fit', async () => {
+    const cache = cacheWith([
+      { key: 'a', bytes: 100_000, usedAt: t0 },
+      { key: 'b', bytes: 100_000, usedAt: t0 + 1000 },
+      { key: 'c', bytes: 100_000, usedAt: t0 + 2000 },
+    ]);
+    const debs = join(cache.dir, 'debs');
+    mkdirSync(debs, { recursive: true });
+    writeFileSync(join(debs, 'old_1.0_amd64.deb'), Buffer.alloc(64 * 1024, 1));
+    writeFileSync(join(debs, 'linked_1.0_amd64.deb'), Buffer.alloc(64 * 1024, 2));
+    // A build of this (live) process in progress: its own file and a hard link to a .deb (counted once).
+    const archives = join(cache.dir, 'tmp', `${liveOwner()}-build-test`, 'tree', 'var', 'cache', 'apt', 'archives');
+    mkdirSync(archives, { recursive: true });
+    writeFileSync(join(archives, '..', 'pkgcache.bin'), Buffer.alloc(64 * 1024, 3));
+    linkSync(join(debs, 'linked_1.0_amd64.deb'), join(archives, 'linked_1.0_amd64.deb'));
+    const c = await cache.lease('c');
+    // The layers alone (300,000 bytes) fit this bound: only the .deb files and the build make it overflow.
+    const bounded = new OsLayerCache({ dir: cache.dir, maxBytes: 300_000 });
+    expect(await bounded.evict()).toEqual(['a', 'b']);
+    expect(await bounded.keys()).toEqual(['c']);
+    // c is leased; the .deb file no build links goes, the linked one and the build stay.
+    expect(readdirSync(debs)).toEqual(['linked_1.0_amd64.deb']);
+    expect(existsSync(archives)).toBe(true);
+    // A reserve for the next layer evicts as if it were already there.
+    await c!.release();
+    expect(await new OsLayerCache({ dir: cache.dir, maxBytes: 300_000 }).evict(150_000)).toEqual(['c']);
+  });
+
+  it('refuses a new layer that cannot fit even after eviction, before running mmdebstrap', async () => {
+    // A mirror on 127.0.0.1 that answers every InRelease (the cache key needs their digests): nothing else is asked.
+    const mirror = createServer((_req, res) => res.end('fake InRelease\n'));
+    await new Promise<void>((resolve) => mirror.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (mirror.address() as { port: number }).port;
+      const big = 2 * 1024 ** 3;
+      const dir = cacheWith([{ key: 'big', bytes: big, usedAt: t0 }]).dir;
+      const cache = new OsLayerCache({ dir, maxBytes: big + 100 * 1024 ** 2 });
+      const held = await cache.lease('big');
+      let err: unknown;
+      try {
+        await cache.acquire(spec({ mirror: { archive: `http://127.0.0.1:${port}/debian` } }));
+      } catch (e) {
+        err = e;
+      }
+      await held!.release();
+      expect(isImagingError(err, 'disk-full'), String(err)).toBe(true);
+      expect(String(err)).toMatch(/no room for another layer.*raise the bound/);
+      // Refused before the build's directory existed: nothing was downloaded or written.
+      expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
+      expect(await cache.keys()).toEqual(['big']);
+    } finally {
+      await new Promise((resolve) => mirror.close(resolve));
+    }
+  });
+});
+
+describe('the sweep at server start', () => {
+  it('unmounts and removes the build trees of dead processes when the server starts, before any build', async () => {
+    const cacheDir = join(root.path, 'server-cache');
+    const tree = join(cacheDir, 'os', 'tmp', '4194999.1-build-crashed', 'tree');
+    for (const d of ['proc', 'dev/shm']) mkdirSync(join(tree, d), { recursive: true });
+    // What a crash during mmdebstrap leaves: /proc and a bind of the host's /dev/shm mounted in the tree.
+    execFileSync('mount', ['-t', 'proc', 'proc', join(tree, 'proc')]);
+    execFileSync('mount', ['--bind', '/dev/shm', join(tree, 'dev/shm')]);
+    expect(mountsUnder(tree)).toHaveLength(2);
+    const dataDir = join(root.path, 'server-data');
+    const server = await startServer({ port: 0, dataDir, cacheDir });
+    try {
+      expect(mountsUnder(tree)).toEqual([]);
+      expect(readdirSync(join(cacheDir, 'os', 'tmp'))).toEqual([]);
+      expect(existsSync('/dev/shm')).toBe(true);
+    } finally {
+      await server.close();
+      for (const p of mountsUnder(tree)) execFileSync('umount', ['--lazy', p]);
+    }
   });
 });

@@ -4,6 +4,10 @@
 //   <dir>/leases/<key>/<owner>-<n>             a lease: the entry is in use by that (live) process
 //   <dir>/tmp/<owner>-…/                       builds in progress and entries being removed
 //   <dir>/debs/                                downloaded .deb files, hard-linked into each build's apt archive
+//
+// The size bound (maxBytes) covers all three: the layers, the .deb files and the trees being built.
+// Before a new layer is built, least recently used layers and then .deb files no build links are
+// removed until the bound leaves room for it; a build that still has no room is refused.
 //   <dir>/locks/                               proper-lockfile locks: `cache` (short sections) and one per key being built
 //
 // An owner is `<pid>.<start time>` (/proc/<pid>/stat field 22): a crashed process's temporary
@@ -12,7 +16,7 @@
 // that is the hard part of a cross-process lock, and it is well used; the leases are plain files
 // because they are shared (many readers), which no lock library offers.
 import { randomBytes, createHash } from 'node:crypto';
-import { lchown, link, lstat, mkdir, readdir, readFile, rename, rm, unlink, utimes, writeFile, stat } from 'node:fs/promises';
+import { lchown, link, lstat, mkdir, readdir, readFile, rename, rm, statfs, unlink, utimes, writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
@@ -29,6 +33,12 @@ import type { OsLayerProgress } from './progress';
 import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
 
 export const DEFAULT_MAX_BYTES = 8 * 1024 ** 3;
+/**
+ * Room a new layer is assumed to need before it is built (its tree and the .deb files it downloads):
+ * a Minimal layer with the cloud kernel takes about half of it. The largest cached layer counts
+ * instead when it is bigger (a Standard profile), and never more than the bound itself.
+ */
+export const NEW_LAYER_BYTES = 768 * 1024 ** 2;
 
 export interface OsLayer {
   /** The root tree: read-only for callers (copy it with `cp -a`, or `mke2fs -d` it). */
@@ -47,7 +57,7 @@ export interface OsLayerOptions {
 
 export interface OsLayerCacheOptions {
   readonly dir: string;
-  /** Bound on the layers' total disk usage (the .deb cache is not counted); default 8 GiB. */
+  /** Bound on the cache's disk usage: layers, downloaded .deb files and trees being built; default 8 GiB. */
   readonly maxBytes?: number | undefined;
 }
 
@@ -79,25 +89,38 @@ export function layerKey(spec: OsLayerSpec, indexes: Record<string, string>, san
   return { key: createHash('sha256').update(JSON.stringify(canonical)).digest('hex'), canonical };
 }
 
-/** Disk usage of a tree (allocated blocks, each hard-linked inode once), like `du -s`. */
+/** Disk usage of a tree (allocated blocks, each hard-linked inode once), like `du -sx`: mounts inside it are not walked. */
 export async function diskUsage(dir: string): Promise<number> {
-  const seen = new Set<string>();
+  return usageOf(dir, new Set());
+}
+
+/**
+ * `diskUsage` with the inodes already counted in `seen` (shared between trees: a build's hard links to
+ * the .deb files count once). Entries that vanish while walked (a build in progress) count nothing.
+ */
+async function usageOf(dir: string, seen: Set<string>): Promise<number> {
+  const top = await lstat(dir).catch(() => undefined);
+  if (!top) return 0;
   let total = 0;
+  const count = (s: { dev: number; ino: number; blocks: number }): boolean => {
+    const id = `${s.dev}:${s.ino}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    total += s.blocks * 512;
+    return true;
+  };
   const walk = async (d: string): Promise<void> => {
     // A folder of another namespace id that this process may not read (an ordinary user's build) counts as empty.
     for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
       const p = join(d, e.name);
-      const s = await lstat(p, { bigint: false });
-      const id = `${s.dev}:${s.ino}`;
-      if (seen.has(id)) continue;
-      seen.add(id);
-      total += s.blocks * 512;
-      if (e.isDirectory()) await walk(p);
+      const s = await lstat(p).catch(() => undefined);
+      // Another file system (a build's /proc, /sys, /dev/shm) is not the cache's.
+      if (!s || s.dev !== top.dev) continue;
+      if (count(s) && s.isDirectory()) await walk(p);
     }
   };
-  const top = await lstat(dir);
-  total += top.blocks * 512;
-  await walk(dir);
+  count(top);
+  if (top.isDirectory()) await walk(dir);
   return total;
 }
 
@@ -155,24 +178,28 @@ export class OsLayerCache {
     }
   }
 
-  /** Remove entries, least recently used first, until the layers fit in maxBytes; leased entries stay. */
-  async evict(): Promise<string[]> {
+  /**
+   * Remove layers, least recently used first (leased ones stay), then .deb files no build links, oldest
+   * first, until layers + .deb files + trees being built fit in maxBytes less `reserve`. The removed
+   * layers' keys.
+   */
+  async evict(reserve = 0): Promise<string[]> {
+    return (await this.evictFor(reserve)).removed;
+  }
+
+  private async evictFor(reserve: number): Promise<{ removed: string[]; total: number }> {
     await this.init();
     return this.withLock('cache', async () => {
-      const entries: { key: string; bytes: number; used: number }[] = [];
-      for (const key of await readdir(this.p('layers')).catch(() => [] as string[])) {
-        try {
-          const meta = JSON.parse(await readFile(this.p('layers', key, 'meta.json'), 'utf8')) as Meta;
-          const used = (await stat(this.p('layers', key, 'used'))).mtimeMs;
-          entries.push({ key, bytes: meta.bytes, used });
-        } catch {
-          // not an entry (cannot happen through this class): leave it alone
-        }
-      }
-      let total = entries.reduce((n, e) => n + e.bytes, 0);
+      const entries = await this.entries();
+      const seen = new Set<string>();
+      const debs = await this.debFiles(seen);
+      let inProgress = 0;
+      for (const name of await readdir(this.p('tmp')).catch(() => [] as string[])) inProgress += await usageOf(this.p('tmp', name), seen);
+      let total = entries.reduce((n, e) => n + e.bytes, 0) + debs.reduce((n, d) => n + d.bytes, 0) + inProgress;
+      const bound = this.maxBytes - reserve;
       const removed: string[] = [];
       for (const e of entries.sort((a, b) => a.used - b.used)) {
-        if (total <= this.maxBytes) break;
+        if (total <= bound) break;
         if (await this.leased(e.key)) continue;
         const trash = this.p('tmp', `${OWNER}-evict-${randomBytes(4).toString('hex')}`);
         await rename(this.p('layers', e.key), trash);
@@ -180,8 +207,70 @@ export class OsLayerCache {
         total -= e.bytes;
         removed.push(e.key);
       }
-      return removed;
+      // A .deb file with one link is in no build's archive: a later build downloads it again if needed.
+      for (const d of debs.filter((x) => x.links === 1).sort((a, b) => a.mtime - b.mtime)) {
+        if (total <= bound) break;
+        await unlink(d.path).catch(() => undefined);
+        total -= d.bytes;
+      }
+      return { removed, total };
     });
+  }
+
+  /** The downloaded .deb files with their disk usage (their inodes added to `seen`). */
+  private async debFiles(seen: Set<string>): Promise<{ path: string; bytes: number; links: number; mtime: number }[]> {
+    const out: { path: string; bytes: number; links: number; mtime: number }[] = [];
+    for (const name of await readdir(this.p('debs')).catch(() => [] as string[])) {
+      const path = this.p('debs', name);
+      const s = await lstat(path).catch(() => undefined);
+      if (!s?.isFile()) continue;
+      const id = `${s.dev}:${s.ino}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      out.push({ path, bytes: s.blocks * 512, links: s.nlink, mtime: s.mtimeMs });
+    }
+    return out;
+  }
+
+  /**
+   * Make room for a new layer before it is built: evict down to the bound less its estimated size,
+   * and check the file system has that much free. Refused (disk-full) when either is short.
+   */
+  private async makeRoom(): Promise<void> {
+    const largest = Math.max(0, ...(await this.entries()).map((e) => e.bytes));
+    const reserve = Math.min(this.maxBytes, Math.max(NEW_LAYER_BYTES, largest));
+    const { total } = await this.evictFor(reserve);
+    if (total + reserve > this.maxBytes) {
+      throw new ImagingError(
+        'disk-full',
+        `the OS layer cache has no room for another layer: ${mib(total)} MiB of its ${mib(this.maxBytes)} MiB bound are layers in use, downloaded packages in use and builds in progress, and a new layer needs about ${mib(reserve)} MiB; retry when other builds end, or raise the bound (serve --max-cache-mib)`,
+      );
+    }
+    const fs = await statfs(this.dir);
+    const free = fs.bavail * fs.bsize;
+    if (free < reserve) {
+      throw new ImagingError('disk-full', `the file system of the OS layer cache has ${mib(free)} MiB free and a new layer needs about ${mib(reserve)} MiB: free space there or lower the cache bound`);
+    }
+  }
+
+  /** The complete entries: size (from their meta.json) and when last used. */
+  private async entries(): Promise<{ key: string; bytes: number; used: number }[]> {
+    const entries: { key: string; bytes: number; used: number }[] = [];
+    for (const key of await readdir(this.p('layers')).catch(() => [] as string[])) {
+      try {
+        const meta = JSON.parse(await readFile(this.p('layers', key, 'meta.json'), 'utf8')) as Meta;
+        const used = (await stat(this.p('layers', key, 'used'))).mtimeMs;
+        entries.push({ key, bytes: meta.bytes, used });
+      } catch {
+        // not an entry (cannot happen through this class): leave it alone
+      }
+    }
+    return entries;
+  }
+
+  /** Remove what dead processes left (builds with their mounts, evictions, leases); the server calls it when it starts. */
+  async sweep(): Promise<void> {
+    await this.init();
   }
 
   /** Keys of the complete entries, for inspection. */
@@ -238,6 +327,7 @@ export class OsLayerCache {
   }
 
   private async build(spec: OsLayerSpec, key: string, canonical: unknown, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
+    await this.makeRoom();
     const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
     const tree = join(work, 'tree');
     const blocked = blockedFolder(sandbox, this.dir);
@@ -316,6 +406,8 @@ export class OsLayerCache {
     }
   }
 }
+
+const mib = (bytes: number): number => Math.ceil(bytes / 1024 ** 2);
 
 /** Build (or take from the cache at `cacheDir`) the OS layer of a spec. The caller must `release()` it. */
 export function buildOsLayer(spec: OsLayerSpec, o: OsLayerOptions & { cacheDir: string; maxBytes?: number | undefined }): Promise<OsLayer> {
