@@ -18,7 +18,7 @@ export interface QemuOptions {
  * path never reads as `nbd:…`), and `backing: null`, so no backing file is opened whatever the header
  * says. Given to `-drive` as a `json:` filename, where `snapshot=on` still applies; commas are doubled.
  */
-export function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
+function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
   const blockdev = { driver: QEMU_FORMAT[o.format], backing: null, file: { driver: 'file', filename: path.resolve(o.image) } };
   return `file=json:${JSON.stringify(blockdev).replace(/,/g, ',,')},if=virtio,snapshot=on`;
 }

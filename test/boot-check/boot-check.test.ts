@@ -1,4 +1,4 @@
-// The boot check against real QEMU (TCG): a Debian 12 image that boots (fixture.ts), blank disks that
+// The boot check against real QEMU (TCG): a Debian 12 image that boots (fixture.ts), disks that
 // do not, and the command line built from the sources. Every QEMU run is looked up in /proc by the
 // path of its image, so "nothing left running" is checked independently of the code under test.
 // Cost: three full boots of the fixture (each about 1 min on an idle 2-core machine, up to 3 min under
