@@ -13,7 +13,7 @@ export function diskBytesOf(f: FileHandle, size: number): DiskBytes {
     size,
     read: async (offset, length) => {
       const n = Math.max(0, Math.min(length, size - offset));
-      if (n === 0 || !Number.isSafeInteger(offset)) return Buffer.alloc(0);
+      if (n <= 0 || offset < 0 || !Number.isSafeInteger(offset)) return Buffer.alloc(0);
       const buf = Buffer.alloc(n);
       const { bytesRead } = await f.read(buf, 0, n, offset);
       return buf.subarray(0, bytesRead);

@@ -77,7 +77,7 @@ export async function checkImage(image: string, claimed?: ImageFormat): Promise<
       throw refused(`is not a ${format} image: found ${found.what}${found.kind ? ` (name it ${extensionFor(found.kind)})` : ''}`);
     }
     const why = await selfContainedRefusal(format, d, found);
-    if (why) throw refused(`${why}: boot takes only self-contained images (one file, one layer)`);
+    if (why) throw refused(`${why}: boot takes only whole, self-contained images (one file, one layer)`);
     return format;
   } catch (e) {
     if (e instanceof BootCheckError) throw e;

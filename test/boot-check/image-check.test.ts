@@ -89,6 +89,11 @@ describe('checkImage: the format is the extension (or the format given), checked
     expect(await refusal(copy(readme, 'readme.raw'))).toContain('(found text)');
     expect(await refusal(copy(readme, 'readme.vmdk'))).toContain('is not a vmdk image: found text');
     for (const name of ['empty.raw', 'empty.qcow2', 'empty.vmdk']) expect(await refusal(emptyFile(name))).toBe(`${at(name)} is empty: it is no disk image`);
+    // Just a magic (head -c of a qemu-img image): too short to be the image it names.
+    for (const [from, bytes, name] of [['v3.qcow2', 8, 'cut.qcow2'], ['sparse.vmdk', 8, 'cut.vmdk'], ['fixed.vhd', 0, 'cut.vhd']] as const) {
+      execFileSync('sh', ['-c', bytes ? 'head -c "$1" "$2" > "$3"' : 'tail -c 512 "$2" | head -c 100 > "$3"', 'sh', String(bytes), at(from), at(name)]);
+      expect(await refusal(at(name))).toContain('is a truncated');
+    }
     writeFileSync(at('v3.qcow2.gz'), gzipSync(readFileSync(at('v3.qcow2'))));
     expect(await refusal(at('v3.qcow2.gz'))).toContain(`is gzip-compressed data: decompress it first (gunzip -k ${at('v3.qcow2.gz')})`);
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -98,7 +103,7 @@ describe('checkImage: the format is the extension (or the format given), checked
 describe('checkImage: only self-contained images (one file, one layer)', () => {
   it('refuses a qcow2 with a backing file, an external data file or an internal snapshot', async () => {
     const backing = qemuImg(work, 'backing.qcow2', 'qcow2', '-b', canary, '-F', 'raw');
-    expect(await refusal(backing)).toBe(`${backing} is a qcow2 image with a backing file "${canary}": boot takes only self-contained images (one file, one layer)`);
+    expect(await refusal(backing)).toBe(`${backing} is a qcow2 image with a backing file "${canary}": boot takes only whole, self-contained images (one file, one layer)`);
     expect(await refusal(qemuImg(work, 'data-file.qcow2', 'qcow2', '-o', `data_file=${at('data-file.bin')}`))).toContain('is a qcow2 image with an external data file');
     const snap = qemuImg(work, 'snap.qcow2', 'qcow2');
     execFileSync('qemu-img', ['snapshot', '-c', 'before', snap]);
