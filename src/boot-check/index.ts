@@ -7,7 +7,7 @@ import { maskSecrets, MIN_SECRET_LENGTH } from '../model/redact';
 import { SerialConsole } from './console';
 import { BootCheckError } from './errors';
 import { requireBootTools } from './host-tools';
-import { checkImageFile, detectImageFormat, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
+import { checkImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
 import { startQemu } from './qemu';
 import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } from './session';
 
@@ -20,9 +20,9 @@ export const DEFAULT_BOOT_TIMEOUT_MS = 300_000;
 export const DEFAULT_MEMORY_MIB = 1024;
 
 export interface BootCheckOptions {
-  /** Path of the disk image. */
+  /** Path of the disk image: a self-contained image, its format named by its extension (image.ts). */
   readonly image: string;
-  /** Its format; absent: read by `qemu-img info`. */
+  /** Its format, in place of the extension; still checked against the file's magic. */
   readonly format?: ImageFormat;
   /** For the whole check: boot, login and commands. Default DEFAULT_BOOT_TIMEOUT_MS. */
   readonly timeoutMs?: number;
@@ -96,8 +96,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   checkOptions(o);
   if (o.signal?.aborted) throw new AbortedError('boot check aborted');
   requireBootTools(['qemu-system-x86_64']);
-  await checkImageFile(o.image);
-  const format = o.format ?? (await detectImageFormat(o.image, o.signal));
+  const format = await checkImage(o.image, o.format);
   const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
   const password = o.login?.password;
   const mask = (s: string): string => maskSecrets(s, password ? [password] : []);

@@ -14,20 +14,28 @@ export interface QemuOptions {
 }
 
 /**
+ * The disk as QEMU block options: the format named (QEMU never probes), the protocol `file` named (a
+ * path never reads as `nbd:…`), and `backing: null`, so no backing file is opened whatever the header
+ * says. Given to `-drive` as a `json:` filename, where `snapshot=on` still applies; commas are doubled.
+ */
+function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
+  const blockdev = { driver: QEMU_FORMAT[o.format], backing: null, file: { driver: 'file', filename: path.resolve(o.image) } };
+  return `file=json:${JSON.stringify(blockdev).replace(/,/g, ',,')},if=virtio,snapshot=on`;
+}
+
+/**
  * TCG, not KVM: /dev/kvm exists on the build hosts but does not work there (docs/design/real-images.md).
  * `-nodefaults` drops the default VGA, monitor, NIC and drives; the serial port is the only device we talk to.
  * `snapshot=on`: writes go to a temporary overlay, the image is never modified.
  */
 export function qemuArgs(o: QemuOptions): string[] {
-  // An absolute path never reads as a protocol prefix (`nbd:…`); commas are doubled inside -drive.
-  const file = path.resolve(o.image).replace(/,/g, ',,');
   return [
     '-accel', 'tcg',
     '-m', String(o.memoryMiB),
     '-nodefaults',
     '-display', 'none',
     '-serial', 'stdio',
-    '-drive', `file=${file},if=virtio,format=${QEMU_FORMAT[o.format]},snapshot=on`,
+    '-drive', driveSpec(o),
     ...(o.network === 'user' ? ['-nic', 'user,model=virtio-net-pci'] : ['-nic', 'none']),
   ];
 }

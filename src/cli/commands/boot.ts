@@ -13,9 +13,11 @@ const HELP = `usage: appliance-forge boot IMAGE [options]
 
 Boots IMAGE under QEMU (qemu-system-x86_64, TCG; the image is never modified) and reports whether it
 reached a login prompt on the serial console. With --login, logs in there and runs each --run command.
+IMAGE must be self-contained: a backing file, data file, extents or parent in another file is refused.
 
 options:
-  --format F          ${IMAGE_FORMATS.join('|')} (default: read by qemu-img info)
+  --format F          ${IMAGE_FORMATS.join('|')} (default: from the extension; .img is raw); either
+                      way checked against the file's header
   --timeout SECONDS   for the whole check (default ${DEFAULT_BOOT_TIMEOUT_MS / 1000})
   --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
@@ -99,7 +101,7 @@ const run: Command = async (args) => {
     process.stdout.write(values.json ? `${JSON.stringify({ ok, ...r })}\n` : human(r, { login: login?.user, commands }, ok));
     return ok ? 0 : 1;
   } catch (e) {
-    // A bad image (missing, compressed, unknown format) is the caller's to fix, like a bad flag.
+    // A bad image (missing, compressed, not a disk, not self-contained) is the caller's to fix, like a bad flag.
     if (isBootCheckError(e, 'input')) throw new UsageError(e.message);
     if (isForgeError(e, 'E_ABORTED')) {
       process.stderr.write('appliance-forge boot: interrupted, QEMU stopped\n');
