@@ -6,6 +6,7 @@ import type { UsageError } from './cli/command';
 import type { ApplyError } from './engine/apply';
 import type { ImagingError } from './server/imaging/errors';
 import type { ServiceError } from './server/service-error';
+import type { DataFolderError } from './server/data-folder';
 
 const BRAND = Symbol.for('appliance-forge.error');
 
@@ -24,6 +25,7 @@ export type ErrorCode =
   | 'E_DECLARATION'
   | 'E_SERVICE'
   | 'E_IMAGING'
+  | 'E_DATA_FOLDER'
   // The engine's and the command line's: ApplyError (engine/apply.ts), UsageError (cli/command.ts).
   | 'E_APPLY'
   | 'E_USAGE';
@@ -39,13 +41,13 @@ export function messageOf(e: unknown): string {
 }
 
 /**
- * The classes `isForgeError` narrows to: this module's, the server's (ServiceError, ImagingError), the engine's
+ * The classes `isForgeError` narrows to: this module's, the server's (ServiceError, ImagingError, DataFolderError), the engine's
  * and the command line's (ApplyError, UsageError); a code whose class is not listed (E_OPENSTACK, E_DECLARATION)
  * narrows to `ForgeError`.
  */
 type CoreError =
   | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError
-  | ServiceError | ImagingError
+  | ServiceError | ImagingError | DataFolderError
   | ApplyError | UsageError;
 /** The error `isForgeError(e, code)` narrows to: the class of that code where it is defined here. */
 export type ForgeErrorOf<C extends ErrorCode> = C extends ErrorCode

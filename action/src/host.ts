@@ -54,16 +54,33 @@ export function installImageTools(log: (line: string) => void): void {
   }
 }
 
-/** Under sudo: the files the step wrote (data folder, output-dir) go back to the runner's user. */
-export function giveBack(paths: readonly string[]): void {
+/** The runner's user under the sudo re-run; undefined otherwise. */
+function sudoUser(): { uid: number; gid: number } | undefined {
   const uid = Number(process.env.SUDO_UID);
   const gid = Number(process.env.SUDO_GID);
-  if (!process.env[RERUN] || !Number.isInteger(uid) || !Number.isInteger(gid)) return;
-  const walk = (p: string) => {
-    const st = lstatSync(p, { throwIfNoEntry: false });
-    if (!st) return;
-    lchownSync(p, uid, gid);
-    if (st.isDirectory()) for (const n of readdirSync(p)) walk(path.join(p, n));
-  };
-  for (const p of paths) walk(path.resolve(p));
+  return process.env[RERUN] && Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
+}
+
+/** lchown of `p` and everything under it (links themselves, never followed) that `owned` accepts. */
+function chownTree(p: string, uid: number, gid: number, owned: (ownerUid: number) => boolean): void {
+  const st = lstatSync(p, { throwIfNoEntry: false });
+  if (!st || !owned(st.uid)) return;
+  lchownSync(p, uid, gid);
+  if (st.isDirectory()) for (const n of readdirSync(p)) chownTree(path.join(p, n), uid, gid, owned);
+}
+
+/** Under sudo: the files the step wrote (data folder, output-dir) go back to the runner's user. */
+export function giveBack(paths: readonly string[]): void {
+  const u = sudoUser();
+  if (u) for (const p of paths) chownTree(path.resolve(p), u.uid, u.gid, () => true);
+}
+
+/**
+ * Under sudo, before the server opens it: the data folder an earlier step gave back to the runner's
+ * user is root's again (the server opens only a folder of the user it runs as). Files of any other
+ * user are left as they are, and the server refuses them.
+ */
+export function takeBack(dataDir: string): void {
+  const u = sudoUser();
+  if (u) chownTree(path.resolve(dataDir), 0, 0, (owner) => owner === u.uid);
 }

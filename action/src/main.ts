@@ -11,8 +11,8 @@ import { connect, type Connection } from '../../src/engine/connect';
 import { describeFailure } from '../../src/engine/failure';
 import { messageOf } from '../../src/errors';
 import { selectBuilders } from './builders';
-import { giveBack, installImageTools, rerunAsRoot } from './host';
-import { DEFAULT_DATA_DIR } from '../../src/engine/embedded';
+import { embeddedDataDir } from './data-dir';
+import { giveBack, installImageTools, rerunAsRoot, takeBack } from './host';
 import { SERVICE_VERSION } from '../../src/server/version';
 import { type ActionResult, applyResult, planResult, type ResultEntry, type ValidateResult } from './result';
 
@@ -36,6 +36,8 @@ interface Inputs {
   outputDir: string;
   /** Builder types or indexes this step runs (builders.ts); empty: all. */
   builders: string;
+  /** Bundle sources may lie outside the declaration's folder (engine/bundle-source.ts). */
+  allowOutsideSources: boolean;
 }
 
 function readInputs(secrets: SecretSet): Inputs {
@@ -66,6 +68,7 @@ function readInputs(secrets: SecretSet): Inputs {
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
     builders: core.getInput('builders'),
+    allowOutsideSources: (core.getInput('allow-outside-sources') || 'false').toLowerCase() === 'true',
   };
 }
 
@@ -128,7 +131,7 @@ function annotate(problems: readonly Problem[]): void {
 
 /** `mode: validate`: the engine's offline check (as `appliance-forge validate`); fails the step on errors. */
 async function validateStep(inputs: Inputs): Promise<void> {
-  const report = validateDeclarationFile(inputs.file, { strict: inputs.strict });
+  const report = validateDeclarationFile(inputs.file, { strict: inputs.strict, allowOutsideSources: inputs.allowOutsideSources });
   for (const p of report.problems) core.info(formatProblem(p));
   annotate(report.problems);
   const result: ValidateResult = { mode: 'validate', ...report };
@@ -175,11 +178,16 @@ export async function run(): Promise<void> {
         return;
       }
       installImageTools((l) => core.info(l));
-      giveBackOnExit = [DEFAULT_DATA_DIR, inputs.outputDir].filter(Boolean);
+    }
+    // Outside the workspace (data-dir.ts); named after any re-run under sudo, by the process that uses it.
+    const dataDir = embedded ? embeddedDataDir() : undefined;
+    if (dataDir) {
+      takeBack(dataDir);
+      giveBackOnExit = [dataDir, inputs.outputDir].filter(Boolean);
     }
     const timeout = AbortSignal.timeout(inputs.timeoutMinutes * 60_000);
     const signal = AbortSignal.any([ac.signal, timeout]);
-    const loaded = loadDeclaration(inputs.file);
+    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources });
     for (const s of loaded.declaration.secrets) core.setSecret(s);
     secrets.addAll(loaded.declaration.secrets);
     for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
@@ -189,10 +197,10 @@ export async function run(): Promise<void> {
     // A selector that matches nothing fails before any server starts.
     const builders = selectBuilders(loaded.declaration.builders, inputs.builders);
     if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);
-    conn = await connect(embedded ? {} : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
+    conn = await connect(dataDir ? { dataDir } : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
-    if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ./${DEFAULT_DATA_DIR})`);
+    if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ${dataDir ?? ''})`);
     const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
     // Builders keep their index in the declaration: the engine and the result name them by it.
     const declaration = { ...loaded.declaration, builders };

@@ -11,7 +11,7 @@ import { settingsFromEnv } from '../engine/settings-env';
 import { describeFailure } from '../engine/failure';
 import { UsageError } from './command';
 import { readCredentialsFile } from './credentials-file';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION } from './options';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION } from './options';
 import { createRenderer, renderMode, useColor, type Out } from './progress';
 
 export interface CliIo {
@@ -55,6 +55,7 @@ ${SUMMARY[mode]}
 
 ${CONNECTION_HELP}
       --data-dir DIR     data of the embedded server (default ./.appliance-forge; --data is a deprecated alias)
+      --allow-outside-sources  upload bundle sources outside the declaration's folder (absolute, ../, links out)
 
 output:
       --json             one JSON document on stdout, nothing else${mode === 'plan' ? ' (changes: one object per change)' : ''}
@@ -69,7 +70,7 @@ environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_
 export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readonly string[], io: CliIo = processIo()): Promise<number> {
   const usage = declarationHelp(mode);
   const { values, positionals } = parseCommandArgs(args, {
-    ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION,
+    ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION,
     json: { type: 'boolean' }, 'no-publish': { type: 'boolean' },
     output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
   }, { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
@@ -115,7 +116,7 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   let conn: Connection | undefined;
   let warnings: readonly Problem[] = [];
   try {
-    const loaded = loadDeclaration(file, { env });
+    const loaded = loadDeclaration(file, { env, allowOutsideSources: values['allow-outside-sources'] === true });
     secrets.addAll(loaded.declaration.secrets);
     warnings = loaded.problems;
     if (!json) for (const w of warnings) err(formatProblem(w));

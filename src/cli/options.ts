@@ -29,6 +29,8 @@ export const CONNECTION_HELP = `connection (flags win over the APPLIANCE_FORGE_*
 export const DATA_DIR_OPTION = { 'data-dir': { type: 'string' } } as const satisfies Options;
 export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const satisfies Options;
 export const QUIET_OPTION = { quiet: { type: 'boolean', short: 'q' } } as const satisfies Options;
+/** validate, plan and apply: bundle sources outside the declaration's folder (engine/bundle-source.ts). */
+export const SOURCES_OPTION = { 'allow-outside-sources': { type: 'boolean' } } as const satisfies Options;
 
 /** Old spelling → the one name it now has. */
 const DEPRECATED: Readonly<Record<string, string>> = { '--data': '--data-dir' };

@@ -18,7 +18,7 @@ export interface BundleFileDecl {
   readonly name: string;
   /** As written in the file (relative to the declaration). */
   readonly source: string;
-  /** Absolute path on disk. */
+  /** Real path on disk (links resolved), inside the declaration's folder unless allowed (bundle-source.ts). */
   readonly path: string;
   readonly destination?: string | undefined;
   readonly rights?: string | undefined;

@@ -1,9 +1,12 @@
 // The embedded reference server, for runs without a service URL: the command line and the Action
 // start it in-process with its data in `./.appliance-forge`, and a local user created on first use
-// whose credentials are kept in that folder (mode 0600).
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// whose credentials are kept in that folder (mode 0600). The folder is checked first, as the server
+// checks it (server/data-folder.ts): a link or another user's folder is refused, and so is a
+// credentials file that is a link or open to others.
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { messageOf } from '../errors';
+import { createSecretFile, DataFolderError, openDataFolder, readSecretFile } from '../server/data-folder';
 import { peerHint } from './peer-packages';
 
 export const DEFAULT_DATA_DIR = '.appliance-forge';
@@ -65,19 +68,18 @@ export async function startEmbedded(dataDir = DEFAULT_DATA_DIR): Promise<Embedde
 }
 
 async function openEmbedded(server: typeof import('../server'), dataDir: string): Promise<EmbeddedService> {
-  const dir = path.resolve(dataDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const dir = openDataFolder(dataDir);
   ignoreInGit(dir);
   const file = path.join(dir, CREDENTIALS);
+  const kept = readSecretFile(file);
   let credentials: LocalCredentials;
-  if (existsSync(file)) {
-    credentials = JSON.parse(readFileSync(file, 'utf8')) as LocalCredentials;
+  if (kept !== undefined) {
+    credentials = JSON.parse(kept) as LocalCredentials;
   } else {
     const u = await server.createUser(dir, { login: LOCAL_LOGIN });
     credentials = { login: u.login, publicKey: u.publicKey, secretKey: u.secretKey };
-    writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+    if (!createSecretFile(file, `${JSON.stringify(credentials, null, 2)}\n`)) throw new DataFolderError(file, 'appeared while the local user was being created');
   }
-  chmodSync(file, 0o600);
   const running = await server.startServer({ dataDir: dir });
   return { url: running.url, credentials, close: () => running.close() };
 }

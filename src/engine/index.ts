@@ -16,7 +16,8 @@ export { ApplyError, type ApplyResult, type ImageResult } from './apply';
 export { saveImages, type SavedImage, type SaveImagesOptions } from './output';
 export type { Declaration, BuilderDecl, BundleDecl, PackageDecl } from './declaration';
 export type { EngineEvent, EventSink, Phase } from './events';
-export { parseDeclaration, parseDeclarationFile } from './parse';
+export { parseDeclaration, parseDeclarationFile, type ParseOptions } from './parse';
+export { ALLOW_OUTSIDE_SOURCES } from './bundle-source';
 export { validateDeclarationFile, type ValidationReport } from './validate';
 export { formatPlan, planSummary } from './report';
 export { isNoOp, planChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
@@ -31,7 +32,7 @@ export interface Loaded {
 }
 
 /** Reads and validates a declaration file; throws DeclarationError with every problem. */
-export function loadDeclaration(file: string, options: { env?: Env } = {}): Loaded {
+export function loadDeclaration(file: string, options: { env?: Env; allowOutsideSources?: boolean | undefined } = {}): Loaded {
   const r = parseDeclarationFile(file, options);
   if (!r.declaration) throw new DeclarationError(r.problems);
   return { declaration: r.declaration, problems: r.problems };

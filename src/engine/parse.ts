@@ -1,13 +1,14 @@
 // Reads and validates a declaration in the platform tool's format (docs/design/declaration.md):
 // YAML or JSON, sections `stack`, `builders`, `accounts`. Every problem is collected before the
 // DeclarationError is thrown, each with file, line and column.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { isHttpUrl, RIGHTS_PATTERN } from '../model/field-rules';
 import type {
   AccountDecl, AccountRef, BuilderDecl, BundleDecl, BundleFileDecl, Declaration, PackageDecl, PublicationDecl, StackDecl,
 } from './declaration';
+import { resolveBundleSource, type SourceRoot } from './bundle-source';
 import type { Env } from './env-refs';
 import { INSTALL_KEYS, NOT_SET, readInstallation } from './installation';
 import { ProblemList, type Problem } from './problems';
@@ -17,6 +18,8 @@ import { type MapView, type ReaderOptions, YamlReader } from './yaml-reader';
 export interface ParseOptions extends ReaderOptions {
   /** Source of `${env:…}` values; defaults to `process.env`. */
   readonly env?: Env;
+  /** Accept bundle sources outside the declaration's folder (bundle-source.ts); default false. */
+  readonly allowOutsideSources?: boolean | undefined;
 }
 
 export interface ParseResult {
@@ -44,7 +47,7 @@ export function parseDeclarationFile(file: string, options: ParseOptions = {}): 
   return parseDeclaration(text, { ...options, file, dir: path.dirname(path.resolve(file)) });
 }
 
-export function parseDeclaration(text: string, o: { file: string; dir: string; env?: Env } & ReaderOptions): ParseResult {
+export function parseDeclaration(text: string, o: { file: string; dir: string } & ParseOptions): ParseResult {
   const problems = new ProblemList(o.file);
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
@@ -61,7 +64,7 @@ export function parseDeclaration(text: string, o: { file: string; dir: string; e
 
   const accounts = readAccounts(r, root);
   const stack = root.has('stack')
-    ? readStack(r, root.map('stack', STACK_KEYS), o.dir)
+    ? readStack(r, root.map('stack', STACK_KEYS), { dir: o.dir, allowOutside: o.allowOutsideSources === true })
     : (problems.add(root.at, 'stack is required'), undefined);
   const builders = readBuilders(r, root, accounts);
 
@@ -93,7 +96,7 @@ const BUILDER_KEYS = [
 ] as const;
 const ACCOUNT_KEYS = ['type', 'name', 'glanceUrl', 'keystoneUrl', 'keystoneVersion', 'login', 'password'] as const;
 
-function readStack(r: YamlReader, m: MapView | undefined, dir: string): StackDecl | undefined {
+function readStack(r: YamlReader, m: MapView | undefined, sources: SourceRoot): StackDecl | undefined {
   if (!m) return undefined;
   const name = m.str('name', true);
   const version = m.str('version', true);
@@ -105,7 +108,7 @@ function readStack(r: YamlReader, m: MapView | undefined, dir: string): StackDec
   const profile = os?.str('profile') ?? DEFAULT_PROFILE;
   const packages = os ? readPackages(r, os) : [];
   const installation = readInstallation(r, m.has('installation') ? m.map('installation', INSTALL_KEYS, NOT_SET) : undefined);
-  const bundles = readBundles(r, m, dir);
+  const bundles = readBundles(r, m, sources);
   if (!name || !version || !os || !osName || !osVersion) return undefined;
   return {
     name, version, description,
@@ -137,7 +140,7 @@ function readPackages(r: YamlReader, os: MapView): PackageDecl[] {
   return out;
 }
 
-function readBundles(r: YamlReader, stack: MapView, dir: string): BundleDecl[] {
+function readBundles(r: YamlReader, stack: MapView, sources: SourceRoot): BundleDecl[] {
   const out: BundleDecl[] = [];
   const seen = new Set<string>();
   for (const item of stack.seq('bundles')) {
@@ -146,7 +149,7 @@ function readBundles(r: YamlReader, stack: MapView, dir: string): BundleDecl[] {
     const name = m.str('name', true);
     const version = m.str('version', true);
     const description = m.str('description');
-    const files = readBundleFiles(r, m, dir);
+    const files = readBundleFiles(r, m, sources);
     if (name && seen.has(name)) r.problems.add(m.valueAt('name'), `bundle "${name}" is declared twice`);
     if (name) seen.add(name);
     if (!m.has('files') || files.length === 0) r.problems.add(m.keyAt('files'), `bundle "${name ?? '?'}" must list at least one file`);
@@ -155,7 +158,7 @@ function readBundles(r: YamlReader, stack: MapView, dir: string): BundleDecl[] {
   return out;
 }
 
-function readBundleFiles(r: YamlReader, bundle: MapView, dir: string): BundleFileDecl[] {
+function readBundleFiles(r: YamlReader, bundle: MapView, sources: SourceRoot): BundleFileDecl[] {
   const out: BundleFileDecl[] = [];
   const seen = new Set<string>();
   for (const item of bundle.seq('files')) {
@@ -173,9 +176,9 @@ function readBundleFiles(r: YamlReader, bundle: MapView, dir: string): BundleFil
     if (!isPlainFileName(name)) r.problems.add(m.has('name') ? m.valueAt('name') : m.valueAt('source'), `file name "${name}" must be a plain file name`);
     if (seen.has(name)) r.problems.add(m.at, `file "${name}" is listed twice in this bundle`);
     seen.add(name);
-    const abs = path.resolve(dir, source);
-    if (!isFile(abs)) r.problems.add(m.valueAt('source'), `file not found: ${source} (relative to the declaration)`);
-    out.push({ name, source, path: abs, destination, rights, ownerGroup, at: m.at });
+    const found = resolveBundleSource(sources, source);
+    if ('problem' in found) r.problems.add(m.valueAt('source'), found.problem);
+    out.push({ name, source, path: 'path' in found ? found.path : path.resolve(sources.dir, source), destination, rights, ownerGroup, at: m.at });
   }
   return out;
 }
@@ -184,14 +187,6 @@ function readBundleFiles(r: YamlReader, bundle: MapView, dir: string): BundleFil
 function isPlainFileName(name: string): boolean {
   // eslint-disable-next-line no-control-regex
   return name !== '.' && name !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(name);
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
 }
 
 function readAccounts(r: YamlReader, root: MapView): Map<string, AccountDecl> {

@@ -17,8 +17,8 @@ export interface ValidationReport {
   readonly env: readonly string[];
 }
 
-export function validateDeclarationFile(file: string, options: { strict?: boolean } = {}): ValidationReport {
-  const r = parseDeclarationFile(file, { strict: options.strict === true, envOptional: true });
+export function validateDeclarationFile(file: string, options: { strict?: boolean; allowOutsideSources?: boolean } = {}): ValidationReport {
+  const r = parseDeclarationFile(file, { strict: options.strict === true, envOptional: true, allowOutsideSources: options.allowOutsideSources });
   const secrets = new SecretSet();
   secrets.addAll(r.declaration?.secrets ?? []);
   const problems = r.problems.map((p) => ({ ...p, message: secrets.mask(p.message) }));

@@ -6,3 +6,4 @@ export type { CatalogPort, ImagingPort, OpenStackPort, Clock, TargetFormatSpec }
 export type { CreatedUser } from './auth/keys';
 export { JobRunner } from './jobs/runner';
 export { ServiceError } from './service-error';
+export { DataFolderError } from './data-folder';

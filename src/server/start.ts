@@ -1,7 +1,6 @@
 // `startServer`: open the data dir, recover from a previous crash, listen on loopback
 // (docs/contracts.md "Server"). `createUser` is the command line's way in.
-import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadCatalog } from './catalog';
 import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, TARGET_FORMATS, type MirrorConfig } from './imaging';
@@ -12,6 +11,7 @@ import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
 import { SecretBox } from './auth/secret-box';
 import type { Limits } from './context';
+import { openDataFolder } from './data-folder';
 import { FileStore } from './files/file-store';
 import { JobRunner } from './jobs/runner';
 import { systemClock, type CatalogPort, type Clock, type ImagingPort, type OpenStackPort } from './ports';
@@ -60,10 +60,12 @@ interface DataDir {
   files: FileStore;
 }
 
+/** Checked before anything is read or written there (data-folder.ts); the key before the database. */
 function openDataDir(dataDir: string, clock: Clock): DataDir {
-  const dir = resolve(dataDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return { store: new Store(dir, clock), box: SecretBox.open(dir), files: new FileStore(dir) };
+  const dir = openDataFolder(dataDir);
+  const box = SecretBox.open(dir);
+  const files = new FileStore(dir);
+  return { store: new Store(dir, clock), box, files };
 }
 
 /** The real imaging port: OS layers cached under `<cacheDir>/os`, the disk stage of `buildImage`. */

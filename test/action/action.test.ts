@@ -2,7 +2,7 @@
 // (hyphens kept), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, against the real reference server
 // (and the real Glance for publication). Outputs and summary are read back from the files.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,12 @@ function tempDir(prefix: string): string {
 function workspace(): string {
   const d = examplesWorkspace('af-gha-ws-');
   temps.push(d);
+  return d;
+}
+/** The runner's temporary folder of a workspace's job: beside the workspace, outside it (removed like tempDir's). */
+function runnerTemp(cwd: string): string {
+  const d = `${cwd}.runner-temp`;
+  if (!temps.includes(d)) temps.push(d);
   return d;
 }
 afterAll(() => {
@@ -62,7 +68,9 @@ function runAction(inputs: Record<string, string>, o: RunOptions): Promise<Actio
   const summaryFile = path.join(tmp, 'summary');
   const envFile = path.join(tmp, 'env');
   for (const f of [outFile, summaryFile, envFile]) writeFileSync(f, '');
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_ENV: envFile, ...o.env };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_ENV: envFile, GITHUB_WORKSPACE: o.cwd, RUNNER_TEMP: runnerTemp(o.cwd), ...o.env,
+  };
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
   return new Promise((resolve, reject) => {
     const child = spawn(o.node ?? process.execPath, [...(o.args ?? []), o.bundle ?? bundle], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -103,7 +111,7 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'publish', 'timeout-minutes', 'output-dir', 'builders']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'timeout-minutes', 'output-dir', 'builders']);
     expect(meta.inputs.publish!.default).toBe('true');
     expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'changes', 'result']);
   });
@@ -306,7 +314,7 @@ describe('the bundled GitHub Action', () => {
     const alone = tempDir('af-gha-alone-');
     execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
     const r = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan' }, { cwd, bundle: path.join(alone, 'action/dist/index.js'), ...(n24.bin ? { node: n24.bin } : {}) });
-    if (n24.bin) expect(r.stdout).toContain(`url embedded: using the embedded reference server ${version} (data in ./.appliance-forge)`);
+    if (n24.bin) expect(r.stdout).toContain(`url embedded: using the embedded reference server ${version} (data in ${path.join(runnerTemp(cwd), 'appliance-forge')})`);
     // Node 20 has no node:sqlite, and the folder alone no better-sqlite3: the step says so.
     else expect(r.stdout).toContain('::error::no SQLite engine: Node 20.');
     expect(await picked('1')).toEqual([[1, 'VHD']]);
@@ -315,6 +323,36 @@ describe('the bundled GitHub Action', () => {
     const bad = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', builders: '0,2' }, { cwd });
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain('::error::input builders: no builder is "2" (the declaration\'s builders, by index and type: 0 QCOW2, 1 VHD)');
+  });
+
+  it('url embedded keeps its data under RUNNER_TEMP: a data folder committed in the workspace is never opened', async () => {
+    const cwd = tempDir('af-gha-ws-');
+    execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
+    // A fork's pull request can commit this: a link whose target the start-up sweep would empty.
+    const canary = tempDir('af-gha-canary-');
+    writeFileSync(path.join(canary, 'keep-me.txt'), 'still here\n');
+    mkdirSync(path.join(cwd, '.appliance-forge'));
+    symlinkSync(canary, path.join(cwd, '.appliance-forge/tmp'));
+    const r = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan' }, { cwd });
+    expect(r.code, r.stdout).toBe(0);
+    const data = path.join(runnerTemp(cwd), 'appliance-forge');
+    expect(r.stdout).toContain(`(data in ${data})`);
+    expect(readdirSync(data)).toEqual(expect.arrayContaining(['forge.db', 'secret.key', 'credentials.json', 'tmp']));
+    expect(readdirSync(path.join(cwd, '.appliance-forge'))).toEqual(['tmp']);
+    expect(readdirSync(canary)).toEqual(['keep-me.txt']);
+  });
+
+  it('a bundle source outside the declaration folder fails the step, annotated, unless allow-outside-sources is true', async () => {
+    const cwd = workspace();
+    writeFileSync(path.join(path.dirname(cwd), `${path.basename(cwd)}-outside.txt`), 'not the declaration\'s\n');
+    writeFileSync(path.join(cwd, 'out.yml'), readFileSync(path.join(cwd, 'local.yml'), 'utf8').replace('source: files/site.conf', `source: ../${path.basename(cwd)}-outside.txt`));
+    for (const mode of ['validate', 'plan']) {
+      const bad = await runAction({ file: 'out.yml', url: 'embedded', mode }, { cwd });
+      expect(bad.code, bad.stdout).toBe(1);
+      expect(bad.stdout).toMatch(/::error file=out\.yml,line=\d+,col=\d+::bundle source \.\.\/\S+-outside\.txt is outside the declaration's folder.*allow-outside-sources: true/);
+    }
+    const ok = await runAction({ file: 'out.yml', mode: 'validate', 'allow-outside-sources': 'true' }, { cwd });
+    expect(ok.code, ok.stdout).toBe(0);
   });
 
   it('every workflow (examples, .github) sets permissions and concurrency; CI checks the bundle and runs ./action embedded', () => {
@@ -385,7 +423,7 @@ describe('the bundled GitHub Action', () => {
       expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result.images[0]!.sha256);
       const format = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file], { encoding: 'utf8' })) as { format: string }).format;
       expect(format).toBe({ QCOW2: 'qcow2', VHD: 'vpc' }[result.images[0]!.format]);
-      const saved = JSON.parse(readFileSync(path.join(cwd, '.appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
+      const saved = JSON.parse(readFileSync(path.join(runnerTemp(cwd), 'appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
       expect(r.stdout).toContain(`::add-mask::${saved.secretKey}`);
       expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(saved.secretKey);
       bash(keep.run!.replace('${{ matrix.builder }}', builder), cwd, { RESULT: r.outputs.result! });

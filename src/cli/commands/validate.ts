@@ -4,7 +4,7 @@
 // most likely meant), and the platform tool's keys this project does not support.
 import { formatProblem, validateDeclarationFile } from '../../engine';
 import { UsageError, type Command, type CommandModule } from '../command';
-import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
+import { HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION } from '../options';
 
 const HELP = `usage: appliance-forge validate FILE [options]
 
@@ -14,6 +14,8 @@ support. Needs no service and no credentials.
 
 options:
       --strict    unknown fields are errors (with a "did you mean" for near misses), not warnings
+      --allow-outside-sources
+                  accept bundle sources outside the declaration's folder (absolute, ../, or a link pointing out)
       --json      one JSON document: {ok, file, errors, warnings, problems, env}
   -q, --quiet     no summary line; problems only
   -h, --help
@@ -23,11 +25,11 @@ exit status: 0 valid (warnings allowed), 1 invalid, 2 usage
 
 const run: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, {
-    ...HELP_OPTION, ...QUIET_OPTION, strict: { type: 'boolean' }, json: { type: 'boolean' },
+    ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION, strict: { type: 'boolean' }, json: { type: 'boolean' },
   }, { usage: HELP, positionals: true, warn: (m) => process.stderr.write(`appliance-forge validate: warning: ${m}\n`) });
   if (positionals.length !== 1) throw new UsageError(`validate takes one declaration file\n${HELP.split('\n')[0]}`);
   const file = positionals[0]!;
-  const report = validateDeclarationFile(file, { strict: values.strict === true });
+  const report = validateDeclarationFile(file, { strict: values.strict === true, allowOutsideSources: values['allow-outside-sources'] === true });
   const { errors, warnings, problems, env } = report;
   if (values.json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -2,29 +2,17 @@
 // passwords, to publish) are stored encrypted with AES-256-GCM under a key kept in `<data>/secret.key`
 // (mode 0600). A copy of `forge.db` alone does not reveal them.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-
-const KEY_FILE = 'secret.key';
+import { createSecretFile, readSecretFile, SECRET_KEY_FILE } from '../data-folder';
 
 export class SecretBox {
   private constructor(private readonly key: Buffer) {}
 
-  /** Load the data dir's key, creating it (0600, fsync'd) on first use. */
+  /** Load the data dir's key, creating it (0600, fsync'd) on first use; a link there is refused. */
   static open(dataDir: string): SecretBox {
-    const path = join(dataDir, KEY_FILE);
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      try {
-        writeSync(fd, randomBytes(32).toString('base64'));
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
+    const path = join(dataDir, SECRET_KEY_FILE);
+    createSecretFile(path, randomBytes(32).toString('base64'));
+    const key = Buffer.from((readSecretFile(path) ?? '').trim(), 'base64');
     if (key.length !== 32) throw new Error(`${path} does not hold a 256-bit key`);
     return new SecretBox(key);
   }

@@ -7,6 +7,7 @@ import { createCatalog, type Catalog } from './index';
 import { defaultDataFile } from './data-file';
 import { rebuildCatalog, type RebuildSummary } from './refresh';
 import { messageOf } from '../../errors';
+import { realFolder } from '../data-folder';
 
 export const CATALOG_DIR = 'catalog';
 export const CACHED_CATALOG = 'debian-12-amd64.tsv.gz';
@@ -36,6 +37,9 @@ export function openLiveCatalog(o: LiveCatalogOptions): LiveCatalog {
   const log = o.log ?? (() => undefined);
   const dir = join(resolve(o.dataDir), CATALOG_DIR);
   const cached = join(dir, CACHED_CATALOG);
+  const indexDir = o.indexCacheDir ?? join(dir, 'index');
+  // The refresh writes there: real folders of this user only (data-folder.ts).
+  for (const d of [dir, indexDir]) realFolder(d);
   // A file named by APPLIANCE_FORGE_CATALOG is the catalog as it is: no cache, no refresh.
   const fixed = process.env.APPLIANCE_FORGE_CATALOG !== undefined && o.shippedFile === undefined;
   let cur = fixed ? { file: defaultDataFile(), catalog: createCatalog(defaultDataFile()) } : load(cached, o.shippedFile ?? defaultDataFile(), log);
@@ -48,7 +52,7 @@ export function openLiveCatalog(o: LiveCatalogOptions): LiveCatalog {
     await new Promise((r) => setImmediate(r));
     try {
       const summary = await rebuildCatalog(
-        { cacheDir: o.indexCacheDir ?? join(dir, 'index'), signal: abort.signal, ...(mirror ? { mirror } : {}), ...(securityMirror !== undefined ? { securityMirror } : {}), ...(keyring ? { keyring } : {}) },
+        { cacheDir: indexDir, signal: abort.signal, ...(mirror ? { mirror } : {}), ...(securityMirror !== undefined ? { securityMirror } : {}), ...(keyring ? { keyring } : {}) },
         cur.file,
         cached,
       );

@@ -1,11 +1,14 @@
 // Files under the data dir: `files/` (uploads), `images/` (generated disks), `tmp/` (work in
 // progress). A file is written under `tmp/`, fsync'd, checksummed, and renamed into place only when
 // complete, so a crash never leaves a partial file where it could be served (task: durable state).
+// The three folders are checked as real folders of this user (data-folder.ts) before any use, and a
+// stored path is used only when it names an entry directly inside one of them.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, mkdirSync, openSync, closeSync, fsyncSync, readdirSync, rmSync, type ReadStream } from 'node:fs';
+import { createReadStream, lstatSync, openSync, closeSync, fsyncSync, readdirSync, rmSync, unlinkSync, type ReadStream } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { Digester } from '../../digest';
+import { DataFolderError, realFolder } from '../data-folder';
 import { ServiceError } from '../service-error';
 import { ParallelDigest } from './hash-workers';
 
@@ -19,6 +22,7 @@ const SLOTS = 4;
 const FLUSH_EVERY = 64 * 1024 * 1024;
 
 export type FileArea = 'files' | 'images';
+const AREAS: readonly (FileArea | 'tmp')[] = ['files', 'images', 'tmp'];
 
 export interface WrittenFile {
   /** Relative to the data dir. */
@@ -30,10 +34,15 @@ export interface WrittenFile {
 
 export class FileStore {
   constructor(readonly dataDir: string) {
-    for (const d of ['files', 'images', 'tmp']) mkdirSync(join(dataDir, d), { recursive: true, mode: 0o700 });
+    for (const d of AREAS) realFolder(join(dataDir, d), true);
   }
 
+  /** `rel` must be `<area>` or `<area>/<name>`: a path read from the database never leaves the three folders. */
   abs(rel: string): string {
+    const [area, name, ...deeper] = rel.split(sep);
+    if (!AREAS.some((a) => a === area) || name === '' || name === '.' || name === '..' || deeper.length) {
+      throw new DataFolderError(join(this.dataDir, 'forge.db'), `names the file ${JSON.stringify(rel)}, not one directly inside ${AREAS.join('/, ')}/`);
+    }
     return join(this.dataDir, rel);
   }
 
@@ -78,28 +87,36 @@ export class FileStore {
   /**
    * Startup clean-up: everything under `tmp/` is an interrupted write; a file under `files/` or
    * `images/` that no record names was renamed just before a crash, before its record committed.
+   * Each folder is checked again (lstat) just before it is listed, and a link found in it is removed
+   * itself: the sweep never deletes anything outside the data folder.
    */
   sweep(live: ReadonlySet<string>): { removed: number } {
     let removed = 0;
-    for (const e of readdirSync(this.abs('tmp'))) {
-      // Build children die with the server (host/child.ts), but one may still be exiting: retry on
-      // ENOTEMPTY/EBUSY, and leave what still resists to the next start rather than refuse to start.
-      try {
-        rmSync(join(this.abs('tmp'), e), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-        removed++;
-      } catch {
-        continue;
-      }
-    }
-    for (const area of ['files', 'images'] as const) {
-      for (const e of readdirSync(this.abs(area))) {
-        if (live.has(join(area, e))) continue;
-        rmSync(join(this.abs(area), e), { recursive: true, force: true });
-        removed++;
+    for (const area of AREAS) {
+      const dir = join(this.dataDir, area);
+      realFolder(dir);
+      for (const e of readdirSync(dir)) {
+        if (area !== 'tmp' && live.has(join(area, e))) continue;
+        try {
+          removeEntry(join(dir, e));
+          removed++;
+        } catch (err) {
+          // Build children die with the server (host/child.ts), but one may still be exiting: what
+          // still resists in tmp/ is left to the next start rather than refuse to start.
+          if (area !== 'tmp') throw err;
+        }
       }
     }
     return { removed };
   }
+}
+
+/** A link or a file is unlinked; a folder removed with its content (fs.rm unlinks the links it meets, never their targets). */
+function removeEntry(p: string): void {
+  const st = lstatSync(p, { throwIfNoEntry: false });
+  if (!st) return;
+  if (!st.isDirectory()) unlinkSync(p);
+  else rmSync(p, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 
 const tooLarge = (maxBytes: number): ServiceError => new ServiceError(413, `upload larger than the limit of ${maxBytes} bytes`);
