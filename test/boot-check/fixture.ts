@@ -3,7 +3,7 @@
 // build. Built once per test process into a temporary directory; the OS layer is the one of
 // examples/local.yml (Minimal + curl + nginx), so the suite builds it once for every test that needs it.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, osLayerSpecOf, type SystemSettings } from '../../src/server/imaging';
@@ -23,6 +23,7 @@ let built: Promise<BootFixture> | undefined;
 export function bootFixture(): Promise<BootFixture> {
   return (built ??= (async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'af-boot-fixture-'));
+    chmodSync(dir, 0o711); // buildImage's work dir: the build's user namespace root passes through (src/host/sandbox.ts)
     // The hash comes from openssl, not from the code under test.
     const hash = execFileSync('openssl', ['passwd', '-6', FIXTURE_ROOT_PASSWORD], { encoding: 'utf8' }).trim();
     const settings: SystemSettings = {

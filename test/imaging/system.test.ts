@@ -4,11 +4,11 @@
 // sfdisk, blkid and debugfs, and ONE boot of the qcow2 under QEMU TCG through src/boot-check,
 // logged in over the serial console as the declared user with the declared password.
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck } from '../../src/boot-check';
-import { currentSandbox, sandboxed } from '../../src/host/sandbox';
+import { currentSandbox, hostId, sandboxed } from '../../src/host/sandbox';
 import { applySystem, buildImage, copyTree, isImagingError, MANIFEST_PATH, type SystemSettings } from '../../src/server/imaging';
 import { buildOsLayer, type OsLayer } from '../../src/server/imaging/os';
 import { requireBuildPrerequisites, scratch, spec, TEST_CACHE } from './os/helpers';
@@ -60,12 +60,21 @@ afterAll(async () => {
 
 // The tree's owners are the build's namespace ids: read it back from inside the same namespace.
 const sandbox = currentSandbox();
+/** Where the copies of the layer go: a folder the namespace's root may write (cp runs as that root). */
+const trees = (): string => {
+  const dir = join(tmp.path, 'trees');
+  if (!existsSync(dir)) {
+    mkdirSync(dir);
+    chownSync(dir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+  }
+  return dir;
+};
 const sh = (tree: string, ...args: string[]): string => execFileSync(...sandboxed(sandbox, 'chroot', [tree, ...args]), { encoding: 'utf8' }).trim();
 
 describe('applySystem on a copy of the OS layer', () => {
   let tree: string;
   beforeAll(async () => {
-    tree = join(tmp.path, 'tree');
+    tree = join(trees(), 'tree');
     await copyTree(layer.dir, tree, sandbox);
     await applySystem(tree, { settings, files, manifest, cloudInit: false, sandbox });
   }, 600_000);
@@ -114,7 +123,7 @@ describe('applySystem on a copy of the OS layer', () => {
   });
 
   it('keeps a hostile symlink of the tree inside the tree, and names an unknown owner', async () => {
-    const evil = join(tmp.path, 'evil');
+    const evil = join(trees(), 'evil');
     await copyTree(layer.dir, evil, sandbox);
     const outside = join(tmp.path, 'outside');
     mkdirSync(outside);
@@ -160,7 +169,7 @@ describe('buildImage: a bootable qcow2', () => {
     const grub = debugfsCat(raw, '/boot/grub/grub.cfg').toString();
     expect(grub).toContain('search --no-floppy --label root --set=root');
     expect(grub).toContain('linux /vmlinuz root=LABEL=root ro console=tty0 console=ttyS0,115200n8 net.ifnames=0 quiet systemd.show_status=1');
-    const uid = Number(sh(join(tmp.path, 'tree'), 'id', '-u', 'alice'));
+    const uid = Number(sh(join(trees(), 'tree'), 'id', '-u', 'alice'));
     expect(debugfsStat(raw, '/opt/web/bin/tool')).toMatchObject({ type: 'regular', mode: 0o750, uid, gid: 1500 });
 
     const boot = await bootCheck({

@@ -365,15 +365,28 @@ export class OsLayerCache {
     return layer;
   }
 
+  /**
+   * Keep one downloaded .deb (a hard link). A kept file of other owners (a privileged build's, which the
+   * namespace's root may not link: protected_hardlinks) is replaced atomically, so the next builds link
+   * it instead of downloading it again; EPERM: this process may not link the new one, it is not kept.
+   */
+  private async keepDeb(file: string, name: string, sandbox: Sandbox): Promise<void> {
+    const kept = this.p('debs', name);
+    const err = await link(file, kept).then(() => undefined, (e: NodeJS.ErrnoException) => e);
+    if (err === undefined || err.code === 'EPERM') return;
+    if (err.code !== 'EEXIST') throw err;
+    const st = await lstat(kept).catch(() => undefined);
+    if (st === undefined || st.uid === hostId(sandbox, 0, 'uid')) return;
+    const fresh = this.p('debs', `.${name}.${randomBytes(4).toString('hex')}`);
+    await link(file, fresh).then(() => rename(fresh, kept), () => unlink(fresh).catch(() => undefined));
+  }
+
   /** Keep the downloaded .deb files for the next builds (hard links: atomic, no copy), and out of the tree. */
   private async harvestDebs(tree: string, sandbox: Sandbox): Promise<void> {
     const archives = join(tree, 'var/cache/apt/archives');
     for (const name of await readdir(archives)) {
       if (!name.endsWith('.deb')) continue;
-      await link(join(archives, name), this.p('debs', name)).catch((e: NodeJS.ErrnoException) => {
-        // EPERM: a file of another namespace id (protected_hardlinks); it is downloaded again next time.
-        if (e.code !== 'EEXIST' && e.code !== 'EPERM') throw e;
-      });
+      await this.keepDeb(join(archives, name), name, sandbox);
       await unlink(join(archives, name));
     }
     await rm(join(archives, 'partial'), { recursive: true, force: true });
