@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { lchown, mkdir, mkdtemp, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AbortedError } from '../../errors';
-import { blockedFolder, currentSandbox, hostId, sandboxProblem, type Sandbox } from '../../host/sandbox';
+import { currentSandbox, hostId, sandboxProblem, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from './errors';
 import { writeBootableRaw } from './bootdisk';
 import type { DiskFormat } from './formats';
@@ -15,7 +15,7 @@ import { digestFile, writeDigested, type Digests } from './output';
 import { reporter, type ProgressSink, type Reporter } from './progress';
 import { qcow2FromRaw } from './qcow2';
 import { qemuConvert } from './qemu';
-import { runTool } from './run';
+import { assertReachable, runTool } from './run';
 import type { ImageFile } from './staging';
 import type { SystemSettings } from './system';
 import { applySystem } from './system-apply';
@@ -96,10 +96,7 @@ function sandboxOf(o: BuildImageOptions): Sandbox {
   const sandbox = o.sandbox ?? currentSandbox();
   const problem = sandboxProblem(sandbox);
   if (problem !== undefined) throw new ImagingError('prerequisite', problem);
-  const blocked = blockedFolder(sandbox, o.workDir);
-  if (blocked !== undefined) {
-    throw new ImagingError('prerequisite', `the build folder ${o.workDir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`);
-  }
+  assertReachable(sandbox, o.workDir, 'build folder');
   return sandbox;
 }
 

@@ -43,7 +43,14 @@ export function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promis
       pending = lines.pop() ?? '';
       for (const line of lines) {
         if (line === '') continue;
-        const r = JSON.parse(line) as NamespaceReport;
+        let r: NamespaceReport;
+        try {
+          r = JSON.parse(line) as NamespaceReport;
+        } catch {
+          // Not a report (a tool's stray output): kept with stderr for the error, never thrown in this handler.
+          stderr = (stderr + line + '\n').slice(-MAX_STDERR);
+          continue;
+        }
         if ('progress' in r) onProgress?.(r.progress);
         else if ('result' in r) outcome = { result: r.result };
         else outcome = { error: rebuildError(r.error) };

@@ -5,7 +5,7 @@ import { AbortedError } from '../../errors';
 import hostTools from '../../../data/host-tools.json';
 import { diesWithParent } from '../../host/child';
 import { findOnPath } from '../../host/path';
-import { sandboxed, type Sandbox } from '../../host/sandbox';
+import { blockedFolder, sandboxed, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from './errors';
 
 /** Keep the last bytes of a tool's stderr: enough for its message, bounded whatever it prints. */
@@ -86,4 +86,11 @@ export function runTool(command: string, args: readonly string[], opts: RunOptio
       reject(new ImagingError('tool', `${command} failed (${why}): ${stderr.trim() || 'no message'}`));
     });
   });
+}
+
+/** Refuses a folder the build's namespace root cannot reach (the cache, a work dir), saying what to change. */
+export function assertReachable(sandbox: Sandbox, dir: string, what: string): void {
+  const blocked = blockedFolder(sandbox, dir);
+  if (blocked === undefined) return;
+  throw new ImagingError('prerequisite', `the ${what} ${dir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`);
 }

@@ -21,12 +21,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import { AbortedError } from '../../../errors';
-import { blockedFolder, currentSandbox, hostId, type Sandbox } from '../../../host/sandbox';
+import { currentSandbox, hostId, type Sandbox } from '../../../host/sandbox';
 import { ImagingError } from '../errors';
 import type { InstalledPackage, OsLayerSpec } from '../system';
 import { validateMirror } from './mirror';
 import { mirrorState } from './mirror-state';
-import { runTool } from '../run';
+import { assertReachable, runTool } from '../run';
 import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
 import { ownerAlive, processOwner } from './owner';
 import type { OsLayerProgress } from './progress';
@@ -330,10 +330,7 @@ export class OsLayerCache {
     await this.makeRoom();
     const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
     const tree = join(work, 'tree');
-    const blocked = blockedFolder(sandbox, this.dir);
-    if (blocked !== undefined) {
-      throw new ImagingError('prerequisite', `the cache folder ${this.dir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`);
-    }
+    assertReachable(sandbox, this.dir, 'cache folder');
     try {
       await mkdir(work);
       // mmdebstrap makes the tree here as the namespace's root.
