@@ -6,6 +6,7 @@ import { scryptSync } from 'node:crypto';
 import { isSeq } from 'yaml';
 import { redactRecord } from '../model/redact';
 import { installProfile, type InstallProfile, type OsGroup, type OsUser } from '../model/resources';
+import { INSTALLATION, keyNames, OS_GROUP, OS_USER, ROOT_USER, SSH_KEY } from './declaration-format';
 import type { Position } from './problems';
 import type { MapView, YamlReader } from './yaml-reader';
 
@@ -61,38 +62,32 @@ export type InstallationInput = Omit<InstallationDecl, 'users' | 'groups'> & {
   readonly groups?: readonly Omit<OsGroupDecl, 'at'>[];
 };
 
-export const INSTALL_KEYS = [
-  'diskSize', 'swapSize', 'memorySize', 'timezone', 'keyboard', 'kernelParams', 'rootUser', 'users', 'groups', 'welcomeMessage',
-] as const;
-export const ROOT_KEYS = ['password', 'disablePasswordLogin', 'sshKeys'] as const;
-export const USER_KEYS = [
-  'name', 'fullName', 'userId', 'primaryGroup', 'secondaryGroups', 'homeDir', 'shell', 'systemUser', 'password',
-  'disablePasswordLogin', 'sshKeys',
-] as const;
-export const GROUP_KEYS = ['name', 'groupId', 'systemGroup'] as const;
-export const KEY_KEYS = ['name', 'publicKey'] as const;
-/** Every installation key changes the machine: one this service does not set is an error, never dropped. */
-export const NOT_SET = `the image build does not set it (known: see README "installation")`;
+export const INSTALL_KEYS = keyNames(INSTALLATION);
+export const ROOT_KEYS = keyNames(ROOT_USER);
+export const USER_KEYS = keyNames(OS_USER);
+export const GROUP_KEYS = keyNames(OS_GROUP);
+export const KEY_KEYS = keyNames(SSH_KEY);
 
-function readKeys(r: YamlReader, m: MapView, what: string): SshKeyDecl[] | undefined {
+/** `sshKeys` of root or a user: the items read, or undefined where the key is absent. */
+function readKeys(r: YamlReader, m: MapView<typeof ROOT_USER> | MapView<typeof OS_USER>, what: string): SshKeyDecl[] | undefined {
   if (!m.has('sshKeys')) return undefined;
-  return m.seq('sshKeys').flatMap((item) => {
-    const k = r.map(item, `${what}.sshKeys[]`, KEY_KEYS, m.keyAt('sshKeys'), NOT_SET);
-    const publicKey = k?.str('publicKey', true);
+  return (m as MapView<typeof ROOT_USER>).seq('sshKeys').flatMap((item) => {
+    const k = r.map(item, `${what}.sshKeys[]`, SSH_KEY, m.keyAt('sshKeys'));
+    const publicKey = k?.str('publicKey');
     const name = k?.str('name');
     return publicKey ? [{ ...(name !== undefined ? { name } : {}), publicKey: publicKey.trim() }] : [];
   });
 }
 
 /** A password is a secret: masked in every output, whether written in the file or read from `${env:…}`. */
-function readPassword(r: YamlReader, m: MapView): string | undefined {
-  const p = m.str('password');
+function readPassword(r: YamlReader, m: MapView<typeof ROOT_USER> | MapView<typeof OS_USER>): string | undefined {
+  const p = (m as MapView<typeof ROOT_USER>).str('password');
   r.secrets.add(p);
   return p;
 }
 
 /** Comma-separated text (the service's form) or a YAML list. */
-function readGroupList(r: YamlReader, m: MapView, what: string): string[] | undefined {
+function readGroupList(r: YamlReader, m: MapView<typeof OS_USER>, what: string): string[] | undefined {
   if (!m.has('secondaryGroups')) return undefined;
   const parts = isSeq(m.node('secondaryGroups'))
     ? m.seq('secondaryGroups').map((n) => r.scalarText(n, `${what}.secondaryGroups[]`, m.keyAt('secondaryGroups')) ?? '')
@@ -100,23 +95,23 @@ function readGroupList(r: YamlReader, m: MapView, what: string): string[] | unde
   return parts.map((g) => g.trim()).filter((g) => g !== '');
 }
 
-export function readInstallation(r: YamlReader, m: MapView | undefined): InstallationDecl {
+export function readInstallation(r: YamlReader, m: MapView<typeof INSTALLATION> | undefined): InstallationDecl {
   if (!m) return {};
   const what = 'stack.installation';
   const opt = <K extends string, V>(k: K, v: V | undefined) => (v !== undefined ? ({ [k]: v } as { [P in K]: V }) : {});
-  const root = m.has('rootUser') ? m.map('rootUser', ROOT_KEYS, NOT_SET) : undefined;
+  const root = m.has('rootUser') ? m.map('rootUser') : undefined;
   const users: OsUserDecl[] = [];
   const seenUsers = new Set<string>();
   for (const item of m.seq('users')) {
-    const u = r.map(item, `${what}.users[]`, USER_KEYS, m.keyAt('users'), NOT_SET);
-    const name = u?.str('name', true);
+    const u = r.map(item, `${what}.users[]`, OS_USER, m.keyAt('users'));
+    const name = u?.str('name');
     if (!u || !name) continue;
     if (seenUsers.has(name)) r.problems.add(u.valueAt('name'), `user "${name}" is declared twice`);
     seenUsers.add(name);
     users.push({
       name,
       ...opt('fullName', u.str('fullName')),
-      ...opt('userId', u.int('userId', 0)),
+      ...opt('userId', u.int('userId')),
       ...opt('primaryGroup', u.str('primaryGroup')),
       ...opt('secondaryGroups', readGroupList(r, u, `${what}.users[]`)),
       ...opt('homeDir', u.str('homeDir')),
@@ -131,18 +126,18 @@ export function readInstallation(r: YamlReader, m: MapView | undefined): Install
   const groups: OsGroupDecl[] = [];
   const seenGroups = new Set<string>();
   for (const item of m.seq('groups')) {
-    const g = r.map(item, `${what}.groups[]`, GROUP_KEYS, m.keyAt('groups'), NOT_SET);
-    const name = g?.str('name', true);
+    const g = r.map(item, `${what}.groups[]`, OS_GROUP, m.keyAt('groups'));
+    const name = g?.str('name');
     if (!g || !name) continue;
     if (seenGroups.has(name)) r.problems.add(g.valueAt('name'), `group "${name}" is declared twice`);
     seenGroups.add(name);
-    groups.push({ name, ...opt('groupId', g.int('groupId', 0)), ...opt('systemGroup', g.bool('systemGroup')), at: g.at });
+    groups.push({ name, ...opt('groupId', g.int('groupId')), ...opt('systemGroup', g.bool('systemGroup')), at: g.at });
   }
   const kernel = m.str('kernelParams');
   return {
-    ...opt('diskSize', m.int('diskSize', 1)),
-    ...opt('swapSize', m.int('swapSize', 0)),
-    ...opt('memorySize', m.int('memorySize', 1)),
+    ...opt('diskSize', m.int('diskSize')),
+    ...opt('swapSize', m.int('swapSize')),
+    ...opt('memorySize', m.int('memorySize')),
     ...opt('timezone', m.str('timezone')),
     ...opt('keyboard', m.str('keyboard')),
     ...opt('kernelParams', kernel?.split(/\s+/).filter((w) => w !== '').join(' ')),

@@ -4,13 +4,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
-import { isHttpUrl, RIGHTS_PATTERN } from '../model/field-rules';
 import type {
   AccountDecl, AccountRef, BuilderDecl, BundleDecl, BundleFileDecl, Declaration, PackageDecl, PublicationDecl, StackDecl,
 } from './declaration';
 import { resolveBundleSource, type SourceRoot } from './bundle-source';
+import { ACCOUNT, BUILDER, BUNDLE, BUNDLE_FILE, DECLARATION, OS, PACKAGE, STACK } from './declaration-format';
 import type { Env } from './env-refs';
-import { INSTALL_KEYS, NOT_SET, readInstallation } from './installation';
+import { readInstallation } from './installation';
 import { ProblemList, type Problem } from './problems';
 import { SecretSet } from './secrets';
 import { type MapView, type ReaderOptions, YamlReader } from './yaml-reader';
@@ -29,10 +29,6 @@ export interface ParseResult {
   /** The variables the file reads through `${env:NAME}`, set or not, sorted. */
   readonly envNames?: readonly string[];
 }
-
-const DEFAULT_PROFILE = 'Minimal';
-const DEFAULT_ARCH = 'x86_64';
-const DEFAULT_DOMAIN = 'Default';
 
 /** Reads a declaration file. The file name in problems is the one given (relative names stay relative). */
 export function parseDeclarationFile(file: string, options: ParseOptions = {}): ParseResult {
@@ -59,13 +55,11 @@ export function parseDeclaration(text: string, o: { file: string; dir: string } 
 
   const secrets = new SecretSet();
   const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets, { strict: o.strict, envOptional: o.envOptional });
-  const root = r.map(doc.contents, '', ['stack', 'builders', 'accounts']);
+  const root = r.map(doc.contents, '', DECLARATION);
   if (!root) return { problems: problems.sorted() };
 
   const accounts = readAccounts(r, root);
-  const stack = root.has('stack')
-    ? readStack(r, root.map('stack', STACK_KEYS), { dir: o.dir, allowOutside: o.allowOutsideSources === true })
-    : (problems.add(root.at, 'stack is required'), undefined);
+  const stack = root.need('stack') ? readStack(r, root.map('stack'), { dir: o.dir, allowOutside: o.allowOutsideSources === true }) : undefined;
   const builders = readBuilders(r, root, accounts);
 
   const envNames = [...r.envNames].sort();
@@ -83,33 +77,20 @@ export function parseDeclaration(text: string, o: { file: string; dir: string } 
   };
 }
 
-const STACK_KEYS = ['name', 'version', 'description', 'os', 'installation', 'bundles'] as const;
-const OS_KEYS = ['name', 'version', 'arch', 'profile', 'pkgs', 'updateTo'] as const;
-const PKG_KEYS = ['name', 'version', 'release', 'arch'] as const;
-/** A builder's own installation: only the disk size differs per image. */
-const BUILDER_INSTALL_KEYS = ['diskSize'] as const;
-const BUNDLE_KEYS = ['name', 'version', 'description', 'files', 'license'] as const;
-const FILE_KEYS = ['name', 'source', 'destination', 'installLocation', 'rights', 'ownerGroup'] as const;
-const BUILDER_KEYS = [
-  'type', 'installation', 'hardwareSettings', 'account', 'displayName', 'keystoneDomain', 'keystoneProject',
-  'publicImage', 'compress',
-] as const;
-const ACCOUNT_KEYS = ['type', 'name', 'glanceUrl', 'keystoneUrl', 'keystoneVersion', 'login', 'password'] as const;
-
-function readStack(r: YamlReader, m: MapView | undefined, sources: SourceRoot): StackDecl | undefined {
+function readStack(r: YamlReader, m: MapView<typeof STACK> | undefined, sources: SourceRoot): StackDecl | undefined {
   if (!m) return undefined;
-  const name = m.str('name', true);
-  const version = m.str('version', true);
+  const name = m.str('name');
+  const version = m.str('version');
   const description = m.str('description');
-  const os = m.has('os') ? m.map('os', OS_KEYS) : (r.problems.add(m.keyAt('os'), 'stack.os is required'), undefined);
-  const osName = os?.str('name', true);
-  const osVersion = os?.str('version', true);
-  const arch = os?.str('arch') ?? DEFAULT_ARCH;
-  const profile = os?.str('profile') ?? DEFAULT_PROFILE;
+  const os = m.need('os') ? m.map('os') : undefined;
+  const osName = os?.str('name');
+  const osVersion = os?.str('version');
+  const arch = os?.str('arch');
+  const profile = os?.str('profile');
   const packages = os ? readPackages(r, os) : [];
-  const installation = readInstallation(r, m.has('installation') ? m.map('installation', INSTALL_KEYS, NOT_SET) : undefined);
+  const installation = readInstallation(r, m.has('installation') ? m.map('installation') : undefined);
   const bundles = readBundles(r, m, sources);
-  if (!name || !version || !os || !osName || !osVersion) return undefined;
+  if (!name || !version || !os || !osName || !osVersion || !arch || !profile) return undefined;
   return {
     name, version, description,
     os: { name: osName, version: osVersion, arch, profile, at: os.at, profileAt: os.has('profile') ? os.valueAt('profile') : os.at },
@@ -117,7 +98,7 @@ function readStack(r: YamlReader, m: MapView | undefined, sources: SourceRoot): 
   };
 }
 
-function readPackages(r: YamlReader, os: MapView): PackageDecl[] {
+function readPackages(r: YamlReader, os: MapView<typeof OS>): PackageDecl[] {
   const out: PackageDecl[] = [];
   const seen = new Set<string>();
   for (const item of os.seq('pkgs')) {
@@ -127,8 +108,8 @@ function readPackages(r: YamlReader, os: MapView): PackageDecl[] {
       const name = r.scalarText(item, 'stack.os.pkgs[]', at);
       if (name) p = { name, at };
     } else {
-      const pm = r.map(item, 'stack.os.pkgs[]', PKG_KEYS, at);
-      const name = pm?.str('name', true);
+      const pm = r.map(item, 'stack.os.pkgs[]', PACKAGE, at);
+      const name = pm?.str('name');
       if (pm && name) p = { name, version: pm.str('version'), release: pm.str('release'), arch: pm.str('arch'), at };
     }
     if (!p) continue;
@@ -140,14 +121,14 @@ function readPackages(r: YamlReader, os: MapView): PackageDecl[] {
   return out;
 }
 
-function readBundles(r: YamlReader, stack: MapView, sources: SourceRoot): BundleDecl[] {
+function readBundles(r: YamlReader, stack: MapView<typeof STACK>, sources: SourceRoot): BundleDecl[] {
   const out: BundleDecl[] = [];
   const seen = new Set<string>();
   for (const item of stack.seq('bundles')) {
-    const m = r.map(item, 'stack.bundles[]', BUNDLE_KEYS, stack.keyAt('bundles'));
+    const m = r.map(item, 'stack.bundles[]', BUNDLE, stack.keyAt('bundles'));
     if (!m) continue;
-    const name = m.str('name', true);
-    const version = m.str('version', true);
+    const name = m.str('name');
+    const version = m.str('version');
     const description = m.str('description');
     const files = readBundleFiles(r, m, sources);
     if (name && seen.has(name)) r.problems.add(m.valueAt('name'), `bundle "${name}" is declared twice`);
@@ -158,20 +139,17 @@ function readBundles(r: YamlReader, stack: MapView, sources: SourceRoot): Bundle
   return out;
 }
 
-function readBundleFiles(r: YamlReader, bundle: MapView, sources: SourceRoot): BundleFileDecl[] {
+function readBundleFiles(r: YamlReader, bundle: MapView<typeof BUNDLE>, sources: SourceRoot): BundleFileDecl[] {
   const out: BundleFileDecl[] = [];
   const seen = new Set<string>();
   for (const item of bundle.seq('files')) {
-    const m = r.map(item, 'stack.bundles[].files[]', FILE_KEYS, bundle.keyAt('files'));
+    const m = r.map(item, 'stack.bundles[].files[]', BUNDLE_FILE, bundle.keyAt('files'));
     if (!m) continue;
-    const source = m.str('source', true);
+    const source = m.str('source');
     const name = m.str('name') ?? (source ? path.basename(source) : undefined);
     const destination = m.str('destination') ?? m.str('installLocation');
     const rights = m.str('rights');
     const ownerGroup = m.str('ownerGroup');
-    if (rights !== undefined && !RIGHTS_PATTERN.test(rights)) {
-      r.problems.add(m.valueAt('rights'), 'rights must be an octal mode such as 0644');
-    }
     if (!source || !name) continue;
     if (!isPlainFileName(name)) r.problems.add(m.has('name') ? m.valueAt('name') : m.valueAt('source'), `file name "${name}" must be a plain file name`);
     if (seen.has(name)) r.problems.add(m.at, `file "${name}" is listed twice in this bundle`);
@@ -189,11 +167,11 @@ function isPlainFileName(name: string): boolean {
   return name !== '.' && name !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(name);
 }
 
-function readAccounts(r: YamlReader, root: MapView): Map<string, AccountDecl> {
+function readAccounts(r: YamlReader, root: MapView<typeof DECLARATION>): Map<string, AccountDecl> {
   const out = new Map<string, AccountDecl>();
   for (const item of root.seq('accounts')) {
-    const m = r.map(item, 'accounts[]', ACCOUNT_KEYS, root.keyAt('accounts'));
-    const a = m && readAccount(r, m, 'accounts[]');
+    const m = r.map(item, 'accounts[]', ACCOUNT, root.keyAt('accounts'));
+    const a = m && readAccount(r, m);
     if (!m || !a) continue;
     if (out.has(a.name)) r.problems.add(m.valueAt('name'), `account "${a.name}" is declared twice`);
     out.set(a.name, a);
@@ -201,44 +179,34 @@ function readAccounts(r: YamlReader, root: MapView): Map<string, AccountDecl> {
   return out;
 }
 
-function readAccount(r: YamlReader, m: MapView, what: string): AccountDecl | undefined {
-  const type = m.str('type', true);
-  const name = m.str('name', true);
-  const keystoneUrl = m.str('keystoneUrl', true);
+function readAccount(r: YamlReader, m: MapView<typeof ACCOUNT>): AccountDecl | undefined {
+  const type = m.str('type');
+  const name = m.str('name');
+  const keystoneUrl = m.str('keystoneUrl');
   const glanceUrl = m.str('glanceUrl');
-  const keystoneVersion = m.str('keystoneVersion') ?? 'v3';
-  const login = m.str('login', true);
-  const password = m.str('password', true);
+  const keystoneVersion = m.str('keystoneVersion');
+  const login = m.str('login');
+  const password = m.str('password');
   r.secrets.add(password);
-  if (type !== undefined && type.toLowerCase() !== 'openstack') {
-    r.problems.add(m.valueAt('type'), `${what}.type: only OpenStack accounts are supported`);
-  }
-  if (keystoneVersion !== 'v3') r.problems.add(m.valueAt('keystoneVersion'), `${what}.keystoneVersion must be v3`);
-  for (const [k, v] of [['keystoneUrl', keystoneUrl], ['glanceUrl', glanceUrl]] as const) {
-    if (v !== undefined && !isHttpUrl(v)) r.problems.add(m.valueAt(k), `${what}.${k} must be an http(s) URL`);
-  }
-  if (!type || !name || !keystoneUrl || !login || !password) return undefined;
+  if (!type || !name || !keystoneUrl || !keystoneVersion || !login || !password) return undefined;
   return { name, type: 'OpenStack', keystoneUrl, glanceUrl, keystoneVersion: 'v3', login, password, at: m.at };
 }
 
-function readBuilders(r: YamlReader, root: MapView, accounts: Map<string, AccountDecl>): BuilderDecl[] {
-  if (!root.has('builders')) {
-    r.problems.add(root.at, 'builders is required: list at least one image format');
-    return [];
-  }
+function readBuilders(r: YamlReader, root: MapView<typeof DECLARATION>, accounts: Map<string, AccountDecl>): BuilderDecl[] {
+  if (!root.need('builders')) return [];
   const items = root.seq('builders');
   if (items.length === 0 && isSeq(root.node('builders'))) {
     r.problems.add(root.valueAt('builders'), 'builders must list at least one image format');
   }
   const out: BuilderDecl[] = [];
   items.forEach((item, index) => {
-    const m = r.map(item, `builders[${index}]`, BUILDER_KEYS, root.keyAt('builders'));
+    const m = r.map(item, `builders[${index}]`, BUILDER, root.keyAt('builders'));
     if (!m) return;
-    const type = m.str('type', true);
-    const inst = m.has('installation') ? m.map('installation', BUILDER_INSTALL_KEYS, 'a builder sets only diskSize; the rest goes in stack.installation') : undefined;
-    const hw = m.has('hardwareSettings') ? m.map('hardwareSettings', ['memory', 'cpu', 'hwType']) : undefined;
-    const diskSize = inst?.int('diskSize', 1);
-    const memorySize = hw?.int('memory', 1);
+    const type = m.str('type');
+    const inst = m.has('installation') ? m.map('installation') : undefined;
+    const hw = m.has('hardwareSettings') ? m.map('hardwareSettings') : undefined;
+    const diskSize = inst?.int('diskSize');
+    const memorySize = hw?.int('memory');
     const compress = m.bool('compress') ?? false;
     const publication = readPublication(r, m, index, accounts);
     if (!type) return;
@@ -251,31 +219,32 @@ function readBuilders(r: YamlReader, root: MapView, accounts: Map<string, Accoun
   return out;
 }
 
-function readPublication(r: YamlReader, m: MapView, index: number, accounts: Map<string, AccountDecl>): PublicationDecl | undefined {
+function readPublication(r: YamlReader, m: MapView<typeof BUILDER>, index: number, accounts: Map<string, AccountDecl>): PublicationDecl | undefined {
   const what = `builders[${index}]`;
   const displayName = m.str('displayName');
-  const keystoneDomain = m.str('keystoneDomain') ?? DEFAULT_DOMAIN;
+  const keystoneDomain = m.str('keystoneDomain');
   const keystoneProject = m.str('keystoneProject');
   const publicImage = m.bool('publicImage') ?? false;
+  const needs = BUILDER.needs;
   if (!m.has('account')) {
-    for (const k of ['displayName', 'keystoneProject', 'keystoneDomain'] as const) {
-      if (m.has(k)) r.problems.add(m.keyAt(k), `${what}.${k} needs an account to publish to`);
+    for (const [k, need] of Object.entries<readonly string[]>(needs)) {
+      if (need.includes('account') && m.has(k)) r.problems.add(m.keyAt(k), `${what}.${k} needs an account to publish to`);
     }
     return undefined;
   }
-  const am = m.map('account', ACCOUNT_KEYS);
+  const am = m.map('account');
   if (!am) return undefined;
   let account: AccountDecl | AccountRef | undefined;
   const keys = am.keys();
-  if (keys.length === 1 && keys[0] === 'name') {
-    const name = am.str('name', true);
-    if (name) account = accounts.get(name) ?? { ref: name, at: am.valueAt('name') };
+  const refBy = BUILDER.fields.account.refBy;
+  if (keys.length === 1 && keys[0] === refBy) {
+    const name = am.str(refBy);
+    if (name) account = accounts.get(name) ?? { ref: name, at: am.valueAt(refBy) };
   } else {
-    account = readAccount(r, am, `${what}.account`);
+    account = readAccount(r, am);
   }
   // A value present but unreadable has already been reported.
-  if (!m.has('displayName')) r.problems.add(m.keyAt('account'), `${what}.displayName is required to publish`);
-  if (!m.has('keystoneProject')) r.problems.add(m.keyAt('account'), `${what}.keystoneProject is required to publish`);
-  if (!account || !displayName || !keystoneProject) return undefined;
+  for (const k of needs.account) if (!m.has(k)) r.problems.add(m.keyAt('account'), `${what}.${k} is required to publish`);
+  if (!account || !displayName || !keystoneDomain || !keystoneProject) return undefined;
   return { account, displayName, keystoneDomain, keystoneProject, publicImage, at: m.keyAt('account') };
 }

@@ -2,12 +2,17 @@
 // was written. Every read that fails adds a problem and returns undefined, so that validation goes
 // on and reports every problem at once.
 import { isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
+import type { FieldSpec, Kind, MapSpec, Shape, TextSpec } from './declaration-format';
 import { interpolateEnv, type Env } from './env-refs';
 import { nearMiss, platformOnlyKey } from './platform-keys';
 import type { Position, ProblemList } from './problems';
 import type { SecretSet } from './secrets';
 
 export type YNode = Node | null | undefined;
+
+/** The keys of a shape whose values are of one of these kinds. */
+type KeyOf<S extends Shape, K extends Kind> = { [P in keyof S['fields'] & string]: S['fields'][P]['kind'] extends K ? P : never }[keyof S['fields'] & string];
+type ChildOf<S extends Shape, P extends keyof S['fields']> = S['fields'][P] extends MapSpec<infer C> ? C : never;
 
 export interface ReaderOptions {
   /** Unknown fields are errors, not warnings (`validate --strict`). */
@@ -40,24 +45,25 @@ export class YamlReader {
 
   /**
    * A map's entries by key; unknown keys are warned about (the platform tool knows more fields than this
-   * service), or are errors with `strict` (the reason), where ignoring one would build a different machine.
+   * service), or are errors where the shape is closed (the reason): ignoring one would build a different machine.
    */
-  map(node: YNode, what: string, known: readonly string[], fallback?: Position, strict?: string): MapView | undefined {
+  map<S extends Shape>(node: YNode, what: string, shape: S, fallback?: Position): MapView<S> | undefined {
     if (!isMap(node)) {
       this.problems.add(this.at(node, fallback), `${what || 'the declaration'} must be a mapping`);
       return undefined;
     }
     const entries = new Map<string, Pair<unknown, unknown>>();
+    const known = Object.keys(shape.fields);
     for (const pair of node.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
       if (key === undefined) {
         this.problems.add(this.at(pair.key as YNode, this.at(node)), `${what || 'the declaration'}: keys must be plain names`);
         continue;
       }
-      if (!known.includes(key)) this.unknownKey(key, what, known, this.at(pair.key as YNode), strict);
+      if (!known.includes(key)) this.unknownKey(key, what, known, this.at(pair.key as YNode), shape.closed);
       entries.set(key, pair);
     }
-    return new MapView(this, what, this.at(node), entries);
+    return new MapView(this, what, shape, this.at(node), entries);
   }
 
   /**
@@ -117,13 +123,22 @@ export class YamlReader {
   }
 }
 
-export class MapView {
+/**
+ * A map read through its shape (declaration-format.ts): which keys are required, minimums, checks and
+ * defaults come from there, and each read method takes only the keys of its kind.
+ */
+export class MapView<S extends Shape = Shape> {
   constructor(
     private readonly r: YamlReader,
     readonly what: string,
+    readonly shape: S,
     readonly at: Position,
     private readonly entries: Map<string, Pair<unknown, unknown>>,
   ) {}
+
+  private spec(key: string): FieldSpec | undefined {
+    return Object.prototype.hasOwnProperty.call(this.shape.fields, key) ? this.shape.fields[key] : undefined;
+  }
 
   has(key: string): boolean {
     const v = this.node(key);
@@ -154,24 +169,39 @@ export class MapView {
     return this.what ? `${this.what}.${key}` : key;
   }
 
-  str(key: string, required: true): string | undefined;
-  str(key: string, required?: false): string | undefined;
-  str(key: string, required = false): string | undefined {
+  /** Whether the key is there; a required one that is not is reported (with the shape's hint). */
+  need(key: KeyOf<S, 'map' | 'list'>): boolean {
+    if (this.has(key)) return true;
+    const spec = this.spec(key) as MapSpec | { required?: boolean; hint?: string };
+    if (spec.required) this.r.problems.add(this.keyAt(key), `${this.label(key)} is required${'hint' in spec && spec.hint ? `: ${spec.hint}` : ''}`);
+    return false;
+  }
+
+  /** Text (the text form of an `either`); the shape's default when absent, its check when present. */
+  str(key: KeyOf<S, 'text' | 'either'>): string | undefined {
+    const s = this.spec(key);
+    const spec: TextSpec | undefined = s?.kind === 'text' ? s : s?.kind === 'either' ? s.of.find((o): o is TextSpec => o.kind === 'text') : undefined;
     if (!this.has(key)) {
-      if (required) this.r.problems.add(this.keyAt(key), `${this.label(key)} is required`);
-      return undefined;
+      if (spec?.required) this.r.problems.add(this.keyAt(key), `${this.label(key)} is required`);
+      return spec?.default;
     }
     const v = this.r.scalarText(this.node(key), this.label(key), this.keyAt(key));
-    if (v !== undefined && required && v.trim() === '') {
+    if (v !== undefined && spec?.required && v.trim() === '') {
       this.r.problems.add(this.valueAt(key), `${this.label(key)} must not be empty`);
+      return undefined;
+    }
+    if (v !== undefined && spec?.check && !spec.check.pattern.test(v)) {
+      this.r.problems.add(this.valueAt(key), `${this.label(key)} must be ${spec.check.says}`);
       return undefined;
     }
     return v;
   }
 
-  /** A whole number ≥ min; also read from a text such as an environment value. */
-  int(key: string, min: number): number | undefined {
+  /** A whole number ≥ the shape's minimum; also read from a text such as an environment value. */
+  int(key: KeyOf<S, 'int'>): number | undefined {
     if (!this.has(key)) return undefined;
+    const s = this.spec(key);
+    const min = s?.kind === 'int' ? s.min : 0;
     const node = this.node(key);
     let v: unknown = isScalar(node) ? node.value : undefined;
     if (typeof v === 'string') {
@@ -187,8 +217,9 @@ export class MapView {
     return v;
   }
 
-  bool(key: string): boolean | undefined {
-    if (!this.has(key)) return undefined;
+  bool(key: KeyOf<S, 'bool'>): boolean | undefined {
+    const s = this.spec(key);
+    if (!this.has(key)) return s?.kind === 'bool' ? s.default : undefined;
     const node = this.node(key);
     let v: unknown = isScalar(node) ? node.value : undefined;
     if (typeof v === 'string') {
@@ -202,11 +233,12 @@ export class MapView {
     return v;
   }
 
-  map(key: string, known: readonly string[], strict?: string): MapView | undefined {
-    return this.r.map(this.node(key), this.label(key), known, this.keyAt(key), strict);
+  map<K extends KeyOf<S, 'map'>>(key: K): MapView<ChildOf<S, K>> | undefined {
+    const spec = this.spec(key) as MapSpec<ChildOf<S, K>>;
+    return this.r.map(this.node(key), this.label(key), spec.shape, this.keyAt(key));
   }
 
-  seq(key: string): YNode[] {
+  seq(key: KeyOf<S, 'list' | 'either'>): YNode[] {
     return this.r.seq(this.node(key), this.label(key), this.keyAt(key));
   }
 }
