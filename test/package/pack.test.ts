@@ -18,8 +18,9 @@ import { node24 } from '../support/node24';
 const root = path.resolve(__dirname, '../..');
 const execFileAsync = promisify(execFile);
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
-  version: string; license: string; repository: { url: string }; devDependencies: Record<string, string>;
+  version: string; license: string; repository: { url: string }; devDependencies: Record<string, string>; exports: Record<string, string>;
 };
+const pkgExports = pkg.exports;
 const npm = (args: string[], cwd: string) =>
   execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', timeout: 480_000, env: { ...process.env, NODE_PATH: '' } });
 
@@ -86,7 +87,7 @@ describe('npm pack → npm install into an empty project', () => {
 
   it('the tarball holds the build, the data, README, LICENSE and CHANGELOG, and no sources or tests', () => {
     const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''));
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/cli/main.js', 'dist/src/index.d.ts', 'dist/provider/index.js', 'data/host-tools.json']) {
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/cli/main.js', 'dist/src/index.d.ts', 'dist/provider/index.js', 'data/host-tools.json', 'schema/declaration.schema.json']) {
       expect(files, f).toContain(f);
     }
     expect(files.filter((f) => /^(src|test|bench|action|examples)\//.test(f) || /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
@@ -102,6 +103,21 @@ describe('npm pack → npm install into an empty project', () => {
     expect(out).toBe('examples/local.yml: valid (0 errors, 0 warnings)\n');
   });
 
+  // Pulumi's TypeScript template had `moduleResolution: node` until March 2026: such a project reads
+  // subpaths through typesVersions, not exports.
+  it('a moduleResolution node10 project type-checks an import of every subpath export', () => {
+    const ts = path.join(work, 'node10');
+    mkdirSync(ts);
+    symlinkSync(path.join(project, 'node_modules'), path.join(ts, 'node_modules'));
+    const subpaths = Object.keys(pkgExports).filter((k) => k !== '.' && !k.endsWith('.json')).map((k) => `appliance-forge${k.slice(1)}`);
+    expect(subpaths).toEqual(expect.arrayContaining(['appliance-forge/pulumi', 'appliance-forge/pulumi/runtime/v1', 'appliance-forge/server']));
+    writeFileSync(path.join(ts, 'index.ts'), ["import { createClient } from 'appliance-forge';", ...subpaths.map((s, i) => `import * as m${i} from '${s}';`), `export const loaded = [createClient, ${subpaths.map((_, i) => `m${i}`).join(', ')}];`, ''].join('\n'));
+    writeFileSync(path.join(ts, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'commonjs', moduleResolution: 'node10', target: 'ES2022', skipLibCheck: true, types: [] }, files: ['index.ts'] }));
+    const r = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', ts], { encoding: 'utf8' });
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+
   it("require('appliance-forge') and its engine entry point load in the project", () => {
     const script = [
       "const forge = require('appliance-forge');",
@@ -111,6 +127,8 @@ describe('npm pack → npm install into an empty project', () => {
     ].join('\n');
     const r = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: project, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })) as Record<string, string>;
     expect(r).toEqual({ client: 'function', plan: 'function', version: pkg.version, from: path.join(project, 'node_modules/appliance-forge/dist/src/index.js') });
+    const schema = execFileSync(process.execPath, ['-p', "require('appliance-forge/schema/declaration.schema.json').title"], { cwd: project, encoding: 'utf8' });
+    expect(schema).toBe('appliance-forge declaration\n');
   });
 });
 
@@ -186,19 +204,33 @@ function findFiles(dir: string, match: (f: string) => boolean): string[] {
 
 // examples/pulumi the way the README installs it: the clone built (`npm ci` runs prepare: dist/), then
 // `npm install` in the example, which links the clone (`file:../..`) and installs @pulumi/pulumi. The
-// "clone" is a folder holding links to this checkout's package.json, dist/, data/ and node_modules/, so
-// nothing is written into the working tree.
+// "clone" is a folder holding links to this checkout's package.json, tsconfig.json, dist/, data/ and
+// node_modules/, so nothing is written into the working tree. The example's own tsconfig.json (Pulumi's
+// template) is what `tsc -p examples/pulumi` reads; without it, tsc in the example found the root's,
+// which leaves examples/ out, and passed whatever index.ts said.
 describe('examples/pulumi installs from its clone', () => {
-  it('npm install links appliance-forge from ../.. and the program type-checks against it', () => {
+  it('npm install links appliance-forge from ../.., tsc -p examples/pulumi type-checks the program and catches a type error', () => {
     if (!existsSync(path.join(root, 'dist/provider/index.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
     const clone = mkdtempSync(path.join(tmpdir(), 'af-clone-'));
-    for (const f of ['package.json', 'dist', 'data', 'node_modules']) symlinkSync(path.join(root, f), path.join(clone, f));
+    for (const f of ['package.json', 'tsconfig.json', 'dist', 'data', 'node_modules']) symlinkSync(path.join(root, f), path.join(clone, f));
     const example = path.join(clone, 'examples/pulumi');
     cpSync(path.join(root, 'examples/pulumi'), example, { recursive: true, filter: (src) => !src.includes('node_modules') });
     npm(['install', '--prefer-offline', '--ignore-scripts'], example);
     expect(realpathSync(path.join(example, 'node_modules/appliance-forge'))).toBe(realpathSync(clone));
     const r = execFileSync(process.execPath, ['-e', "console.log(Object.keys(require('appliance-forge/pulumi')).sort().join(','))"], { cwd: example, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
     expect(r.trim().split(',')).toEqual(expect.arrayContaining(['Appliance', 'MachineImage', 'Publication', 'Software']));
-    execFileSync(process.execPath, [path.join(example, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--esModuleInterop', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--skipLibCheck', 'index.ts'], { cwd: example, encoding: 'utf8' });
+    const tsc = (dir: string) => spawnSync(process.execPath, [path.join(example, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', dir], { cwd: clone, encoding: 'utf8' });
+    const good = tsc('examples/pulumi');
+    expect(good.stdout + good.stderr).toBe('');
+    expect(good.status).toBe(0);
+    // The same program with a number where the software's version is text.
+    const broken = path.join(clone, 'examples/pulumi-broken');
+    cpSync(example, broken, { recursive: true, filter: (src) => !src.includes('node_modules') });
+    symlinkSync(path.join(example, 'node_modules'), path.join(broken, 'node_modules'));
+    const text = readFileSync(path.join(broken, 'index.ts'), 'utf8');
+    writeFileSync(path.join(broken, 'index.ts'), text.replace("version: '1.0.0',", 'version: 100,'));
+    const bad = tsc('examples/pulumi-broken');
+    expect(bad.status).toBe(2);
+    expect(bad.stdout).toMatch(/^examples\/pulumi-broken\/index\.ts\(11,\d+\): error TS2322: Type 'number' is not assignable to type 'Input<string>/m);
   }, 600_000);
 });
