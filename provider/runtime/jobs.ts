@@ -19,7 +19,7 @@ export async function waitOrUndo(client: Client, record: Image | PublishImage, t
   } catch (e) {
     const why = isForgeError(e, 'E_WAIT_TIMEOUT') ? `did not finish within ${timeoutS} s (raise \`timeout\`)` : messageOf(e);
     await undo().catch(() => undefined);
-    throw new Error(`${what} failed: ${why}`);
+    throw new Error(`${what} failed: ${why}`, { cause: e });
   }
 }
 

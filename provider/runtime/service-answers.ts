@@ -17,7 +17,7 @@ export async function created<T>(what: string, p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (e) {
-    if (isConflict(e)) throw new Error(existsMessage(what));
+    if (isConflict(e)) throw new Error(existsMessage(what), { cause: e });
     throw e;
   }
 }

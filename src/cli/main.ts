@@ -49,7 +49,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   // Node ≥ 22.1 keeps the compiled code of the modules a command loads (client, engine, server,
   // Fastify: ~0.3 s of a no-op plan) in the OS temp folder for the next run; NODE_COMPILE_CACHE or
-  // NODE_DISABLE_COMPILE_CACHE as Node documents them. Node 20 has no such cache.
+  // NODE_DISABLE_COMPILE_CACHE as Node documents them. Node 22.0 has no such cache.
   (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   // With --detailed-exitcode, 2 means "changes present": a usage error is then 1, as terraform does.
   const usageCode = rest.includes('--detailed-exitcode') ? 1 : 2;

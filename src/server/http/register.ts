@@ -1,6 +1,6 @@
 // Routes are registered by operation id from the one operations table (style example 2): every
 // row gets its handler, every path answers 405 + Allow for the methods it does not take (§5).
-import contentDisposition from 'content-disposition';
+import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { decodeBody, encode, encodeListChunks, formatOfAccept, MEDIA_TYPE } from '../../codec';

@@ -1,6 +1,6 @@
 // One SQLite interface over two engines: Node's built-in `node:sqlite` (Node ≥ 22.13: nothing to
 // compile or install, what the Action's bundle runs on) and better-sqlite3 (an optional dependency,
-// loaded only where `node:sqlite` is missing, e.g. Node 20). The store speaks only this interface.
+// loaded only where `node:sqlite` is missing: Node 22.0 to 22.12). The store speaks only this interface.
 import { createRequire } from 'node:module';
 
 export const SQLITE_ENGINES = ['node:sqlite', 'better-sqlite3'] as const;
@@ -32,8 +32,8 @@ export class SqliteUnavailableError extends Error {
   }
 }
 
-// Shapes of the two engines' objects, as far as this module uses them (node:sqlite has no types in
-// @types/node 20, and better-sqlite3's types must not leak into the package's declarations).
+// Shapes of the two engines' objects, as far as this module uses them (better-sqlite3's types must
+// not leak into the package's declarations).
 type NativeStatement = SqlStatement;
 interface NodeSqlite {
   DatabaseSync: new (path: string) => { exec(sql: string): void; prepare(sql: string): NativeStatement; close(): void };
@@ -48,8 +48,19 @@ interface BetterDatabase {
 
 function nodeSqlite(): NodeSqlite | undefined {
   // getBuiltinModule (Node ≥ 20.16) answers undefined where the module does not exist: no bundler
-  // or loader ever sees an import of `node:sqlite`.
-  return process.getBuiltinModule?.('node:sqlite') as NodeSqlite | undefined;
+  // or loader ever sees an import of `node:sqlite`. Node 22 warns on its first load that the module
+  // is experimental (Node 24 does not): nothing a user can act on, and it would reach every
+  // command's stderr, so that one warning is dropped.
+  const emit = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (String(warning).startsWith('SQLite is an experimental feature')) return;
+    (emit as (...args: unknown[]) => void).call(process, warning, ...rest);
+  });
+  try {
+    return process.getBuiltinModule?.('node:sqlite');
+  } finally {
+    process.emitWarning = emit;
+  }
 }
 
 let better: { ctor?: new (file: string) => BetterDatabase; error?: unknown } | undefined;
