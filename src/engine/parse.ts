@@ -90,7 +90,7 @@ function readStack(r: YamlReader, m: MapView<typeof STACK> | undefined, sources:
   const packages = os ? readPackages(r, os) : [];
   const installation = readInstallation(r, m.has('installation') ? m.map('installation') : undefined);
   const bundles = readBundles(r, m, sources);
-  if (!name || !version || !os || !osName || !osVersion || !arch || !profile) return undefined;
+  if (!name || !version || !os || !osName || !osVersion || arch === undefined || profile === undefined) return undefined;
   return {
     name, version, description,
     os: { name: osName, version: osVersion, arch, profile, at: os.at, profileAt: os.has('profile') ? os.valueAt('profile') : os.at },
@@ -188,7 +188,7 @@ function readAccount(r: YamlReader, m: MapView<typeof ACCOUNT>): AccountDecl | u
   const login = m.str('login');
   const password = m.str('password');
   r.secrets.add(password);
-  if (!type || !name || !keystoneUrl || !keystoneVersion || !login || !password) return undefined;
+  if (!type || !name || !keystoneUrl || keystoneVersion === undefined || !login || !password) return undefined;
   return { name, type: 'OpenStack', keystoneUrl, glanceUrl, keystoneVersion: 'v3', login, password, at: m.at };
 }
 
@@ -245,6 +245,6 @@ function readPublication(r: YamlReader, m: MapView<typeof BUILDER>, index: numbe
   }
   // A value present but unreadable has already been reported.
   for (const k of needs.account) if (!m.has(k)) r.problems.add(m.keyAt('account'), `${what}.${k} is required to publish`);
-  if (!account || !displayName || !keystoneDomain || !keystoneProject) return undefined;
+  if (!account || !displayName || keystoneDomain === undefined || !keystoneProject) return undefined;
   return { account, displayName, keystoneDomain, keystoneProject, publicImage, at: m.keyAt('account') };
 }

@@ -186,11 +186,13 @@ export class MapView<S extends Shape = Shape> {
       return spec?.default;
     }
     const v = this.r.scalarText(this.node(key), this.label(key), this.keyAt(key));
-    if (v !== undefined && spec?.required && v.trim() === '') {
+    // Unreadable (reported; a warning for an unset variable under `validate`): the default keeps the rest read.
+    if (v === undefined) return spec?.default;
+    if (spec?.required && v.trim() === '') {
       this.r.problems.add(this.valueAt(key), `${this.label(key)} must not be empty`);
       return undefined;
     }
-    if (v !== undefined && spec?.check && !spec.check.pattern.test(v)) {
+    if (spec?.check && !spec.check.pattern.test(v)) {
       this.r.problems.add(this.valueAt(key), `${this.label(key)} must be ${spec.check.says}`);
       return undefined;
     }

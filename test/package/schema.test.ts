@@ -93,6 +93,14 @@ describe('schema/declaration.schema.json', () => {
     expect(parserErrors(stringify(doc), true)).not.toEqual([]);
   });
 
+  it("gives the parser the format's defaults, also for a value it cannot read yet (an unset variable under validate)", () => {
+    const doc = { ...base, stack: { ...base.stack, os: { ...base.stack.os, arch: '${env:AF_UNSET_ARCH}' } }, builders: [{ ...base.builders[1], keystoneDomain: '${env:AF_UNSET_DOMAIN}' }] };
+    const r = parseDeclaration(stringify(doc), { file: 'd.yml', dir: root, env: {}, envOptional: true });
+    expect(r.problems.filter((p) => p.severity === 'error')).toEqual([]);
+    expect(r.declaration?.stack.os).toMatchObject({ arch: 'x86_64', profile: 'Minimal' });
+    expect(r.declaration?.builders[0]).toMatchObject({ compress: false, publication: { keystoneDomain: 'Default', publicImage: false } });
+  });
+
   it("spells a case-insensitive check out for JSON Schema's flagless patterns", () => {
     expect(schemaPattern(/^https?:\/\/[^\s/?#]+$/i)).toBe('^[hH][tT][tT][pP][sS]?:\\/\\/[^\\s/?#]+$');
     expect(new RegExp(schemaPattern(/^openstack$/i)).test('OpenStack')).toBe(true);
