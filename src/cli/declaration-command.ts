@@ -1,12 +1,14 @@
-// `plan FILE` and `apply FILE`: a thin layer over the engine (style example 11). Settings come from
-// flags, then APPLIANCE_FORGE_* variables; without a URL the embedded server serves the run.
+// `plan FILE`, `apply FILE` and `destroy FILE`: a thin layer over the engine (style example 11). Settings
+// come from flags, then APPLIANCE_FORGE_* variables; without a URL the embedded server serves the run.
 // Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
+import { createInterface } from 'node:readline';
 import {
-  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
+  applyDeclaration, type Declaration, destroyPlanned, type EngineOptions, formatPlan, formatProblem, formatRemovals, loadDeclaration,
+  planChanges, planDeclaration, planDestroy, planSummary, removalChanges, saveImages,
   type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { proxyFromEnv, type TraceEntry } from '../client';
-import { connect, type Connection } from '../engine/connect';
+import { connect, type ConnectSettings, type Connection } from '../engine/connect';
 import { settingsFromEnv } from '../engine/settings-env';
 import { describeFailure } from '../engine/failure';
 import { UsageError } from './command';
@@ -14,12 +16,33 @@ import { readCredentialsFile } from './credentials-file';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION } from './options';
 import { createRenderer, renderMode, useColor, type Out } from './progress';
 
+export type DeclarationMode = 'plan' | 'apply' | 'destroy';
+
 export interface CliIo {
   readonly stdout: Out;
   readonly stderr: Out;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** SIGINT and SIGTERM; tests pass their own. */
   readonly onInterrupt?: (abort: () => void) => () => void;
+  /** Asks a person (a terminal on stdin): true only for `yes`. Absent: no one to ask. */
+  readonly confirm?: (question: string) => Promise<boolean>;
+}
+
+/** Asks on the terminal; Ctrl-C or the end of input is a no. */
+function askOnTerminal(question: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    let answered = false;
+    const done = (yes: boolean) => {
+      if (answered) return;
+      answered = true;
+      rl.close();
+      resolve(yes);
+    };
+    rl.on('SIGINT', () => done(false));
+    rl.on('close', () => done(false));
+    rl.question(question, (a) => done(a.trim() === 'yes'));
+  });
 }
 
 const processIo = (): CliIo => ({
@@ -41,14 +64,38 @@ const processIo = (): CliIo => ({
       process.off('SIGTERM', h);
     };
   },
+  ...(process.stdin.isTTY && process.stderr.isTTY ? { confirm: askOnTerminal } : {}),
 });
 
 const SUMMARY = {
   plan: 'Says what apply would create, change, regenerate or publish for the declaration FILE; changes nothing.',
   apply: 'Brings the service to the declaration FILE: uploads the software, builds the appliance, generates and publishes its images.',
+  destroy: `Removes what the declaration FILE made on the service: the appliance of its name and version (if an apply
+wrote it) with its images and their publications, and its software bundles no other appliance uses. Shows the
+removals first and asks on a terminal; elsewhere it needs --auto-approve.`,
 } as const;
 
-export function declarationHelp(mode: 'plan' | 'apply'): string {
+/** Options only some modes take, and which: any other mode refuses them as a usage error. */
+const MODE_ONLY: Readonly<Record<string, readonly DeclarationMode[]>> = {
+  output: ['apply'], 'detailed-exitcode': ['plan'], 'no-publish': ['plan', 'apply'], prune: ['plan', 'apply'],
+  'auto-approve': ['destroy'], 'dry-run': ['destroy'],
+};
+
+const MODE_HELP: Readonly<Record<DeclarationMode, string>> = {
+  plan: `      --no-publish       plan without the publications
+      --prune            also plan the removal of superseded images and their publications
+      --detailed-exitcode  exit 0 no changes, 2 changes present, 1 error
+`,
+  apply: `      --no-publish       apply without the publications
+      --prune            after a successful apply, remove superseded images (older revisions, failed ones) and their publications
+  -o, --output DIR       download every image into DIR (sha256 checked)
+`,
+  destroy: `      --auto-approve     remove without asking (needed without a terminal, and with --json)
+      --dry-run          show what would be removed; remove nothing
+`,
+};
+
+export function declarationHelp(mode: DeclarationMode): string {
   return `usage: appliance-forge ${mode} FILE [options]
 
 ${SUMMARY[mode]}
@@ -58,40 +105,33 @@ ${CONNECTION_HELP}
       --allow-outside-sources  upload bundle sources outside the declaration's folder (absolute, ../, links out)
 
 output:
-      --json             one JSON document on stdout, nothing else${mode === 'plan' ? ' (changes: one object per change)' : ''}
+      --json             one JSON document on stdout, nothing else${mode === 'apply' ? '' : ' (changes: one object per change)'}
   -q, --quiet            no progress and no notes on stderr (warnings and errors stay)
-      --no-publish       plan and apply without the publications
-${mode === 'apply' ? '  -o, --output DIR       download every image into DIR (sha256 checked)\n' : '      --detailed-exitcode  exit 0 no changes, 2 changes present, 1 error\n'}
-exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
+${MODE_HELP[mode]}
+exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : mode === 'destroy' ? '0 ok (or nothing to remove), 1 declined or failed, ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
 environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_LOG=debug (a line per request on stderr)
 `;
 }
 
-export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readonly string[], io: CliIo = processIo()): Promise<number> {
-  const usage = declarationHelp(mode);
-  const { values, positionals } = parseCommandArgs(args, {
-    ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION,
-    json: { type: 'boolean' }, 'no-publish': { type: 'boolean' },
-    output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
-  }, { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
-  if (values.help) {
-    io.stdout.write(usage);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new UsageError(`${mode} takes one declaration file\n${usage}`);
-  if (mode === 'plan' && values.output !== undefined) throw new UsageError(`--output goes with apply: a plan builds nothing\n${usage}`);
-  if (mode === 'apply' && values['detailed-exitcode']) throw new UsageError(`--detailed-exitcode goes with plan\n${usage}`);
-  const file = positionals[0]!;
-  const env = io.env;
-  const json = values.json === true;
-  const quiet = values.quiet === true;
-  // terraform plan -detailed-exitcode: 0 no changes, 2 changes present, 1 any error.
-  const detailed = values['detailed-exitcode'] === true;
-  const secrets = new SecretSet();
-  const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
-  // Flags, then the credentials file given, then the environment; a file's credentials come whole
-  // (its password is not mixed with a key pair from the environment).
-  const c = values.credentials !== undefined ? readCredentialsFile(values.credentials, warn) : undefined;
+/** The connection flags as parsed (CONNECTION_OPTIONS and DATA_DIR_OPTION). */
+export interface ConnectionValues {
+  readonly url?: string | undefined;
+  readonly user?: string | undefined;
+  readonly 'api-key'?: string | undefined;
+  readonly 'secret-key'?: string | undefined;
+  readonly password?: string | undefined;
+  readonly credentials?: string | undefined;
+  readonly 'data-dir'?: string | undefined;
+}
+
+/**
+ * Flags, then the credentials file given, then the environment; a file's credentials come whole
+ * (its password is not mixed with a key pair from the environment). Credentials join `secrets`.
+ */
+export function connectionSettings(
+  values: ConnectionValues, env: CliIo['env'], secrets: SecretSet, o: { warn: (m: string) => void; debug: (line: string) => void },
+): ConnectSettings {
+  const c = values.credentials !== undefined ? readCredentialsFile(values.credentials, o.warn) : undefined;
   const e = settingsFromEnv(env);
   const fromEnv = !c;
   const settings = {
@@ -103,11 +143,62 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     dataDir: values['data-dir'],
     // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
     ...(env.APPLIANCE_FORGE_LOG === 'debug'
-      ? { onTrace: (t: TraceEntry) => err(`debug: ${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) }
+      ? { onTrace: (t: TraceEntry) => o.debug(`debug: ${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) }
       : {}),
   };
   secrets.add(settings.secretKey);
   secrets.add(settings.password);
+  return settings;
+}
+
+/** Connects, and says on stderr which proxy a debug run goes through, or that the embedded server serves it. */
+export async function openConnection(
+  settings: ConnectSettings, env: CliIo['env'], secrets: SecretSet, o: { err: (line: string) => void; notes: boolean },
+): Promise<Connection> {
+  const conn = await connect(settings);
+  secrets.addAll(conn.secrets.list());
+  // The proxy in use (credentials shown as ***); the embedded server is never reached through one.
+  if (settings.onTrace && conn.target === 'remote') {
+    const noProxy = env.no_proxy ?? env.NO_PROXY;
+    for (const p of proxyFromEnv(env)) o.err(`debug: proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
+  }
+  if (conn.target === 'embedded' && o.notes) o.err(`no service URL: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
+  return conn;
+}
+
+export async function runDeclarationCommand(mode: DeclarationMode, args: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const usage = declarationHelp(mode);
+  const { values, positionals } = parseCommandArgs(args, {
+    ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION,
+    json: { type: 'boolean' }, 'no-publish': { type: 'boolean' }, prune: { type: 'boolean' },
+    output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
+    'auto-approve': { type: 'boolean' }, 'dry-run': { type: 'boolean' },
+  }, { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
+  if (values.help) {
+    io.stdout.write(usage);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError(`${mode} takes one declaration file\n${usage}`);
+  for (const [option, modes] of Object.entries(MODE_ONLY)) {
+    if ((values as Record<string, unknown>)[option] !== undefined && !modes.includes(mode)) {
+      throw new UsageError(`--${option} goes with ${modes.join(' and ')}\n${usage}`);
+    }
+  }
+  const file = positionals[0]!;
+  const env = io.env;
+  const json = values.json === true;
+  const quiet = values.quiet === true;
+  // terraform plan -detailed-exitcode: 0 no changes, 2 changes present, 1 any error.
+  const detailed = values['detailed-exitcode'] === true;
+  // As terraform destroy: removing needs a yes from a person at a terminal, or --auto-approve; a JSON
+  // reader is a program, so --json needs --auto-approve too. Refused before anything is read.
+  const approved = values['auto-approve'] === true;
+  if (mode === 'destroy' && !approved && values['dry-run'] !== true && (json || !io.confirm)) {
+    throw new UsageError(`${json ? 'with --json' : 'without a terminal'} there is no one to confirm the removals: add --auto-approve to remove without asking, or --dry-run to see what would go`);
+  }
+  const secrets = new SecretSet();
+  const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
+  const settings = connectionSettings(values, env, secrets, { warn, debug: (l) => err(l) });
   const err = (s: string) => io.stderr.write(`${secrets.mask(s)}\n`);
   const out = (s: string) => io.stdout.write(`${secrets.mask(s)}\n`);
   const renderer = createRenderer(renderMode(io.stderr, env, { silent: json || quiet }), io.stderr, { color: useColor(env) });
@@ -120,15 +211,15 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     secrets.addAll(loaded.declaration.secrets);
     warnings = loaded.problems;
     if (!json) for (const w of warnings) err(formatProblem(w));
-    conn = await connect(settings);
-    secrets.addAll(conn.secrets.list());
-    // The proxy in use (credentials shown as ***); the embedded server is never reached through one.
-    if (settings.onTrace && conn.target === 'remote') {
-      const noProxy = env.no_proxy ?? env.NO_PROXY;
-      for (const p of proxyFromEnv(env)) err(`debug: proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
+    conn = await openConnection(settings, env, secrets, { err, notes: !json && !quiet });
+    const o = {
+      client: conn.client, secrets, signal: ac.signal, publish: values['no-publish'] !== true, prune: values.prune === true, onEvent: renderer.event,
+    };
+    if (mode === 'destroy') {
+      return await destroy(loaded.declaration, o, {
+        conn, json, approved, dryRun: values['dry-run'] === true, warnings, out, err, finish: renderer.finish, confirm: io.confirm,
+      });
     }
-    if (conn.target === 'embedded' && !json && !quiet) err(`no service URL: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
-    const o = { client: conn.client, secrets, signal: ac.signal, publish: values['no-publish'] !== true, onEvent: renderer.event };
     if (mode === 'plan') {
       const { plan } = await planDeclaration(loaded.declaration, o);
       renderer.finish();
@@ -174,5 +265,48 @@ function formatResult(r: ApplyResult & { plan: Plan }): string[] {
       lines.push(`  ${''.padEnd(18)} ${i.publication.reused ? 'reused   ' : 'published'} ${i.publication.displayName} → cloud id ${i.publication.cloudId ?? '?'}`);
     }
   }
+  for (const x of r.removed) lines.push(`  ${x.kind.padEnd(18)} ${x.outcome === 'removed' ? 'removed  ' : 'gone     '} ${x.name} ${x.uri}`);
   return lines;
+}
+
+/**
+ * `destroy FILE`: the removals first (stdout), then a yes from the terminal unless approved, then the
+ * removals in order. Declined: exit 1, nothing removed.
+ */
+async function destroy(
+  decl: Declaration, o: EngineOptions,
+  c: {
+    conn: Connection; json: boolean; approved: boolean; dryRun: boolean; warnings: readonly Problem[];
+    out: (s: string) => void; err: (s: string) => void; finish: () => void; confirm?: CliIo['confirm'];
+  },
+): Promise<number> {
+  const plan = await planDestroy(decl, o);
+  const what = `${decl.stack.name} ${decl.stack.version}`;
+  const doc = {
+    ok: true, mode: 'destroy',
+    summary: { changes: plan.hasChanges, remove: plan.removals.length, keep: plan.kept.length },
+    changes: removalChanges(plan.removals, plan.kept, o.secrets),
+  };
+  if (!c.json) for (const l of formatRemovals(plan.removals, plan.kept)) c.out(l);
+  if (c.dryRun || !plan.hasChanges) {
+    c.finish();
+    if (c.json) c.out(JSON.stringify({ ...doc, warnings: c.warnings }));
+    else c.out(plan.hasChanges ? `dry run: ${plan.removals.length} objects of ${what} would be removed` : `nothing to remove for ${what}`);
+    return 0;
+  }
+  if (!c.approved) {
+    c.finish();
+    const where = c.conn.target === 'embedded' ? 'the embedded server' : c.conn.url;
+    const yes = await c.confirm!(`Remove these ${plan.removals.length} objects of ${what} from ${where}? Only 'yes' is accepted: `);
+    if (!yes) {
+      c.err('destroy declined: nothing was removed');
+      return 1;
+    }
+  }
+  const removed = await destroyPlanned(decl, plan, o);
+  c.finish();
+  const gone = removed.filter((r) => r.outcome === 'gone').length;
+  if (c.json) c.out(JSON.stringify({ ...doc, removed, warnings: c.warnings }));
+  else c.out(`removed ${removed.length - gone} objects of ${what}${gone ? ` (${gone} were already gone)` : ''}`);
+  return 0;
 }
