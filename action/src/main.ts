@@ -31,6 +31,8 @@ interface Inputs {
   /** validate: unknown fields are errors. */
   strict: boolean;
   publish: boolean;
+  /** apply: remove superseded images and their publications after a successful apply. */
+  prune: boolean;
   timeoutMinutes: number;
   /** Where apply downloads the built images (sha256 checked); empty: no download. */
   outputDir: string;
@@ -64,6 +66,7 @@ function readInputs(secrets: SecretSet): Inputs {
     password,
     mode,
     publish: (core.getInput('publish') || 'true').toLowerCase() !== 'false',
+    prune: (core.getInput('prune') || 'false').toLowerCase() === 'true',
     strict: (core.getInput('strict') || 'false').toLowerCase() === 'true',
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
@@ -201,7 +204,7 @@ export async function run(): Promise<void> {
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
     if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ${dataDir ?? ''})`);
-    const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
+    const o = { client: conn.client, secrets, signal, publish: inputs.publish, prune: inputs.prune, onEvent: events.onEvent };
     // Builders keep their index in the declaration: the engine and the result name them by it.
     const declaration = { ...loaded.declaration, builders };
     const { name, version } = declaration.stack;
