@@ -67,7 +67,7 @@ export function runCliOnTerminal(args: string[], o: { cwd: string; env?: Record<
   const command = [process.execPath, cliBundle(), ...args].map(quote).join(' ');
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = { PATH: process.env.PATH ?? '', NODE_PATH: path.join(root, 'node_modules'), TERM: 'dumb', ...o.env };
-    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: o.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: o.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
