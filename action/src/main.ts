@@ -4,13 +4,13 @@
 // rejection, Error or not, ends in setFailed).
 import * as core from '@actions/core';
 import {
-  applyDeclaration, DeclarationError, type EngineEvent, formatPlan, formatProblem, loadDeclaration, type Plan, planDeclaration, type Problem, saveImages,
-  SecretSet, validateDeclarationFile,
+  applyDeclaration, collectVars, DeclarationError, type EngineEvent, formatPlan, formatProblem, loadDeclaration, type Plan, planDeclaration, type Problem, saveImages,
+  SecretSet, selectBuilders, selectorList, validateDeclarationFile,
 } from '../../src/engine';
 import { connect, type Connection } from '../../src/engine/connect';
-import { describeFailure } from '../../src/engine/failure';
+import type { Vars } from '../../src/engine/env-refs';
+import { describeFailure, type Deadline } from '../../src/engine/failure';
 import { messageOf } from '../../src/errors';
-import { selectBuilders } from './builders';
 import { embeddedDataDir } from './data-dir';
 import { giveBack, installImageTools, rerunAsRoot, takeBack } from './host';
 import { SERVICE_VERSION } from '../../src/server/version';
@@ -38,7 +38,12 @@ interface Inputs {
   builders: string;
   /** Bundle sources may lie outside the declaration's folder (engine/bundle-source.ts). */
   allowOutsideSources: boolean;
+  /** `${var:NAME}` values: the var-files input, then the vars input (engine/vars.ts). */
+  vars: Vars;
 }
+
+/** An input's non-blank lines, trimmed. */
+const lines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
 
 function readInputs(secrets: SecretSet): Inputs {
   // Credentials are masked first, before a line could show them.
@@ -69,6 +74,7 @@ function readInputs(secrets: SecretSet): Inputs {
     outputDir: core.getInput('output-dir'),
     builders: core.getInput('builders'),
     allowOutsideSources: (core.getInput('allow-outside-sources') || 'false').toLowerCase() === 'true',
+    vars: collectVars({ files: lines(core.getInput('var-files')), assignments: lines(core.getInput('vars')) }, { assignment: 'input vars:', file: 'input var-files:' }),
   };
 }
 
@@ -131,7 +137,7 @@ function annotate(problems: readonly Problem[]): void {
 
 /** `mode: validate`: the engine's offline check (as `appliance-forge validate`); fails the step on errors. */
 async function validateStep(inputs: Inputs): Promise<void> {
-  const report = validateDeclarationFile(inputs.file, { strict: inputs.strict, allowOutsideSources: inputs.allowOutsideSources });
+  const report = validateDeclarationFile(inputs.file, { strict: inputs.strict, allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars });
   for (const p of report.problems) core.info(formatProblem(p));
   annotate(report.problems);
   const result: ValidateResult = { mode: 'validate', ...report };
@@ -159,6 +165,7 @@ export async function run(): Promise<void> {
   let conn: Connection | undefined;
   let giveBackOnExit: string[] = [];
   const ac = new AbortController();
+  let deadline: Deadline | undefined;
   // A cancelled workflow sends SIGINT, then SIGTERM: cancel the running jobs on the service.
   const onSignal = () => ac.abort();
   process.on('SIGINT', onSignal);
@@ -185,9 +192,10 @@ export async function run(): Promise<void> {
       takeBack(dataDir);
       giveBackOnExit = [dataDir, inputs.outputDir].filter(Boolean);
     }
-    const timeout = AbortSignal.timeout(inputs.timeoutMinutes * 60_000);
-    const signal = AbortSignal.any([ac.signal, timeout]);
-    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources });
+    const timeoutMs = inputs.timeoutMinutes * 60_000;
+    deadline = { signal: AbortSignal.any([ac.signal, AbortSignal.timeout(timeoutMs)]), bound: `${inputs.timeoutMinutes} min (timeout-minutes)` };
+    const { signal } = deadline;
+    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars });
     for (const s of loaded.declaration.secrets) core.setSecret(s);
     secrets.addAll(loaded.declaration.secrets);
     for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
@@ -195,13 +203,14 @@ export async function run(): Promise<void> {
       core.warning(`url is ${EMBEDDED}: the user and credential inputs are not used (the embedded server has its own local user)`);
     }
     // A selector that matches nothing fails before any server starts.
-    const builders = selectBuilders(loaded.declaration.builders, inputs.builders);
+    const builders = selectBuilders(loaded.declaration.builders, selectorList(inputs.builders), { label: 'input builders' });
     if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);
     conn = await connect(dataDir ? { dataDir } : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
     if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ${dataDir ?? ''})`);
-    const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
+    // A job wait gives up no sooner than the step's bound.
+    const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent, jobTimeoutMs: timeoutMs };
     // Builders keep their index in the declaration: the engine and the result name them by it.
     const declaration = { ...loaded.declaration, builders };
     const { name, version } = declaration.stack;
@@ -227,7 +236,7 @@ export async function run(): Promise<void> {
     await writeSummary(`Images of ${name} ${version}`, r.plan, entries);
   } catch (e) {
     events.close();
-    const f = describeFailure(e, secrets);
+    const f = describeFailure(e, secrets, deadline);
     if (e instanceof DeclarationError) {
       annotate(f.problems);
     }

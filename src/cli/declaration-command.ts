@@ -3,15 +3,18 @@
 // Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
 import {
   applyDeclaration, formatPlan, formatProblem, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
-  type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
+  selectBuilders, selectorList, type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { proxyFromEnv, type TraceEntry } from '../client';
 import { connect, type Connection } from '../engine/connect';
 import { settingsFromEnv } from '../engine/settings-env';
-import { describeFailure } from '../engine/failure';
+import { describeFailure, type Deadline } from '../engine/failure';
 import { UsageError } from './command';
 import { readCredentialsFile } from './credentials-file';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION } from './options';
+import { parseDuration } from './duration';
+import {
+  CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION, VARS_HELP, VARS_OPTIONS, varsOf,
+} from './options';
 import { createRenderer, renderMode, useColor, type Out } from './progress';
 
 export interface CliIo {
@@ -48,6 +51,14 @@ const SUMMARY = {
   apply: 'Brings the service to the declaration FILE: uploads the software, builds the appliance, generates and publishes its images.',
 } as const;
 
+/** The options of plan and apply (one object: each refuses the other's own option with a message). */
+export const DECLARATION_OPTIONS = {
+  ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION, ...VARS_OPTIONS,
+  json: { type: 'boolean' }, 'no-publish': { type: 'boolean' },
+  output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
+  only: { type: 'string', multiple: true }, except: { type: 'string', multiple: true }, timeout: { type: 'string' },
+} as const;
+
 export function declarationHelp(mode: 'plan' | 'apply'): string {
   return `usage: appliance-forge ${mode} FILE [options]
 
@@ -57,6 +68,15 @@ ${CONNECTION_HELP}
       --data-dir DIR     data of the embedded server (default ./.appliance-forge; --data is a deprecated alias)
       --allow-outside-sources  upload bundle sources outside the declaration's folder (absolute, ../, links out)
 
+${VARS_HELP}
+
+builders and time:
+      --only NAME,…      run only these builders: types as written in the file (case-insensitive) or indexes
+                         (0-based); repeatable
+      --except NAME,…    run every builder but these
+      --timeout DURATION bound the whole run, e.g. 90s, 30m, 1h30m: at the end the running jobs are cancelled
+                         and the run fails (exit 1); default none (each job wait gives up after 1h)
+
 output:
       --json             one JSON document on stdout, nothing else${mode === 'plan' ? ' (changes: one object per change)' : ''}
   -q, --quiet            no progress and no notes on stderr (warnings and errors stay)
@@ -64,16 +84,14 @@ output:
 ${mode === 'apply' ? '  -o, --output DIR       download every image into DIR (sha256 checked)\n' : '      --detailed-exitcode  exit 0 no changes, 2 changes present, 1 error\n'}
 exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
 environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_LOG=debug (a line per request on stderr)
+Terraform's and Packer's single dash works too: -var, -var-file, -only, -except, -json.
 `;
 }
 
 export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readonly string[], io: CliIo = processIo()): Promise<number> {
   const usage = declarationHelp(mode);
-  const { values, positionals } = parseCommandArgs(args, {
-    ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION,
-    json: { type: 'boolean' }, 'no-publish': { type: 'boolean' },
-    output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
-  }, { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
+  const { values, positionals } = parseCommandArgs(args, DECLARATION_OPTIONS,
+    { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
   if (values.help) {
     io.stdout.write(usage);
     return 0;
@@ -81,6 +99,12 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   if (positionals.length !== 1) throw new UsageError(`${mode} takes one declaration file\n${usage}`);
   if (mode === 'plan' && values.output !== undefined) throw new UsageError(`--output goes with apply: a plan builds nothing\n${usage}`);
   if (mode === 'apply' && values['detailed-exitcode']) throw new UsageError(`--detailed-exitcode goes with plan\n${usage}`);
+  if (values.only && values.except) throw new UsageError('--only and --except exclude each other: give one');
+  const selection = values.except
+    ? { selectors: values.except.flatMap(selectorList), label: '--except', except: true }
+    : { selectors: (values.only ?? []).flatMap(selectorList), label: '--only' };
+  const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
+  const vars = varsOf(values);
   const file = positionals[0]!;
   const env = io.env;
   const json = values.json === true;
@@ -113,12 +137,19 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   const renderer = createRenderer(renderMode(io.stderr, env, { silent: json || quiet }), io.stderr, { color: useColor(env) });
   const ac = new AbortController();
   const release = io.onInterrupt?.(() => ac.abort()) ?? (() => {});
+  // --timeout bounds the whole run through the same signal as SIGINT: the running jobs are cancelled.
+  const deadline: Deadline | undefined = timeoutMs === undefined
+    ? undefined
+    : { signal: AbortSignal.any([ac.signal, AbortSignal.timeout(timeoutMs)]), bound: `${values.timeout} (--timeout)` };
+  const signal = deadline?.signal ?? ac.signal;
   let conn: Connection | undefined;
   let warnings: readonly Problem[] = [];
   try {
-    const loaded = loadDeclaration(file, { env, allowOutsideSources: values['allow-outside-sources'] === true });
+    const loaded = loadDeclaration(file, { env, vars, allowOutsideSources: values['allow-outside-sources'] === true });
     secrets.addAll(loaded.declaration.secrets);
     warnings = loaded.problems;
+    // Builders keep their index in the declaration: the engine and the result name them by it.
+    const declaration = { ...loaded.declaration, builders: selectBuilders(loaded.declaration.builders, selection.selectors, selection) };
     if (!json) for (const w of warnings) err(formatProblem(w));
     conn = await connect(settings);
     secrets.addAll(conn.secrets.list());
@@ -128,15 +159,19 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
       for (const p of proxyFromEnv(env)) err(`debug: proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
     }
     if (conn.target === 'embedded' && !json && !quiet) err(`no service URL: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
-    const o = { client: conn.client, secrets, signal: ac.signal, publish: values['no-publish'] !== true, onEvent: renderer.event };
+    const o = {
+      client: conn.client, secrets, signal, publish: values['no-publish'] !== true, onEvent: renderer.event,
+      // A job wait gives up no sooner than the run's bound.
+      ...(timeoutMs !== undefined ? { jobTimeoutMs: timeoutMs } : {}),
+    };
     if (mode === 'plan') {
-      const { plan } = await planDeclaration(loaded.declaration, o);
+      const { plan } = await planDeclaration(declaration, o);
       renderer.finish();
       if (json) out(JSON.stringify({ ok: true, mode, ...planJson(plan, secrets), warnings }));
       else for (const l of formatPlan(plan)) out(l);
       return detailed && plan.hasChanges ? 2 : 0;
     }
-    const r = await applyDeclaration(loaded.declaration, o);
+    const r = await applyDeclaration(declaration, o);
     const files = values.output === undefined ? undefined : await saveImages(conn.client, r.images, values.output, o);
     renderer.finish();
     if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
@@ -144,7 +179,7 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     return 0;
   } catch (e) {
     renderer.finish();
-    const f = describeFailure(e, secrets);
+    const f = describeFailure(e, secrets, deadline);
     if (json) out(JSON.stringify({ ok: false, mode, error: { message: f.message, problems: f.problems }, warnings }));
     // Every problem in file order, warnings too (an unknown field next to an error is often its cause).
     else if (f.problems.length) err([f.message.split('\n')[0]!, ...f.problems.map(formatProblem)].join('\n'));

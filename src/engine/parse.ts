@@ -28,6 +28,8 @@ export interface ParseResult {
   readonly problems: readonly Problem[];
   /** The variables the file reads through `${env:NAME}`, set or not, sorted. */
   readonly envNames?: readonly string[];
+  /** The variables the file reads through `${var:NAME}`, set or not, sorted. */
+  readonly varNames?: readonly string[];
 }
 
 const DEFAULT_PROFILE = 'Minimal';
@@ -58,7 +60,7 @@ export function parseDeclaration(text: string, o: { file: string; dir: string } 
   if (doc.errors.length) return { problems: problems.sorted() };
 
   const secrets = new SecretSet();
-  const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets, { strict: o.strict, envOptional: o.envOptional });
+  const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets, { strict: o.strict, envOptional: o.envOptional, vars: o.vars });
   const root = r.map(doc.contents, '', ['stack', 'builders', 'accounts']);
   if (!root) return { problems: problems.sorted() };
 
@@ -69,7 +71,8 @@ export function parseDeclaration(text: string, o: { file: string; dir: string } 
   const builders = readBuilders(r, root, accounts);
 
   const envNames = [...r.envNames].sort();
-  if (problems.hasErrors || !stack) return { problems: problems.sorted(), envNames };
+  const varNames = [...r.varNames].sort();
+  if (problems.hasErrors || !stack) return { problems: problems.sorted(), envNames, varNames };
   // An image's disk is the builder's size, else the stack's: the service takes the image's profile whole.
   const sized = builders.map((b) =>
     b.installProfile.diskSize === undefined && stack.installation.diskSize !== undefined
@@ -80,6 +83,7 @@ export function parseDeclaration(text: string, o: { file: string; dir: string } 
     declaration: { file: o.file, dir: o.dir, stack, builders: sized, secrets: secrets.list() },
     problems: problems.sorted(),
     envNames,
+    varNames,
   };
 }
 

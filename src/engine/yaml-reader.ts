@@ -2,7 +2,7 @@
 // was written. Every read that fails adds a problem and returns undefined, so that validation goes
 // on and reports every problem at once.
 import { isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
-import { interpolateEnv, type Env } from './env-refs';
+import { interpolateEnv, type Env, type Vars } from './env-refs';
 import { nearMiss, platformOnlyKey } from './platform-keys';
 import type { Position, ProblemList } from './problems';
 import type { SecretSet } from './secrets';
@@ -12,13 +12,17 @@ export type YNode = Node | null | undefined;
 export interface ReaderOptions {
   /** Unknown fields are errors, not warnings (`validate --strict`). */
   readonly strict?: boolean | undefined;
-  /** An unset `${env:NAME}` is a warning, not an error: `validate` runs where CI secrets are absent. */
+  /** An unset `${env:NAME}` or `${var:NAME}` is a warning, not an error: `validate` runs where CI secrets are absent. */
   readonly envOptional?: boolean | undefined;
+  /** The values of `${var:NAME}` (engine/vars.ts); none by default. */
+  readonly vars?: Vars | undefined;
 }
 
 export class YamlReader {
   /** Every variable the file names in `${env:…}`, set or not. */
   readonly envNames = new Set<string>();
+  /** Every variable the file names in `${var:…}`, set or not. */
+  readonly varNames = new Set<string>();
 
   constructor(
     private readonly text: string,
@@ -91,7 +95,7 @@ export class YamlReader {
   }
 
   /**
-   * Text of a scalar, with `${env:…}` references replaced. A number or boolean keeps the text it
+   * Text of a scalar, with `${env:…}` and `${var:…}` references replaced. A number or boolean keeps the text it
    * was written as (`version: 1.0` is "1.0", not "1").
    */
   scalarText(node: YNode, what: string, fallback: Position): string | undefined {
@@ -101,9 +105,10 @@ export class YamlReader {
     }
     const raw = typeof node.value === 'string' ? node.value : node.value === null ? '' : (node.source ?? String(node.value));
     if (!raw.includes('${')) return raw;
-    const r = interpolateEnv(raw, this.env);
+    const r = interpolateEnv(raw, this.env, this.options.vars);
     this.secrets.addAll(r.read);
     for (const n of r.names) this.envNames.add(n);
+    for (const n of r.varNames) this.varNames.add(n);
     const start = node.range?.[0] ?? 0;
     const rawSource = this.text.slice(start, node.range?.[1] ?? start);
     for (const p of r.problems) {

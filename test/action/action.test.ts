@@ -111,7 +111,7 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'timeout-minutes', 'output-dir', 'builders']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'timeout-minutes', 'output-dir', 'builders', 'vars', 'var-files']);
     expect(meta.inputs.publish!.default).toBe('true');
     expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'changes', 'result']);
   });
@@ -323,6 +323,28 @@ describe('the bundled GitHub Action', () => {
     const bad = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', builders: '0,2' }, { cwd });
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain('::error::input builders: no builder is "2" (the declaration\'s builders, by index and type: 0 QCOW2, 1 VHD)');
+  });
+
+  it('vars and var-files feed ${var:NAME} (vars win over the files); an unset one is named; validate takes them too', async () => {
+    const cwd = tempDir('af-gha-ws-');
+    // The second builder's type comes from a variable; its value may be masked in the log, so its effect is checked.
+    writeFileSync(path.join(cwd, 'matrix.yml'), readFileSync(path.join(root, 'examples/matrix.yml'), 'utf8').replace('  - type: VHD', '  - type: ${var:SECOND}'));
+    writeFileSync(path.join(cwd, 'a.yml'), 'SECOND: VHD\n');
+    writeFileSync(path.join(cwd, 'b.json'), '{"SECOND": "QCOW3"}');
+    const plan = (inputs: Record<string, string>) => runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', ...inputs }, { cwd });
+    const unset = await plan({});
+    expect(unset.code).toBe(1);
+    expect(unset.stdout).toMatch(/::error file=matrix\.yml,line=13,col=\d+::builders\[1\]\.type: variable SECOND is not set/);
+    const files = await plan({ 'var-files': 'a.yml\n' });
+    expect(files.code, files.stdout).toBe(0);
+    expect((JSON.parse(files.outputs.result!) as ActionResult).images.map((i) => i.builder)).toEqual([0, 1]);
+    // The later file names a format the service does not have: the step fails; a vars line wins over both files.
+    expect((await plan({ 'var-files': 'a.yml\nb.json' })).code).toBe(1);
+    expect((await plan({ 'var-files': 'a.yml\nb.json', vars: 'OTHER=x\nSECOND=VHD\n' })).code).toBe(0);
+    const bad = await plan({ vars: 'SECOND' });
+    expect(bad.stdout).toContain('::error::input vars: takes NAME=VALUE');
+    const validate = await runAction({ file: 'matrix.yml', mode: 'validate', vars: 'SECOND=VHD' }, { cwd });
+    expect(JSON.parse(validate.outputs.result!)).toMatchObject({ mode: 'validate', ok: true, warnings: 0, vars: ['SECOND'] });
   });
 
   it('url embedded keeps its data under RUNNER_TEMP: a data folder committed in the workspace is never opened', async () => {
