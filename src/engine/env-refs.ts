@@ -1,5 +1,6 @@
 // `${env:NAME}` references (declaration.md "The project's additions"): secrets come from CI
-// secrets, never sit in the file. Every value read this way is a secret to mask.
+// secrets, never sit in the file. A value is masked when it lands in a field the model marks secret
+// (yaml-reader.ts), not for being read this way: masking `Default` would star the word in a whole log.
 
 const REF = /\$\{env:([^}]*)\}/g;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
