@@ -7,7 +7,7 @@ import {
   applyDeclaration, DeclarationError, type EngineEvent, formatPlan, formatProblem, loadDeclaration, type Plan, planDeclaration, type Problem, saveImages,
   SecretSet, validateDeclarationFile,
 } from '../../src/engine';
-import { connect, type Connection } from '../../src/engine/connect';
+import { chooseTarget, connect, type Connection, EMBEDDED, publicTarget } from '../../src/engine/connect';
 import { describeFailure } from '../../src/engine/failure';
 import { messageOf } from '../../src/errors';
 import { selectBuilders } from './builders';
@@ -15,9 +15,6 @@ import { embeddedDataDir } from './data-dir';
 import { giveBack, installImageTools, rerunAsRoot, takeBack } from './host';
 import { SERVICE_VERSION } from '../../src/server/version';
 import { type ActionResult, applyResult, planResult, type ResultEntry, type ValidateResult } from './result';
-
-/** The `url` value that runs the embedded reference server in the step. */
-const EMBEDDED = 'embedded';
 
 interface Inputs {
   file: string;
@@ -40,6 +37,23 @@ interface Inputs {
   allowOutsideSources: boolean;
 }
 
+/** The inputs that name a user or a credential: with one of them, an empty url names them. */
+const CREDENTIAL_INPUTS = ['user', 'api-key', 'secret-key', 'password'] as const;
+
+/**
+ * A boolean input as `core.getBooleanInput` reads it (YAML 1.2 core schema: true, True, TRUE, false,
+ * False, FALSE); anything else fails the step naming the input. Empty: `fallback`, action.yml's default.
+ */
+function booleanInput(name: string, fallback: boolean): boolean {
+  const text = core.getInput(name);
+  if (text === '') return fallback;
+  try {
+    return core.getBooleanInput(name);
+  } catch {
+    throw new Error(`input ${name} must be true or false (YAML 1.2: true, True, TRUE, false, False or FALSE), not ${JSON.stringify(text.slice(0, 40))}`);
+  }
+}
+
 function readInputs(secrets: SecretSet): Inputs {
   // Credentials are masked first, before a line could show them.
   const secretKey = core.getInput('secret-key');
@@ -52,9 +66,14 @@ function readInputs(secrets: SecretSet): Inputs {
   const minutes = Number(core.getInput('timeout-minutes') || '60');
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('input timeout-minutes must be a positive number');
   // An unset variable or secret gives an empty url: that must not quietly become a local build.
+  // validate is offline: it needs none.
   const url = core.getInput('url');
-  // validate is offline: no url, no credentials.
-  if (!url && mode !== 'validate') throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
+  if (!url && mode !== 'validate') {
+    // With a credential the error names it, as the command line's does; without, it is an error all the same.
+    const given = CREDENTIAL_INPUTS.filter((i) => core.getInput(i) !== '').map((i) => `input ${i}`);
+    chooseTarget(url, given, { url: "input url (the service's URL)", embedded: `url: ${EMBEDDED}` });
+    throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
+  }
   return {
     file: core.getInput('file', { required: true }),
     url,
@@ -63,12 +82,12 @@ function readInputs(secrets: SecretSet): Inputs {
     secretKey,
     password,
     mode,
-    publish: (core.getInput('publish') || 'true').toLowerCase() !== 'false',
-    strict: (core.getInput('strict') || 'false').toLowerCase() === 'true',
+    publish: booleanInput('publish', true),
+    strict: booleanInput('strict', false),
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
     builders: core.getInput('builders'),
-    allowOutsideSources: (core.getInput('allow-outside-sources') || 'false').toLowerCase() === 'true',
+    allowOutsideSources: booleanInput('allow-outside-sources', false),
   };
 }
 
@@ -146,9 +165,10 @@ async function validateStep(inputs: Inputs): Promise<void> {
   else core.info(`${inputs.file}: valid (${report.warnings} warning${report.warnings === 1 ? '' : 's'})`);
 }
 
-/** The outputs both modes write: `result` (result.ts), `changes`, `appliance-uri` when known. */
+/** The outputs both modes write: `result` (result.ts), `target`, `changes`, `appliance-uri` when known. */
 function setResultOutputs(result: ActionResult): void {
   core.setOutput('result', JSON.stringify(result));
+  core.setOutput('target', result.target);
   core.setOutput('changes', String(result.changes));
   if (result.applianceUri) core.setOutput('appliance-uri', result.applianceUri);
 }
@@ -187,7 +207,7 @@ export async function run(): Promise<void> {
     }
     const timeout = AbortSignal.timeout(inputs.timeoutMinutes * 60_000);
     const signal = AbortSignal.any([ac.signal, timeout]);
-    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources });
+    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources, publish: inputs.publish });
     for (const s of loaded.declaration.secrets) core.setSecret(s);
     secrets.addAll(loaded.declaration.secrets);
     for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
@@ -197,7 +217,7 @@ export async function run(): Promise<void> {
     // A selector that matches nothing fails before any server starts.
     const builders = selectBuilders(loaded.declaration.builders, inputs.builders);
     if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);
-    conn = await connect(dataDir ? { dataDir } : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
+    conn = await connect({ url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password, dataDir });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
     if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ${dataDir ?? ''})`);
@@ -209,7 +229,7 @@ export async function run(): Promise<void> {
       const { plan } = await planDeclaration(declaration, o);
       events.close();
       for (const l of formatPlan(plan)) core.info(l);
-      const result = planResult(plan, builders, secrets);
+      const result = planResult(publicTarget(inputs.url), plan, builders, secrets);
       setResultOutputs(result);
       await writeSummary(`Plan for ${name} ${version}`, plan, undefined);
       return;
@@ -217,7 +237,7 @@ export async function run(): Promise<void> {
     const r = await applyDeclaration(declaration, o);
     const files = inputs.outputDir ? await saveImages(conn.client, r.images, inputs.outputDir, o) : [];
     events.close();
-    const result = applyResult(r.plan, r.applianceUri, r.images, files, secrets);
+    const result = applyResult(publicTarget(inputs.url), r.plan, r.applianceUri, r.images, files, secrets);
     setResultOutputs(result);
     const entries = result.images;
     core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));
