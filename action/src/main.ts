@@ -7,7 +7,7 @@ import {
   applyDeclaration, collectVars, DeclarationError, type EngineEvent, formatPlan, formatProblem, loadDeclaration, type Plan, planDeclaration, type Problem, saveImages,
   SecretSet, selectBuilders, selectorList, validateDeclarationFile,
 } from '../../src/engine';
-import { connect, type Connection } from '../../src/engine/connect';
+import { chooseTarget, connect, type Connection, EMBEDDED, publicTarget } from '../../src/engine/connect';
 import type { Vars } from '../../src/engine/env-refs';
 import { describeFailure, type Deadline } from '../../src/engine/failure';
 import { messageOf } from '../../src/errors';
@@ -15,9 +15,6 @@ import { embeddedDataDir } from './data-dir';
 import { giveBack, installImageTools, rerunAsRoot, takeBack } from './host';
 import { SERVICE_VERSION } from '../../src/server/version';
 import { type ActionResult, applyResult, planResult, type ResultEntry, type ValidateResult } from './result';
-
-/** The `url` value that runs the embedded reference server in the step. */
-const EMBEDDED = 'embedded';
 
 interface Inputs {
   file: string;
@@ -45,6 +42,23 @@ interface Inputs {
 /** An input's non-blank lines, trimmed. */
 const lines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
 
+/** The inputs that name a user or a credential: with one of them, an empty url names them. */
+const CREDENTIAL_INPUTS = ['user', 'api-key', 'secret-key', 'password'] as const;
+
+/**
+ * A boolean input as `core.getBooleanInput` reads it (YAML 1.2 core schema: true, True, TRUE, false,
+ * False, FALSE); anything else fails the step naming the input. Empty: `fallback`, action.yml's default.
+ */
+function booleanInput(name: string, fallback: boolean): boolean {
+  const text = core.getInput(name);
+  if (text === '') return fallback;
+  try {
+    return core.getBooleanInput(name);
+  } catch {
+    throw new Error(`input ${name} must be true or false (YAML 1.2: true, True, TRUE, false, False or FALSE), not ${JSON.stringify(text.slice(0, 40))}`);
+  }
+}
+
 function readInputs(secrets: SecretSet): Inputs {
   // Credentials are masked first, before a line could show them.
   const secretKey = core.getInput('secret-key');
@@ -57,9 +71,14 @@ function readInputs(secrets: SecretSet): Inputs {
   const minutes = Number(core.getInput('timeout-minutes') || '60');
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('input timeout-minutes must be a positive number');
   // An unset variable or secret gives an empty url: that must not quietly become a local build.
+  // validate is offline: it needs none.
   const url = core.getInput('url');
-  // validate is offline: no url, no credentials.
-  if (!url && mode !== 'validate') throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
+  if (!url && mode !== 'validate') {
+    // With a credential the error names it, as the command line's does; without, it is an error all the same.
+    const given = CREDENTIAL_INPUTS.filter((i) => core.getInput(i) !== '').map((i) => `input ${i}`);
+    chooseTarget(url, given, { url: "input url (the service's URL)", embedded: `url: ${EMBEDDED}` });
+    throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
+  }
   return {
     file: core.getInput('file', { required: true }),
     url,
@@ -68,12 +87,12 @@ function readInputs(secrets: SecretSet): Inputs {
     secretKey,
     password,
     mode,
-    publish: (core.getInput('publish') || 'true').toLowerCase() !== 'false',
-    strict: (core.getInput('strict') || 'false').toLowerCase() === 'true',
+    publish: booleanInput('publish', true),
+    strict: booleanInput('strict', false),
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
     builders: core.getInput('builders'),
-    allowOutsideSources: (core.getInput('allow-outside-sources') || 'false').toLowerCase() === 'true',
+    allowOutsideSources: booleanInput('allow-outside-sources', false),
     vars: collectVars({ files: lines(core.getInput('var-files')), assignments: lines(core.getInput('vars')) }, { assignment: 'input vars:', file: 'input var-files:' }),
   };
 }
@@ -152,9 +171,10 @@ async function validateStep(inputs: Inputs): Promise<void> {
   else core.info(`${inputs.file}: valid (${report.warnings} warning${report.warnings === 1 ? '' : 's'})`);
 }
 
-/** The outputs both modes write: `result` (result.ts), `changes`, `appliance-uri` when known. */
+/** The outputs both modes write: `result` (result.ts), `target`, `changes`, `appliance-uri` when known. */
 function setResultOutputs(result: ActionResult): void {
   core.setOutput('result', JSON.stringify(result));
+  core.setOutput('target', result.target);
   core.setOutput('changes', String(result.changes));
   if (result.applianceUri) core.setOutput('appliance-uri', result.applianceUri);
 }
@@ -195,7 +215,7 @@ export async function run(): Promise<void> {
     const timeoutMs = inputs.timeoutMinutes * 60_000;
     deadline = { signal: AbortSignal.any([ac.signal, AbortSignal.timeout(timeoutMs)]), bound: `${inputs.timeoutMinutes} min (timeout-minutes)` };
     const { signal } = deadline;
-    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars });
+    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars, publish: inputs.publish });
     for (const s of loaded.declaration.secrets) core.setSecret(s);
     secrets.addAll(loaded.declaration.secrets);
     for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
@@ -205,7 +225,7 @@ export async function run(): Promise<void> {
     // A selector that matches nothing fails before any server starts.
     const builders = selectBuilders(loaded.declaration.builders, selectorList(inputs.builders), { label: 'input builders' });
     if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);
-    conn = await connect(dataDir ? { dataDir } : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
+    conn = await connect({ url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password, dataDir });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
     if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ${dataDir ?? ''})`);
@@ -218,7 +238,7 @@ export async function run(): Promise<void> {
       const { plan } = await planDeclaration(declaration, o);
       events.close();
       for (const l of formatPlan(plan)) core.info(l);
-      const result = planResult(plan, builders, secrets);
+      const result = planResult(publicTarget(inputs.url), plan, builders, secrets);
       setResultOutputs(result);
       await writeSummary(`Plan for ${name} ${version}`, plan, undefined);
       return;
@@ -226,7 +246,7 @@ export async function run(): Promise<void> {
     const r = await applyDeclaration(declaration, o);
     const files = inputs.outputDir ? await saveImages(conn.client, r.images, inputs.outputDir, o) : [];
     events.close();
-    const result = applyResult(r.plan, r.applianceUri, r.images, files, secrets);
+    const result = applyResult(publicTarget(inputs.url), r.plan, r.applianceUri, r.images, files, secrets);
     setResultOutputs(result);
     const entries = result.images;
     core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));

@@ -6,8 +6,8 @@ import {
   selectBuilders, selectorList, type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { proxyFromEnv, type TraceEntry } from '../client';
-import { connect, type Connection } from '../engine/connect';
-import { settingsFromEnv } from '../engine/settings-env';
+import { chooseTarget, connect, ConnectSettingsError, type Connection, EMBEDDED, publicTarget } from '../engine/connect';
+import { CONNECTION_ENV, CONNECTION_SETTINGS, CREDENTIALS, type ConnectionSetting, type EnvSettings, settingsFromEnv } from '../engine/settings-env';
 import { describeFailure, type Deadline } from '../engine/failure';
 import { UsageError } from './command';
 import { readCredentialsFile } from './credentials-file';
@@ -80,7 +80,7 @@ builders and time:
 output:
       --json             one JSON document on stdout, nothing else${mode === 'plan' ? ' (changes: one object per change)' : ''}
   -q, --quiet            no progress and no notes on stderr (warnings and errors stay)
-      --no-publish       plan and apply without the publications
+      --no-publish       plan and apply without the publications (nor the variables they read)
 ${mode === 'apply' ? '  -o, --output DIR       download every image into DIR (sha256 checked)\n' : '      --detailed-exitcode  exit 0 no changes, 2 changes present, 1 error\n'}
 exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
 environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_LOG=debug (a line per request on stderr)
@@ -109,21 +109,23 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   const env = io.env;
   const json = values.json === true;
   const quiet = values.quiet === true;
+  const publish = values['no-publish'] !== true;
   // terraform plan -detailed-exitcode: 0 no changes, 2 changes present, 1 any error.
   const detailed = values['detailed-exitcode'] === true;
   const secrets = new SecretSet();
   const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
-  // Flags, then the credentials file given, then the environment; a file's credentials come whole
-  // (its password is not mixed with a key pair from the environment).
-  const c = values.credentials !== undefined ? readCredentialsFile(values.credentials, warn) : undefined;
-  const e = settingsFromEnv(env);
-  const fromEnv = !c;
+  const { settings: given, origins } = connectionSettings(values, env, warn);
+  let url: string;
+  try {
+    url = chooseTarget(given.url, origins, { url: `--url URL (or ${CONNECTION_ENV.url})`, embedded: `--url ${EMBEDDED}` });
+  } catch (e) {
+    if (e instanceof ConnectSettingsError) throw new UsageError(e.message);
+    throw e;
+  }
+  const target = publicTarget(url);
   const settings = {
-    url: values.url ?? c?.url ?? e.url,
-    user: values.user ?? c?.user ?? e.user,
-    apiKey: values['api-key'] ?? c?.apiKey ?? (fromEnv ? e.apiKey : undefined),
-    secretKey: values['secret-key'] ?? c?.secretKey ?? (fromEnv ? e.secretKey : undefined),
-    password: values.password ?? c?.password ?? (fromEnv ? e.password : undefined),
+    ...given,
+    url,
     dataDir: values['data-dir'],
     // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
     ...(env.APPLIANCE_FORGE_LOG === 'debug'
@@ -145,7 +147,7 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   let conn: Connection | undefined;
   let warnings: readonly Problem[] = [];
   try {
-    const loaded = loadDeclaration(file, { env, vars, allowOutsideSources: values['allow-outside-sources'] === true });
+    const loaded = loadDeclaration(file, { env, vars, allowOutsideSources: values['allow-outside-sources'] === true, publish });
     secrets.addAll(loaded.declaration.secrets);
     warnings = loaded.problems;
     // Builders keep their index in the declaration: the engine and the result name them by it.
@@ -158,29 +160,29 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
       const noProxy = env.no_proxy ?? env.NO_PROXY;
       for (const p of proxyFromEnv(env)) err(`debug: proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
     }
-    if (conn.target === 'embedded' && !json && !quiet) err(`no service URL: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
+    if (conn.target === 'embedded' && !json && !quiet) err(`${given.url ? `url ${EMBEDDED}` : 'no service URL'}: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
     const o = {
-      client: conn.client, secrets, signal, publish: values['no-publish'] !== true, onEvent: renderer.event,
+      client: conn.client, secrets, signal, publish, onEvent: renderer.event,
       // A job wait gives up no sooner than the run's bound.
       ...(timeoutMs !== undefined ? { jobTimeoutMs: timeoutMs } : {}),
     };
     if (mode === 'plan') {
       const { plan } = await planDeclaration(declaration, o);
       renderer.finish();
-      if (json) out(JSON.stringify({ ok: true, mode, ...planJson(plan, secrets), warnings }));
+      if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(plan, secrets), warnings }));
       else for (const l of formatPlan(plan)) out(l);
       return detailed && plan.hasChanges ? 2 : 0;
     }
     const r = await applyDeclaration(declaration, o);
     const files = values.output === undefined ? undefined : await saveImages(conn.client, r.images, values.output, o);
     renderer.finish();
-    if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
+    if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
     else for (const l of [...formatResult(r), ...formatFiles(files)]) out(l);
     return 0;
   } catch (e) {
     renderer.finish();
     const f = describeFailure(e, secrets, deadline);
-    if (json) out(JSON.stringify({ ok: false, mode, error: { message: f.message, problems: f.problems }, warnings }));
+    if (json) out(JSON.stringify({ ok: false, mode, target, error: { message: f.message, problems: f.problems }, warnings }));
     // Every problem in file order, warnings too (an unknown field next to an error is often its cause).
     else if (f.problems.length) err([f.message.split('\n')[0]!, ...f.problems.map(formatProblem)].join('\n'));
     else err(`${mode} failed: ${f.message}`);
@@ -189,6 +191,37 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     release();
     await conn?.close();
   }
+}
+
+/** Each connection setting's flag. */
+const FLAGS = { url: 'url', user: 'user', apiKey: 'api-key', secretKey: 'secret-key', password: 'password' } as const satisfies Record<ConnectionSetting, keyof typeof CONNECTION_OPTIONS>;
+
+/**
+ * The connection settings and where those other than the URL came from (`--user`, `--credentials FILE`,
+ * `APPLIANCE_FORGE_PASSWORD`): flags, then the credentials file given, then the environment; a file's
+ * credentials come whole (its password is not mixed with a key pair from the environment).
+ */
+function connectionSettings(
+  values: { readonly [K in keyof typeof CONNECTION_OPTIONS]?: string | undefined },
+  env: CliIo['env'],
+  warn: (m: string) => void,
+): { settings: EnvSettings; origins: string[] } {
+  const file = values.credentials;
+  const c = file !== undefined ? readCredentialsFile(file, warn) : undefined;
+  const e = settingsFromEnv(env);
+  const settings: { [K in ConnectionSetting]?: string } = {};
+  const origins = new Set<string>();
+  for (const k of CONNECTION_SETTINGS) {
+    const flag = values[FLAGS[k]];
+    const fromEnv = !c || !CREDENTIALS.includes(k) ? e[k] : undefined;
+    const [v, origin] = flag ? [flag, `--${FLAGS[k]}`] : c?.[k] ? [c[k], `--credentials ${file}`] : [fromEnv, CONNECTION_ENV[k]];
+    if (!v) continue;
+    settings[k] = v;
+    if (k !== 'url') origins.add(origin);
+  }
+  // A credentials file without a URL asks for a service too, whatever it holds.
+  if (file !== undefined && !settings.url) origins.add(`--credentials ${file}`);
+  return { settings, origins: [...origins] };
 }
 
 /** `summary` counts; `changes` one object per planned item (engine/changes.ts), no-ops included. */

@@ -19,8 +19,9 @@ export const CONNECTION_OPTIONS = {
   credentials: { type: 'string', short: 'c' },
 } as const satisfies Options;
 
-export const CONNECTION_HELP = `connection (flags win over the APPLIANCE_FORGE_* variables; none: the embedded server):
-  -a, --url URL          the service's base URL                 APPLIANCE_FORGE_URL
+export const CONNECTION_HELP = `connection (flags win over the APPLIANCE_FORGE_* variables; none at all, or --url embedded: the
+embedded server; a user, credential or credentials file without a URL is a usage error):
+  -a, --url URL          the service's base URL, or embedded    APPLIANCE_FORGE_URL
   -u, --user LOGIN       the user                               APPLIANCE_FORGE_USER
   -k, --api-key KEY      public key of an API key pair          APPLIANCE_FORGE_API_KEY
   -s, --secret-key KEY   its secret key                         APPLIANCE_FORGE_SECRET_KEY

@@ -1,7 +1,8 @@
 // `${env:NAME}` and `${var:NAME}` references (declaration.md "The project's additions"): secrets come
 // from CI secrets, never sit in the file; variables come from `--var` / `--var-file` (the Action's
-// `vars` / `var-files`, engine/vars.ts), as Packer's and Terraform's do. Every value read this way
-// is a secret to mask.
+// `vars` / `var-files`, engine/vars.ts), as Packer's and Terraform's do. A value is masked when it
+// lands in a field the model marks secret (yaml-reader.ts), not for being read this way: masking
+// `Default` would star the word in a whole log.
 
 const REF = /\$\{(env|var):([^}]*)\}/g;
 /** The name in a reference, and of a variable given to `${var:…}`. */

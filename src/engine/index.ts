@@ -3,10 +3,9 @@
 import type { Client } from '../client';
 import { applyPlan, type ApplyOptions, type ApplyResult } from './apply';
 import type { Declaration } from './declaration';
-import type { Env, Vars } from './env-refs';
 import type { EngineEvent, EventSink } from './events';
 import { hashBundleFiles, observe } from './observe';
-import { parseDeclarationFile } from './parse';
+import { parseDeclarationFile, type ParseOptions } from './parse';
 import { computePlan, type Plan } from './plan';
 import { DeclarationError, type Problem } from './problems';
 import { resolveDeclaration } from './resolve';
@@ -34,7 +33,7 @@ export interface Loaded {
 }
 
 /** Reads and validates a declaration file; throws DeclarationError with every problem. */
-export function loadDeclaration(file: string, options: { env?: Env; vars?: Vars; allowOutsideSources?: boolean | undefined } = {}): Loaded {
+export function loadDeclaration(file: string, options: Pick<ParseOptions, 'env' | 'vars' | 'allowOutsideSources' | 'publish'> = {}): Loaded {
   const r = parseDeclarationFile(file, options);
   if (!r.declaration) throw new DeclarationError(r.problems);
   return { declaration: r.declaration, problems: r.problems };

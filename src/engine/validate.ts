@@ -9,10 +9,12 @@ import { SecretSet } from './secrets';
 
 export interface ValidationReport {
   readonly ok: boolean;
+  /** What the check ran against: no service (plan and apply documents name their URL, or `embedded`). */
+  readonly target: null;
   readonly file: string;
   readonly errors: number;
   readonly warnings: number;
-  /** Every problem, values read from the environment masked in the messages. */
+  /** Every problem, secret values masked in the messages. */
   readonly problems: readonly Problem[];
   /** The `${env:NAME}` variables the file reads. */
   readonly env: readonly string[];
@@ -21,10 +23,10 @@ export interface ValidationReport {
 }
 
 export function validateDeclarationFile(file: string, options: { strict?: boolean; allowOutsideSources?: boolean; vars?: Vars } = {}): ValidationReport {
-  const r = parseDeclarationFile(file, { strict: options.strict === true, envOptional: true, allowOutsideSources: options.allowOutsideSources, vars: options.vars });
+  const r = parseDeclarationFile(file, { strict: options.strict === true, envOptional: true, vocabularies: true, allowOutsideSources: options.allowOutsideSources, vars: options.vars });
   const secrets = new SecretSet();
   secrets.addAll(r.declaration?.secrets ?? []);
   const problems = r.problems.map((p) => ({ ...p, message: secrets.mask(p.message) }));
   const errors = problems.filter((p) => p.severity === 'error').length;
-  return { ok: errors === 0, file, errors, warnings: problems.length - errors, problems, env: r.envNames ?? [], vars: r.varNames ?? [] };
+  return { ok: errors === 0, target: null, file, errors, warnings: problems.length - errors, problems, env: r.envNames ?? [], vars: r.varNames ?? [] };
 }

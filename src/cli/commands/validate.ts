@@ -16,7 +16,7 @@ options:
       --strict    unknown fields are errors (with a "did you mean" for near misses), not warnings
       --allow-outside-sources
                   accept bundle sources outside the declaration's folder (absolute, ../, or a link pointing out)
-      --json      one JSON document: {ok, file, errors, warnings, problems, env, vars}
+      --json      one JSON document: {ok, target (null: offline), file, errors, warnings, problems, env, vars}
   -q, --quiet     no summary line; problems only
   -h, --help
 
