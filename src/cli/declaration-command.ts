@@ -5,15 +5,20 @@ import { createInterface } from 'node:readline';
 import {
   applyDeclaration, type Declaration, destroyPlanned, type EngineOptions, formatPlan, formatProblem, formatRemovals, loadDeclaration,
   planChanges, planDeclaration, planDestroy, planSummary, removalChanges, saveImages,
-  type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
+  selectBuilders, selectorList, type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { proxyFromEnv, type TraceEntry } from '../client';
-import { connect, type ConnectSettings, type Connection } from '../engine/connect';
-import { settingsFromEnv } from '../engine/settings-env';
-import { describeFailure } from '../engine/failure';
-import { UsageError } from './command';
+import {
+  chooseTarget, connect, ConnectSettingsError, type ConnectSettings, type Connection, EMBEDDED, publicTarget,
+} from '../engine/connect';
+import { CONNECTION_ENV, CONNECTION_SETTINGS, CREDENTIALS, type ConnectionSetting, type EnvSettings, settingsFromEnv } from '../engine/settings-env';
+import { describeFailure, type Deadline } from '../engine/failure';
+import { type OptionTable, UsageError } from './command';
 import { readCredentialsFile } from './credentials-file';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION } from './options';
+import { parseDuration } from './duration';
+import {
+  CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION, VARS_HELP, VARS_OPTIONS, varsOf,
+} from './options';
 import { createRenderer, renderMode, useColor, type Out } from './progress';
 
 export type DeclarationMode = 'plan' | 'apply' | 'destroy';
@@ -75,18 +80,32 @@ wrote it) with its images and their publications, and its software bundles no ot
 removals first and asks on a terminal; elsewhere it needs --auto-approve.`,
 } as const;
 
+/** The options of plan, apply and destroy (one object: each refuses the others' own options, MODE_ONLY). */
+export const DECLARATION_OPTIONS = {
+  ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION, ...VARS_OPTIONS,
+  json: { type: 'boolean' }, 'no-publish': { type: 'boolean' }, prune: { type: 'boolean' },
+  output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
+  only: { type: 'string', multiple: true }, except: { type: 'string', multiple: true }, timeout: { type: 'string' },
+  'auto-approve': { type: 'boolean' }, 'dry-run': { type: 'boolean' },
+} as const;
+
 /** Options only some modes take, and which: any other mode refuses them as a usage error. */
 const MODE_ONLY: Readonly<Record<string, readonly DeclarationMode[]>> = {
   output: ['apply'], 'detailed-exitcode': ['plan'], 'no-publish': ['plan', 'apply'], prune: ['plan', 'apply'],
-  'auto-approve': ['destroy'], 'dry-run': ['destroy'],
+  only: ['plan', 'apply'], except: ['plan', 'apply'], 'auto-approve': ['destroy'], 'dry-run': ['destroy'],
 };
 
+/** The options `mode` takes, for its command module (the completion scripts). */
+export function declarationOptions(mode: DeclarationMode): OptionTable {
+  return Object.fromEntries(Object.entries(DECLARATION_OPTIONS).filter(([name]) => MODE_ONLY[name]?.includes(mode) ?? true));
+}
+
 const MODE_HELP: Readonly<Record<DeclarationMode, string>> = {
-  plan: `      --no-publish       plan without the publications
+  plan: `      --no-publish       plan without the publications (nor the variables they read)
       --prune            also plan the removal of superseded images and their publications
       --detailed-exitcode  exit 0 no changes, 2 changes present, 1 error
 `,
-  apply: `      --no-publish       apply without the publications
+  apply: `      --no-publish       apply without the publications (nor the variables they read)
       --prune            after a successful apply, remove superseded images (older revisions, failed ones) and their publications
   -o, --output DIR       download every image into DIR (sha256 checked)
 `,
@@ -104,42 +123,46 @@ ${CONNECTION_HELP}
       --data-dir DIR     data of the embedded server (default ./.appliance-forge; --data is a deprecated alias)
       --allow-outside-sources  upload bundle sources outside the declaration's folder (absolute, ../, links out)
 
+${VARS_HELP}
+
+${mode === 'destroy' ? 'time:' : `builders and time:
+      --only NAME,…      run only these builders: types as written in the file (case-insensitive) or indexes
+                         (0-based); repeatable
+      --except NAME,…    run every builder but these`}
+      --timeout DURATION bound the whole run, e.g. 90s, 30m, 1h30m: at the end the running jobs are cancelled
+                         and the run fails (exit 1); default none (each job wait gives up after 1h)
+
 output:
       --json             one JSON document on stdout, nothing else${mode === 'apply' ? '' : ' (changes: one object per change)'}
   -q, --quiet            no progress and no notes on stderr (warnings and errors stay)
 ${MODE_HELP[mode]}
 exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : mode === 'destroy' ? '0 ok (or nothing to remove), 1 declined or failed, ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
 environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_LOG=debug (a line per request on stderr)
+Terraform's and Packer's single dash works too: -var, -var-file, -only, -except, -json.
 `;
 }
 
 /** The connection flags as parsed (CONNECTION_OPTIONS and DATA_DIR_OPTION). */
-export interface ConnectionValues {
-  readonly url?: string | undefined;
-  readonly user?: string | undefined;
-  readonly 'api-key'?: string | undefined;
-  readonly 'secret-key'?: string | undefined;
-  readonly password?: string | undefined;
-  readonly credentials?: string | undefined;
-  readonly 'data-dir'?: string | undefined;
-}
+export type ConnectionValues = { readonly [K in keyof typeof CONNECTION_OPTIONS | 'data-dir']?: string | undefined };
 
 /**
- * Flags, then the credentials file given, then the environment; a file's credentials come whole
- * (its password is not mixed with a key pair from the environment). Credentials join `secrets`.
+ * The service a command talks to: the settings of its flags, credentials file and environment, and the
+ * target chosen from them (a credential without a URL is a usage error). Credentials join `secrets`.
  */
-export function connectionSettings(
+export function serviceSettings(
   values: ConnectionValues, env: CliIo['env'], secrets: SecretSet, o: { warn: (m: string) => void; debug: (line: string) => void },
-): ConnectSettings {
-  const c = values.credentials !== undefined ? readCredentialsFile(values.credentials, o.warn) : undefined;
-  const e = settingsFromEnv(env);
-  const fromEnv = !c;
+): { settings: ConnectSettings; target: string; urlGiven: boolean } {
+  const { settings: given, origins } = connectionSettings(values, env, o.warn);
+  let url: string;
+  try {
+    url = chooseTarget(given.url, origins, { url: `--url URL (or ${CONNECTION_ENV.url})`, embedded: `--url ${EMBEDDED}` });
+  } catch (e) {
+    if (e instanceof ConnectSettingsError) throw new UsageError(e.message);
+    throw e;
+  }
   const settings = {
-    url: values.url ?? c?.url ?? e.url,
-    user: values.user ?? c?.user ?? e.user,
-    apiKey: values['api-key'] ?? c?.apiKey ?? (fromEnv ? e.apiKey : undefined),
-    secretKey: values['secret-key'] ?? c?.secretKey ?? (fromEnv ? e.secretKey : undefined),
-    password: values.password ?? c?.password ?? (fromEnv ? e.password : undefined),
+    ...given,
+    url,
     dataDir: values['data-dir'],
     // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
     ...(env.APPLIANCE_FORGE_LOG === 'debug'
@@ -148,12 +171,12 @@ export function connectionSettings(
   };
   secrets.add(settings.secretKey);
   secrets.add(settings.password);
-  return settings;
+  return { settings, target: publicTarget(url), urlGiven: !!given.url };
 }
 
 /** Connects, and says on stderr which proxy a debug run goes through, or that the embedded server serves it. */
 export async function openConnection(
-  settings: ConnectSettings, env: CliIo['env'], secrets: SecretSet, o: { err: (line: string) => void; notes: boolean },
+  settings: ConnectSettings, env: CliIo['env'], secrets: SecretSet, o: { err: (line: string) => void; notes: boolean; urlGiven: boolean },
 ): Promise<Connection> {
   const conn = await connect(settings);
   secrets.addAll(conn.secrets.list());
@@ -162,18 +185,16 @@ export async function openConnection(
     const noProxy = env.no_proxy ?? env.NO_PROXY;
     for (const p of proxyFromEnv(env)) o.err(`debug: proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
   }
-  if (conn.target === 'embedded' && o.notes) o.err(`no service URL: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
+  if (conn.target === 'embedded' && o.notes) {
+    o.err(`${o.urlGiven ? `url ${EMBEDDED}` : 'no service URL'}: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
+  }
   return conn;
 }
 
 export async function runDeclarationCommand(mode: DeclarationMode, args: readonly string[], io: CliIo = processIo()): Promise<number> {
   const usage = declarationHelp(mode);
-  const { values, positionals } = parseCommandArgs(args, {
-    ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION,
-    json: { type: 'boolean' }, 'no-publish': { type: 'boolean' }, prune: { type: 'boolean' },
-    output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
-    'auto-approve': { type: 'boolean' }, 'dry-run': { type: 'boolean' },
-  }, { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
+  const { values, positionals } = parseCommandArgs(args, DECLARATION_OPTIONS,
+    { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
   if (values.help) {
     io.stdout.write(usage);
     return 0;
@@ -184,10 +205,17 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
       throw new UsageError(`--${option} goes with ${modes.join(' and ')}\n${usage}`);
     }
   }
+  if (values.only && values.except) throw new UsageError('--only and --except exclude each other: give one');
+  const selection = values.except
+    ? { selectors: values.except.flatMap(selectorList), label: '--except', except: true }
+    : { selectors: (values.only ?? []).flatMap(selectorList), label: '--only' };
+  const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
+  const vars = varsOf(values);
   const file = positionals[0]!;
   const env = io.env;
   const json = values.json === true;
   const quiet = values.quiet === true;
+  const publish = values['no-publish'] !== true;
   // terraform plan -detailed-exitcode: 0 no changes, 2 changes present, 1 any error.
   const detailed = values['detailed-exitcode'] === true;
   // As terraform destroy: removing needs a yes from a person at a terminal, or --auto-approve; a JSON
@@ -198,45 +226,55 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
   }
   const secrets = new SecretSet();
   const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
-  const settings = connectionSettings(values, env, secrets, { warn, debug: (l) => err(l) });
+  const { settings, target, urlGiven } = serviceSettings(values, env, secrets, { warn, debug: (l) => err(l) });
   const err = (s: string) => io.stderr.write(`${secrets.mask(s)}\n`);
   const out = (s: string) => io.stdout.write(`${secrets.mask(s)}\n`);
   const renderer = createRenderer(renderMode(io.stderr, env, { silent: json || quiet }), io.stderr, { color: useColor(env) });
   const ac = new AbortController();
   const release = io.onInterrupt?.(() => ac.abort()) ?? (() => {});
+  // --timeout bounds the whole run through the same signal as SIGINT: the running jobs are cancelled.
+  const deadline: Deadline | undefined = timeoutMs === undefined
+    ? undefined
+    : { signal: AbortSignal.any([ac.signal, AbortSignal.timeout(timeoutMs)]), bound: `${values.timeout} (--timeout)` };
+  const signal = deadline?.signal ?? ac.signal;
   let conn: Connection | undefined;
   let warnings: readonly Problem[] = [];
   try {
-    const loaded = loadDeclaration(file, { env, allowOutsideSources: values['allow-outside-sources'] === true });
+    // destroy publishes nothing: the publication fields and accounts stay unread, as with --no-publish.
+    const loaded = loadDeclaration(file, { env, vars, allowOutsideSources: values['allow-outside-sources'] === true, publish: publish && mode !== 'destroy' });
     secrets.addAll(loaded.declaration.secrets);
     warnings = loaded.problems;
+    // Builders keep their index in the declaration: the engine and the result name them by it.
+    const declaration = { ...loaded.declaration, builders: selectBuilders(loaded.declaration.builders, selection.selectors, selection) };
     if (!json) for (const w of warnings) err(formatProblem(w));
-    conn = await openConnection(settings, env, secrets, { err, notes: !json && !quiet });
+    conn = await openConnection(settings, env, secrets, { err, notes: !json && !quiet, urlGiven });
     const o = {
-      client: conn.client, secrets, signal: ac.signal, publish: values['no-publish'] !== true, prune: values.prune === true, onEvent: renderer.event,
+      client: conn.client, secrets, signal, publish, prune: values.prune === true, onEvent: renderer.event,
+      // A job wait gives up no sooner than the run's bound.
+      ...(timeoutMs !== undefined ? { jobTimeoutMs: timeoutMs } : {}),
     };
     if (mode === 'destroy') {
-      return await destroy(loaded.declaration, o, {
-        conn, json, approved, dryRun: values['dry-run'] === true, warnings, out, err, finish: renderer.finish, confirm: io.confirm,
+      return await destroy(declaration, o, {
+        conn, json, target, approved, dryRun: values['dry-run'] === true, warnings, out, err, finish: renderer.finish, confirm: io.confirm,
       });
     }
     if (mode === 'plan') {
-      const { plan } = await planDeclaration(loaded.declaration, o);
+      const { plan } = await planDeclaration(declaration, o);
       renderer.finish();
-      if (json) out(JSON.stringify({ ok: true, mode, ...planJson(plan, secrets), warnings }));
+      if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(plan, secrets), warnings }));
       else for (const l of formatPlan(plan)) out(l);
       return detailed && plan.hasChanges ? 2 : 0;
     }
-    const r = await applyDeclaration(loaded.declaration, o);
+    const r = await applyDeclaration(declaration, o);
     const files = values.output === undefined ? undefined : await saveImages(conn.client, r.images, values.output, o);
     renderer.finish();
-    if (json) out(JSON.stringify({ ok: true, mode, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
+    if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
     else for (const l of [...formatResult(r), ...formatFiles(files)]) out(l);
     return 0;
   } catch (e) {
     renderer.finish();
-    const f = describeFailure(e, secrets);
-    if (json) out(JSON.stringify({ ok: false, mode, error: { message: f.message, problems: f.problems }, warnings }));
+    const f = describeFailure(e, secrets, deadline);
+    if (json) out(JSON.stringify({ ok: false, mode, target, error: { message: f.message, problems: f.problems }, warnings }));
     // Every problem in file order, warnings too (an unknown field next to an error is often its cause).
     else if (f.problems.length) err([f.message.split('\n')[0]!, ...f.problems.map(formatProblem)].join('\n'));
     else err(`${mode} failed: ${f.message}`);
@@ -245,6 +283,37 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
     release();
     await conn?.close();
   }
+}
+
+/** Each connection setting's flag. */
+const FLAGS = { url: 'url', user: 'user', apiKey: 'api-key', secretKey: 'secret-key', password: 'password' } as const satisfies Record<ConnectionSetting, keyof typeof CONNECTION_OPTIONS>;
+
+/**
+ * The connection settings and where those other than the URL came from (`--user`, `--credentials FILE`,
+ * `APPLIANCE_FORGE_PASSWORD`): flags, then the credentials file given, then the environment; a file's
+ * credentials come whole (its password is not mixed with a key pair from the environment).
+ */
+function connectionSettings(
+  values: { readonly [K in keyof typeof CONNECTION_OPTIONS]?: string | undefined },
+  env: CliIo['env'],
+  warn: (m: string) => void,
+): { settings: EnvSettings; origins: string[] } {
+  const file = values.credentials;
+  const c = file !== undefined ? readCredentialsFile(file, warn) : undefined;
+  const e = settingsFromEnv(env);
+  const settings: { [K in ConnectionSetting]?: string } = {};
+  const origins = new Set<string>();
+  for (const k of CONNECTION_SETTINGS) {
+    const flag = values[FLAGS[k]];
+    const fromEnv = !c || !CREDENTIALS.includes(k) ? e[k] : undefined;
+    const [v, origin] = flag ? [flag, `--${FLAGS[k]}`] : c?.[k] ? [c[k], `--credentials ${file}`] : [fromEnv, CONNECTION_ENV[k]];
+    if (!v) continue;
+    settings[k] = v;
+    if (k !== 'url') origins.add(origin);
+  }
+  // A credentials file without a URL asks for a service too, whatever it holds.
+  if (file !== undefined && !settings.url) origins.add(`--credentials ${file}`);
+  return { settings, origins: [...origins] };
 }
 
 /** `summary` counts; `changes` one object per planned item (engine/changes.ts), no-ops included. */
@@ -276,14 +345,14 @@ function formatResult(r: ApplyResult & { plan: Plan }): string[] {
 async function destroy(
   decl: Declaration, o: EngineOptions,
   c: {
-    conn: Connection; json: boolean; approved: boolean; dryRun: boolean; warnings: readonly Problem[];
+    conn: Connection; json: boolean; target: string; approved: boolean; dryRun: boolean; warnings: readonly Problem[];
     out: (s: string) => void; err: (s: string) => void; finish: () => void; confirm?: CliIo['confirm'];
   },
 ): Promise<number> {
   const plan = await planDestroy(decl, o);
   const what = `${decl.stack.name} ${decl.stack.version}`;
   const doc = {
-    ok: true, mode: 'destroy',
+    ok: true, mode: 'destroy', target: c.target,
     summary: { changes: plan.hasChanges, remove: plan.removals.length, keep: plan.kept.length },
     changes: removalChanges(plan.removals, plan.kept, o.secrets),
   };

@@ -3,13 +3,13 @@
 // loaded only when called. `--help` on any command prints its help and exits 0; `--version` prints the
 // package's version.
 import nodeModule from 'node:module';
-import type { CommandModule } from './command';
+import type { CommandTable } from './command';
 import { isForgeError, messageOf } from '../errors';
 import { asksForHelp } from './options';
 import { packageVersion } from './version';
 import { peerHint } from '../engine/peer-packages';
 
-const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<CommandModule> }>> = {
+const COMMANDS: CommandTable = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
   users: { summary: 'manage users of a server data dir (users add <login>)', load: async () => (await import('./commands/users.js')).users },
   validate: { summary: 'check a declaration FILE offline: no service, no credentials', load: async () => (await import('./commands/validate.js')).validate },
@@ -19,10 +19,13 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<C
   list: { summary: 'list the appliances, software, images and publications of the user', load: async () => (await import('./commands/list.js')).list },
   show: { summary: 'print one of them: show KIND URI', load: async () => (await import('./commands/show.js')).show },
   boot: { summary: 'boot an IMAGE under QEMU: did it reach login? (--login, --run CMD)', load: async () => (await import('./commands/boot.js')).boot },
+  // Generated from this table: a command added above completes without a change there.
+  completion: { summary: 'print a bash or zsh completion script', load: async () => (await import('./commands/completion.js')).completionCommand(COMMANDS) },
 };
 
 function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(9)} ${c.summary}`);
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)} ${c.summary}`);
   return `usage: appliance-forge <command> [options]
        appliance-forge <command> --help     the command's options
        appliance-forge --version

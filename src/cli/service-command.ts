@@ -3,11 +3,18 @@
 import { describeFailure } from '../engine/failure';
 import type { Connection } from '../engine/connect';
 import { SecretSet } from '../engine/secrets';
-import { connectionSettings, openConnection } from './declaration-command';
+import { openConnection, serviceSettings } from './declaration-command';
 import { CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION } from './options';
+
+/** The options of these commands: the connection, the data dir, --json, --quiet. */
+export const SERVICE_OPTIONS = {
+  ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, json: { type: 'boolean' },
+} as const;
 
 export interface ServiceRun {
   readonly conn: Connection;
+  /** The service's URL without credentials, or `embedded`: the documents name it. */
+  readonly target: string;
   readonly positionals: readonly string[];
   readonly json: boolean;
   /** One line on stdout, masked. */
@@ -22,25 +29,23 @@ export async function runServiceCommand(
   check: (positionals: readonly string[]) => void,
   body: (r: ServiceRun) => Promise<number>,
 ): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, {
-    ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, json: { type: 'boolean' },
-  }, { usage, positionals: true, warn: (m) => process.stderr.write(`appliance-forge ${name}: warning: ${m}\n`) });
+  const { values, positionals } = parseCommandArgs(args, SERVICE_OPTIONS, { usage, positionals: true, warn: (m) => process.stderr.write(`appliance-forge ${name}: warning: ${m}\n`) });
   check(positionals);
   const json = values.json === true;
   const secrets = new SecretSet();
   const err = (s: string) => process.stderr.write(`${secrets.mask(s)}\n`);
   const out = (s: string) => process.stdout.write(`${secrets.mask(s)}\n`);
-  const settings = connectionSettings(values, process.env, secrets, { warn: (m) => err(`appliance-forge ${name}: warning: ${m}`), debug: err });
+  const { settings, target, urlGiven } = serviceSettings(values, process.env, secrets, { warn: (m) => err(`appliance-forge ${name}: warning: ${m}`), debug: err });
   const ac = new AbortController();
   const stop = () => ac.abort();
   process.once('SIGINT', stop);
   let conn: Connection | undefined;
   try {
-    conn = await openConnection(settings, process.env, secrets, { err, notes: !json && values.quiet !== true });
-    return await body({ conn, positionals, json, out, signal: ac.signal });
+    conn = await openConnection(settings, process.env, secrets, { err, notes: !json && values.quiet !== true, urlGiven });
+    return await body({ conn, target, positionals, json, out, signal: ac.signal });
   } catch (e) {
     const f = describeFailure(e, secrets);
-    if (json) out(JSON.stringify({ ok: false, error: { message: f.message } }));
+    if (json) out(JSON.stringify({ ok: false, target, error: { message: f.message } }));
     else err(`${name} failed: ${f.message}`);
     return f.interrupted ? 130 : 1;
   } finally {

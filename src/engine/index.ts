@@ -3,10 +3,9 @@
 import type { Client } from '../client';
 import { applyPlan, type ApplyOptions, type ApplyResult } from './apply';
 import type { Declaration } from './declaration';
-import type { Env } from './env-refs';
 import type { EngineEvent, EventSink } from './events';
 import { hashBundleFiles, observe } from './observe';
-import { parseDeclarationFile } from './parse';
+import { parseDeclarationFile, type ParseOptions } from './parse';
 import { computePlan, type Plan } from './plan';
 import { observeDestroy, type DestroyPlan } from './destroy';
 import { removeAll, type Removed } from './remove';
@@ -20,6 +19,8 @@ export type { Declaration, BuilderDecl, BundleDecl, PackageDecl } from './declar
 export type { EngineEvent, EventSink, Phase } from './events';
 export { parseDeclaration, parseDeclarationFile, type ParseOptions } from './parse';
 export { ALLOW_OUTSIDE_SOURCES } from './bundle-source';
+export { collectVars, VarsError } from './vars';
+export { BuilderSelectionError, selectBuilders, selectorList } from './builder-selection';
 export { validateDeclarationFile, type ValidationReport } from './validate';
 export { formatPlan, formatRemovals, planSummary } from './report';
 export { isNoOp, planChanges, removalChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
@@ -37,7 +38,7 @@ export interface Loaded {
 }
 
 /** Reads and validates a declaration file; throws DeclarationError with every problem. */
-export function loadDeclaration(file: string, options: { env?: Env; allowOutsideSources?: boolean | undefined } = {}): Loaded {
+export function loadDeclaration(file: string, options: Pick<ParseOptions, 'env' | 'vars' | 'allowOutsideSources' | 'publish'> = {}): Loaded {
   const r = parseDeclarationFile(file, options);
   if (!r.declaration) throw new DeclarationError(r.problems);
   return { declaration: r.declaration, problems: r.problems };

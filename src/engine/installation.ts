@@ -5,8 +5,9 @@
 import { scryptSync } from 'node:crypto';
 import { isSeq } from 'yaml';
 import { redactRecord } from '../model/redact';
-import { installProfile, type InstallProfile, type OsGroup, type OsUser } from '../model/resources';
+import { installProfile, type InstallProfile, type OsGroup, osUser, type OsUser } from '../model/resources';
 import type { Position } from './problems';
+import { notIn, sshKeyProblem, takenName, timezoneProblem, unknownGroup, VOCABULARIES } from './vocabularies';
 import type { MapView, YamlReader } from './yaml-reader';
 
 export interface SshKeyDecl {
@@ -79,16 +80,10 @@ function readKeys(r: YamlReader, m: MapView, what: string): SshKeyDecl[] | undef
   return m.seq('sshKeys').flatMap((item) => {
     const k = r.map(item, `${what}.sshKeys[]`, KEY_KEYS, m.keyAt('sshKeys'), NOT_SET);
     const publicKey = k?.str('publicKey', true);
+    if (k && publicKey) r.vocabulary(k.valueAt('publicKey'), () => sshKeyProblem(`${what}.sshKeys[].publicKey`, publicKey));
     const name = k?.str('name');
     return publicKey ? [{ ...(name !== undefined ? { name } : {}), publicKey: publicKey.trim() }] : [];
   });
-}
-
-/** A password is a secret: masked in every output, whether written in the file or read from `${env:…}`. */
-function readPassword(r: YamlReader, m: MapView): string | undefined {
-  const p = m.str('password');
-  r.secrets.add(p);
-  return p;
 }
 
 /** Comma-separated text (the service's form) or a YAML list. */
@@ -104,25 +99,33 @@ export function readInstallation(r: YamlReader, m: MapView | undefined): Install
   if (!m) return {};
   const what = 'stack.installation';
   const opt = <K extends string, V>(k: K, v: V | undefined) => (v !== undefined ? ({ [k]: v } as { [P in K]: V }) : {});
-  const root = m.has('rootUser') ? m.map('rootUser', ROOT_KEYS, NOT_SET) : undefined;
+  // A password is a secret (the model's osUser.password): masked in every output.
+  const root = m.has('rootUser') ? m.map('rootUser', ROOT_KEYS, NOT_SET)?.model(osUser.fields) : undefined;
   const users: OsUserDecl[] = [];
   const seenUsers = new Set<string>();
+  // A user's groups, checked once every declared group is known.
+  const groupRefs: Array<{ at: Position; label: string; group: string }> = [];
   for (const item of m.seq('users')) {
-    const u = r.map(item, `${what}.users[]`, USER_KEYS, m.keyAt('users'), NOT_SET);
+    const u = r.map(item, `${what}.users[]`, USER_KEYS, m.keyAt('users'), NOT_SET)?.model(osUser.fields);
     const name = u?.str('name', true);
     if (!u || !name) continue;
     if (seenUsers.has(name)) r.problems.add(u.valueAt('name'), `user "${name}" is declared twice`);
     seenUsers.add(name);
+    r.vocabulary(u.valueAt('name'), () => takenName(`${what}.users[].name`, name, 'user'));
+    const primary = u.str('primaryGroup');
+    const secondary = readGroupList(r, u, `${what}.users[]`);
+    if (primary !== undefined) groupRefs.push({ at: u.valueAt('primaryGroup'), label: `${what}.users[].primaryGroup`, group: primary });
+    for (const g of secondary ?? []) groupRefs.push({ at: u.valueAt('secondaryGroups'), label: `${what}.users[].secondaryGroups`, group: g });
     users.push({
       name,
       ...opt('fullName', u.str('fullName')),
       ...opt('userId', u.int('userId', 0)),
-      ...opt('primaryGroup', u.str('primaryGroup')),
-      ...opt('secondaryGroups', readGroupList(r, u, `${what}.users[]`)),
+      ...opt('primaryGroup', primary),
+      ...opt('secondaryGroups', secondary),
       ...opt('homeDir', u.str('homeDir')),
       ...opt('shell', u.str('shell')),
       ...opt('systemUser', u.bool('systemUser')),
-      ...opt('password', readPassword(r, u)),
+      ...opt('password', u.str('password')),
       ...opt('disablePasswordLogin', u.bool('disablePasswordLogin')),
       ...opt('sshKeys', readKeys(r, u, `${what}.users[]`)),
       at: u.at,
@@ -136,18 +139,24 @@ export function readInstallation(r: YamlReader, m: MapView | undefined): Install
     if (!g || !name) continue;
     if (seenGroups.has(name)) r.problems.add(g.valueAt('name'), `group "${name}" is declared twice`);
     seenGroups.add(name);
+    r.vocabulary(g.valueAt('name'), () => takenName(`${what}.groups[].name`, name, 'group'));
     groups.push({ name, ...opt('groupId', g.int('groupId', 0)), ...opt('systemGroup', g.bool('systemGroup')), at: g.at });
   }
+  for (const g of groupRefs) r.vocabulary(g.at, () => unknownGroup(g.label, g.group, seenGroups));
+  const timezone = m.str('timezone');
+  const keyboard = m.str('keyboard');
+  if (timezone !== undefined) r.vocabulary(m.valueAt('timezone'), () => timezoneProblem(`${what}.timezone`, timezone));
+  if (keyboard !== undefined) r.vocabulary(m.valueAt('keyboard'), () => notIn(`${what}.keyboard`, keyboard, VOCABULARIES.keyboard));
   const kernel = m.str('kernelParams');
   return {
     ...opt('diskSize', m.int('diskSize', 1)),
     ...opt('swapSize', m.int('swapSize', 0)),
     ...opt('memorySize', m.int('memorySize', 1)),
-    ...opt('timezone', m.str('timezone')),
-    ...opt('keyboard', m.str('keyboard')),
+    ...opt('timezone', timezone),
+    ...opt('keyboard', keyboard),
     ...opt('kernelParams', kernel?.split(/\s+/).filter((w) => w !== '').join(' ')),
     ...(root
-      ? { rootUser: { ...opt('password', readPassword(r, root)), ...opt('disablePasswordLogin', root.bool('disablePasswordLogin')), ...opt('sshKeys', readKeys(r, root, `${what}.rootUser`)) } }
+      ? { rootUser: { ...opt('password', root.str('password')), ...opt('disablePasswordLogin', root.bool('disablePasswordLogin')), ...opt('sshKeys', readKeys(r, root, `${what}.rootUser`)) } }
       : {}),
     ...(m.has('users') ? { users } : {}),
     ...(m.has('groups') ? { groups } : {}),

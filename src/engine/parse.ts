@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { isHttpUrl, RIGHTS_PATTERN } from '../model/field-rules';
+import { openStackAccountFields } from '../model/resources';
 import type {
   AccountDecl, AccountRef, BuilderDecl, BundleDecl, BundleFileDecl, Declaration, PackageDecl, PublicationDecl, StackDecl,
 } from './declaration';
@@ -13,6 +14,7 @@ import type { Env } from './env-refs';
 import { INSTALL_KEYS, NOT_SET, readInstallation } from './installation';
 import { ProblemList, type Problem } from './problems';
 import { SecretSet } from './secrets';
+import { notIn, SHIPPED_FORMATS, unknownFormat, VOCABULARIES } from './vocabularies';
 import { type MapView, type ReaderOptions, YamlReader } from './yaml-reader';
 
 export interface ParseOptions extends ReaderOptions {
@@ -20,6 +22,11 @@ export interface ParseOptions extends ReaderOptions {
   readonly env?: Env;
   /** Accept bundle sources outside the declaration's folder (bundle-source.ts); default false. */
   readonly allowOutsideSources?: boolean | undefined;
+  /**
+   * false (`--no-publish`): the builders' publication fields and the accounts are not read, so their
+   * `${env:…}` variables are neither resolved nor required; builders have no publication. Default true.
+   */
+  readonly publish?: boolean | undefined;
 }
 
 export interface ParseResult {
@@ -28,6 +35,8 @@ export interface ParseResult {
   readonly problems: readonly Problem[];
   /** The variables the file reads through `${env:NAME}`, set or not, sorted. */
   readonly envNames?: readonly string[];
+  /** The variables the file reads through `${var:NAME}`, set or not, sorted. */
+  readonly varNames?: readonly string[];
 }
 
 const DEFAULT_PROFILE = 'Minimal';
@@ -58,18 +67,20 @@ export function parseDeclaration(text: string, o: { file: string; dir: string } 
   if (doc.errors.length) return { problems: problems.sorted() };
 
   const secrets = new SecretSet();
-  const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets, { strict: o.strict, envOptional: o.envOptional });
+  const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets, { strict: o.strict, envOptional: o.envOptional, vars: o.vars, vocabularies: o.vocabularies });
   const root = r.map(doc.contents, '', ['stack', 'builders', 'accounts']);
   if (!root) return { problems: problems.sorted() };
 
-  const accounts = readAccounts(r, root);
+  const publish = o.publish !== false;
+  const accounts = publish ? readAccounts(r, root) : new Map<string, AccountDecl>();
   const stack = root.has('stack')
     ? readStack(r, root.map('stack', STACK_KEYS), { dir: o.dir, allowOutside: o.allowOutsideSources === true })
     : (problems.add(root.at, 'stack is required'), undefined);
-  const builders = readBuilders(r, root, accounts);
+  const builders = readBuilders(r, root, publish ? accounts : undefined);
 
   const envNames = [...r.envNames].sort();
-  if (problems.hasErrors || !stack) return { problems: problems.sorted(), envNames };
+  const varNames = [...r.varNames].sort();
+  if (problems.hasErrors || !stack) return { problems: problems.sorted(), envNames, varNames };
   // An image's disk is the builder's size, else the stack's: the service takes the image's profile whole.
   const sized = builders.map((b) =>
     b.installProfile.diskSize === undefined && stack.installation.diskSize !== undefined
@@ -80,6 +91,7 @@ export function parseDeclaration(text: string, o: { file: string; dir: string } 
     declaration: { file: o.file, dir: o.dir, stack, builders: sized, secrets: secrets.list() },
     problems: problems.sorted(),
     envNames,
+    varNames,
   };
 }
 
@@ -106,6 +118,8 @@ function readStack(r: YamlReader, m: MapView | undefined, sources: SourceRoot): 
   const osVersion = os?.str('version', true);
   const arch = os?.str('arch') ?? DEFAULT_ARCH;
   const profile = os?.str('profile') ?? DEFAULT_PROFILE;
+  if (os && osName) r.vocabulary(os.valueAt('name'), () => notIn('stack.os.name', osName, VOCABULARIES.osName));
+  if (os?.has('arch')) r.vocabulary(os.valueAt('arch'), () => notIn('stack.os.arch', arch, VOCABULARIES.arch));
   const packages = os ? readPackages(r, os) : [];
   const installation = readInstallation(r, m.has('installation') ? m.map('installation', INSTALL_KEYS, NOT_SET) : undefined);
   const bundles = readBundles(r, m, sources);
@@ -202,6 +216,7 @@ function readAccounts(r: YamlReader, root: MapView): Map<string, AccountDecl> {
 }
 
 function readAccount(r: YamlReader, m: MapView, what: string): AccountDecl | undefined {
+  m.model(openStackAccountFields);
   const type = m.str('type', true);
   const name = m.str('name', true);
   const keystoneUrl = m.str('keystoneUrl', true);
@@ -209,7 +224,6 @@ function readAccount(r: YamlReader, m: MapView, what: string): AccountDecl | und
   const keystoneVersion = m.str('keystoneVersion') ?? 'v3';
   const login = m.str('login', true);
   const password = m.str('password', true);
-  r.secrets.add(password);
   if (type !== undefined && type.toLowerCase() !== 'openstack') {
     r.problems.add(m.valueAt('type'), `${what}.type: only OpenStack accounts are supported`);
   }
@@ -221,7 +235,8 @@ function readAccount(r: YamlReader, m: MapView, what: string): AccountDecl | und
   return { name, type: 'OpenStack', keystoneUrl, glanceUrl, keystoneVersion: 'v3', login, password, at: m.at };
 }
 
-function readBuilders(r: YamlReader, root: MapView, accounts: Map<string, AccountDecl>): BuilderDecl[] {
+/** `accounts` undefined: publications are not read (ParseOptions.publish). */
+function readBuilders(r: YamlReader, root: MapView, accounts: Map<string, AccountDecl> | undefined): BuilderDecl[] {
   if (!root.has('builders')) {
     r.problems.add(root.at, 'builders is required: list at least one image format');
     return [];
@@ -235,12 +250,13 @@ function readBuilders(r: YamlReader, root: MapView, accounts: Map<string, Accoun
     const m = r.map(item, `builders[${index}]`, BUILDER_KEYS, root.keyAt('builders'));
     if (!m) return;
     const type = m.str('type', true);
+    if (type) r.vocabulary(m.valueAt('type'), () => unknownFormat(type, SHIPPED_FORMATS, 'the reference server'));
     const inst = m.has('installation') ? m.map('installation', BUILDER_INSTALL_KEYS, 'a builder sets only diskSize; the rest goes in stack.installation') : undefined;
     const hw = m.has('hardwareSettings') ? m.map('hardwareSettings', ['memory', 'cpu', 'hwType']) : undefined;
     const diskSize = inst?.int('diskSize', 1);
     const memorySize = hw?.int('memory', 1);
     const compress = m.bool('compress') ?? false;
-    const publication = readPublication(r, m, index, accounts);
+    const publication = accounts && readPublication(r, m, index, accounts);
     if (!type) return;
     out.push({
       index, type, typeAt: m.valueAt('type'),

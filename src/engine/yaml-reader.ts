@@ -2,7 +2,9 @@
 // was written. Every read that fails adds a problem and returns undefined, so that validation goes
 // on and reports every problem at once.
 import { isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
-import { interpolateEnv, type Env } from './env-refs';
+import { secretsOf } from '../model/redact';
+import type { Fields } from '../model/schema';
+import { interpolateEnv, type Env, type Vars } from './env-refs';
 import { nearMiss, platformOnlyKey } from './platform-keys';
 import type { Position, ProblemList } from './problems';
 import type { SecretSet } from './secrets';
@@ -12,13 +14,19 @@ export type YNode = Node | null | undefined;
 export interface ReaderOptions {
   /** Unknown fields are errors, not warnings (`validate --strict`). */
   readonly strict?: boolean | undefined;
-  /** An unset `${env:NAME}` is a warning, not an error: `validate` runs where CI secrets are absent. */
+  /** An unset `${env:NAME}` or `${var:NAME}` is a warning, not an error: `validate` runs where CI secrets are absent. */
   readonly envOptional?: boolean | undefined;
+  /** The values of `${var:NAME}` (engine/vars.ts); none by default. */
+  readonly vars?: Vars | undefined;
+  /** Values are checked against the closed lists the service checks, as shipped (`validate`: vocabularies.ts). */
+  readonly vocabularies?: boolean | undefined;
 }
 
 export class YamlReader {
   /** Every variable the file names in `${env:…}`, set or not. */
   readonly envNames = new Set<string>();
+  /** Every variable the file names in `${var:…}`, set or not. */
+  readonly varNames = new Set<string>();
 
   constructor(
     private readonly text: string,
@@ -28,6 +36,13 @@ export class YamlReader {
     readonly secrets: SecretSet,
     private readonly options: ReaderOptions = {},
   ) {}
+
+  /** With `vocabularies`: the problem `check` finds (a value outside a closed list) is an error at `at`. */
+  vocabulary(at: Position, check: () => string | undefined): void {
+    if (!this.options.vocabularies) return;
+    const problem = check();
+    if (problem) this.problems.add(at, problem);
+  }
 
   posOf(offset: number): Position {
     const p = this.lc.linePos(offset);
@@ -91,7 +106,7 @@ export class YamlReader {
   }
 
   /**
-   * Text of a scalar, with `${env:…}` references replaced. A number or boolean keeps the text it
+   * Text of a scalar, with `${env:…}` and `${var:…}` references replaced. A number or boolean keeps the text it
    * was written as (`version: 1.0` is "1.0", not "1").
    */
   scalarText(node: YNode, what: string, fallback: Position): string | undefined {
@@ -101,9 +116,9 @@ export class YamlReader {
     }
     const raw = typeof node.value === 'string' ? node.value : node.value === null ? '' : (node.source ?? String(node.value));
     if (!raw.includes('${')) return raw;
-    const r = interpolateEnv(raw, this.env);
-    this.secrets.addAll(r.read);
+    const r = interpolateEnv(raw, this.env, this.options.vars);
     for (const n of r.names) this.envNames.add(n);
+    for (const n of r.varNames) this.varNames.add(n);
     const start = node.range?.[0] ?? 0;
     const rawSource = this.text.slice(start, node.range?.[1] ?? start);
     for (const p of r.problems) {
@@ -118,12 +133,24 @@ export class YamlReader {
 }
 
 export class MapView {
+  /** Keys whose values land in fields the model marks secret (`model()`). */
+  private readonly secretKeys = new Set<string>();
+
   constructor(
     private readonly r: YamlReader,
     readonly what: string,
     readonly at: Position,
     private readonly entries: Map<string, Pair<unknown, unknown>>,
   ) {}
+
+  /**
+   * The model fields this map's keys land in: the values of those the model marks secret are secrets,
+   * masked wherever they go (written in the file or read from `${env:…}`); other values are not.
+   */
+  model(fields: Fields): this {
+    for (const name of secretsOf(fields)) this.secretKeys.add(name);
+    return this;
+  }
 
   has(key: string): boolean {
     const v = this.node(key);
@@ -162,6 +189,7 @@ export class MapView {
       return undefined;
     }
     const v = this.r.scalarText(this.node(key), this.label(key), this.keyAt(key));
+    if (this.secretKeys.has(key)) this.r.secrets.add(v);
     if (v !== undefined && required && v.trim() === '') {
       this.r.problems.add(this.valueAt(key), `${this.label(key)} must not be empty`);
       return undefined;

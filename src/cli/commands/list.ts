@@ -3,7 +3,7 @@
 import { INVENTORY_KINDS, type InventoryItem, listInventory, type RemovableKind } from '../../engine';
 import { UsageError, type CommandModule } from '../command';
 import { CONNECTION_HELP } from '../options';
-import { runServiceCommand } from '../service-command';
+import { runServiceCommand, SERVICE_OPTIONS } from '../service-command';
 
 const HELP = `usage: appliance-forge list [KIND…] [options]
 
@@ -34,15 +34,17 @@ function table(items: readonly InventoryItem[]): string[] {
 
 export const list: CommandModule = {
   help: HELP,
+  options: SERVICE_OPTIONS,
+  words: INVENTORY_KINDS,
   run: (args) => {
     let kinds: RemovableKind[] = [];
     return runServiceCommand('list', args, HELP, (positionals) => {
       kinds = positionals.map((w) => kindOf(w) ?? (() => {
         throw new UsageError(`unknown kind ${JSON.stringify(w)}: one of ${INVENTORY_KINDS.join(', ')}`);
       })());
-    }, async ({ conn, json, out, signal }) => {
+    }, async ({ conn, target, json, out, signal }) => {
       const items = await listInventory(conn.client, kinds.length ? kinds : INVENTORY_KINDS, signal);
-      if (json) out(JSON.stringify({ ok: true, items }));
+      if (json) out(JSON.stringify({ ok: true, target, items }));
       else if (!items.length) out(`nothing on the service for ${conn.client.login}`);
       else for (const l of table(items)) out(l);
       return 0;

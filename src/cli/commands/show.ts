@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import { INVENTORY_KINDS, inventoryUri, inventoryUriText, showRecord } from '../../engine';
 import { UsageError, type CommandModule } from '../command';
 import { CONNECTION_HELP } from '../options';
-import { runServiceCommand } from '../service-command';
+import { runServiceCommand, SERVICE_OPTIONS } from '../service-command';
 import { kindOf } from './list';
 
 const HELP = `usage: appliance-forge show KIND ID [options]
@@ -24,6 +24,8 @@ exit status: 0 ok, 2 usage, 1 any other failure (a record that does not exist: t
 
 export const show: CommandModule = {
   help: HELP,
+  options: SERVICE_OPTIONS,
+  words: INVENTORY_KINDS,
   run: (args) => runServiceCommand('show', args, HELP, (positionals) => {
     if (positionals.length !== 2) throw new UsageError(`show takes a KIND and an ID\n${HELP.split('\n')[0]}`);
     const kind = kindOf(positionals[0]!);
@@ -34,11 +36,11 @@ export const show: CommandModule = {
       const numbered = kind === 'appliance' || kind === 'software' ? ' or its number' : '';
       throw new UsageError(`${kind} ${JSON.stringify(positionals[1])}: give its URI (${inventoryUriText(kind)}, as list prints it)${numbered}`);
     }
-  }, async ({ conn, positionals, json, out, signal }) => {
+  }, async ({ conn, target, positionals, json, out, signal }) => {
     const kind = kindOf(positionals[0]!)!;
     const uri = inventoryUri(kind, positionals[1]!, conn.client.login);
     const record = await showRecord(conn.client, kind, uri, signal);
-    if (json) out(JSON.stringify({ ok: true, kind, uri, record }));
+    if (json) out(JSON.stringify({ ok: true, target, kind, uri, record }));
     else out(stringify(record).trimEnd());
     return 0;
   }),

@@ -28,6 +28,11 @@ export function cliBundle(): string {
   return (bundled = out);
 }
 
+/** The APPLIANCE_FORGE_* variables that connect the CLI to `url` as `user` (its API key pair). */
+export function connectionEnv(url: string, user: { login: string; publicKey: string; secretKey: string }): Record<string, string> {
+  return { APPLIANCE_FORGE_URL: url, APPLIANCE_FORGE_USER: user.login, APPLIANCE_FORGE_API_KEY: user.publicKey, APPLIANCE_FORGE_SECRET_KEY: user.secretKey };
+}
+
 export interface CliRun {
   code: number | null;
   signal: NodeJS.Signals | null;
