@@ -112,8 +112,13 @@ describe('apply --prune, list, show and destroy', () => {
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout.split('\n')[0]).toMatch(/^KIND\s+URI\s+NAME\s+STATE\s+DETAIL$/);
     expect(table.stdout).toMatch(new RegExp(`image\\s+${image.uri}\\s+QCOW2\\s+complete\\s+example-web 1.0 revision \\d+, [\\d.]+ MiB`));
-    const only = json<{ items: Item[] }>((await cli('list', 'appliances', '--json')).stdout).items;
-    expect(only.map((i) => [i.kind, i.name])).toEqual([['appliance', 'example-web 1.0']]);
+    const only = json<{ target: string; items: Item[] }>((await cli('list', 'appliances', '--json')).stdout);
+    expect(only.target).toBe(svc.server.url);
+    expect(only.items.map((i) => [i.kind, i.name])).toEqual([['appliance', 'example-web 1.0']]);
+    // The target rules of plan: a credential without a URL is a usage error, never the embedded server.
+    const noUrl = await runCli(['list'], { cwd: dir, env: { APPLIANCE_FORGE_USER: svc.login, APPLIANCE_FORGE_PASSWORD: 'x' } });
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr).toContain('no service URL');
 
     const shown = await cli('show', 'image', image.uri, '--json');
     expect(shown.code, shown.stderr).toBe(0);
@@ -155,6 +160,7 @@ describe('apply --prune, list, show and destroy', () => {
       ['appliance', 'delete'], ['software', 'delete'],
     ]);
     expect(plan.summary).toEqual({ changes: true, remove: before.length, keep: 0 });
+    expect(json<{ target: string }>(dry.stdout).target).toBe(svc.server.url);
 
     const declined = await runCliOnTerminal(['destroy', file], { cwd: dir, env, input: 'no\n' });
     expect(declined.code, declined.stdout).toBe(1);
@@ -169,7 +175,9 @@ describe('apply --prune, list, show and destroy', () => {
     expect(await listed()).toEqual([]);
     expect(await glance()).toEqual([]);
 
-    const nothing = await cli('destroy', file, '--auto-approve');
+    // destroy publishes nothing, so it reads no publication variable (appliance.yml's OS_* are unset here).
+    const connectionOnly = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('APPLIANCE_FORGE_')));
+    const nothing = await runCli(['destroy', file, '--auto-approve'], { cwd: dir, env: connectionOnly });
     expect(nothing.code, nothing.stderr).toBe(0);
     expect(nothing.stdout).toContain('nothing to remove for example-web 1.0');
     for (const r of [noTerminal, dry, declined, confirmed]) expect(r.stdout + r.stderr).not.toContain(svc.secretKey);
