@@ -2,7 +2,7 @@
 // flags, then APPLIANCE_FORGE_* variables; without a URL the embedded server serves the run.
 // Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
 import {
-  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
+  applyDeclaration, formatPlan, formatProblems, listProblems, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
   type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { proxyFromEnv, type TraceEntry } from '../client';
@@ -119,7 +119,7 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     const loaded = loadDeclaration(file, { env, allowOutsideSources: values['allow-outside-sources'] === true });
     secrets.addAll(loaded.declaration.secrets);
     warnings = loaded.problems;
-    if (!json) for (const w of warnings) err(formatProblem(w));
+    if (!json) for (const l of formatProblems(warnings)) err(l);
     conn = await connect(settings);
     secrets.addAll(conn.secrets.list());
     // The proxy in use (credentials shown as ***); the embedded server is never reached through one.
@@ -145,9 +145,9 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
   } catch (e) {
     renderer.finish();
     const f = describeFailure(e, secrets);
-    if (json) out(JSON.stringify({ ok: false, mode, error: { message: f.message, problems: f.problems }, warnings }));
-    // Every problem in file order, warnings too (an unknown field next to an error is often its cause).
-    else if (f.problems.length) err([f.message.split('\n')[0]!, ...f.problems.map(formatProblem)].join('\n'));
+    if (json) out(JSON.stringify({ ok: false, mode, error: { message: f.message, ...listProblems(f.problems) }, warnings }));
+    // The problems in file order, warnings too (an unknown field next to an error is often its cause).
+    else if (f.problems.length) err([f.message.split('\n')[0]!, ...formatProblems(f.problems)].join('\n'));
     else err(`${mode} failed: ${f.message}`);
     return f.interrupted ? 130 : detailed ? 1 : f.exitCode;
   } finally {

@@ -22,7 +22,7 @@ export { validateDeclarationFile, type ValidationReport } from './validate';
 export { formatPlan, planSummary } from './report';
 export { isNoOp, planChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
 export type { AppliancePlan, ImagePlan, Plan, PublicationPlan, SoftwarePlan } from './plan';
-export { DeclarationError, formatProblem, type Problem, type Position } from './problems';
+export { DeclarationError, formatProblem, formatProblems, listProblems, PROBLEMS_LISTED, type Problem, type Position } from './problems';
 export { MASK, SecretSet } from './secrets';
 
 export interface Loaded {

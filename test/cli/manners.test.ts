@@ -91,7 +91,7 @@ describe('command-line manners', () => {
     for (const r of [yml, json]) expect(r.stdout + r.stderr).not.toMatch(new RegExp(`${svc.secretKey}|bob-password-1`));
     const missing = await runCli(['plan', 'local.yml', '-c', 'nope.yml'], { cwd: dir });
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('--credentials nope.yml: ENOENT');
+    expect(missing.stderr).toContain('--credentials nope.yml: no such file or folder');
   });
 
   it('--quiet leaves only the result on stdout; without it the progress goes to stderr', async () => {

@@ -2,7 +2,7 @@
 // and no secrets (a pull request from a fork has none): the schema, the bundle files, the `${env:NAME}`
 // names (unset ones are reported, not fatal), unknown fields (errors with --strict, with the key a typo
 // most likely meant), and the platform tool's keys this project does not support.
-import { formatProblem, validateDeclarationFile } from '../../engine';
+import { formatProblems, validateDeclarationFile } from '../../engine';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION } from '../options';
 
@@ -16,7 +16,7 @@ options:
       --strict    unknown fields are errors (with a "did you mean" for near misses), not warnings
       --allow-outside-sources
                   accept bundle sources outside the declaration's folder (absolute, ../, or a link pointing out)
-      --json      one JSON document: {ok, file, errors, warnings, problems, env}
+      --json      one JSON document: {ok, file, errors, warnings, problems, more?, env}
   -q, --quiet     no summary line; problems only
   -h, --help
 
@@ -30,11 +30,11 @@ const run: Command = async (args) => {
   if (positionals.length !== 1) throw new UsageError(`validate takes one declaration file\n${HELP.split('\n')[0]}`);
   const file = positionals[0]!;
   const report = validateDeclarationFile(file, { strict: values.strict === true, allowOutsideSources: values['allow-outside-sources'] === true });
-  const { errors, warnings, problems, env } = report;
+  const { errors, warnings, problems, more, env } = report;
   if (values.json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } else {
-    for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
+    for (const l of formatProblems(problems, more)) process.stderr.write(`${l}\n`);
     if (!values.quiet) {
       const counts = `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`;
       const reads = env.length ? `; reads ${env.map((n) => `\${env:${n}}`).join(', ')}` : '';
