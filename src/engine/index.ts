@@ -19,7 +19,7 @@ export type { EngineEvent, EventSink, Phase } from './events';
 export { parseDeclaration, parseDeclarationFile, type ParseOptions } from './parse';
 export { ALLOW_OUTSIDE_SOURCES } from './bundle-source';
 export { validateDeclarationFile, type ValidationReport } from './validate';
-export { formatPlan, planSummary } from './report';
+export { closingLine, formatPlan, planSummary } from './report';
 export { isNoOp, planChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
 export type { AppliancePlan, ImagePlan, Plan, PublicationPlan, SoftwarePlan } from './plan';
 export { DeclarationError, formatProblem, formatProblems, listProblems, PROBLEMS_LISTED, type Problem, type Position } from './problems';
