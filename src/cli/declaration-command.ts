@@ -2,8 +2,8 @@
 // flags, then APPLIANCE_FORGE_* variables; without a URL the embedded server serves the run.
 // Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
 import {
-  applyDeclaration, formatPlan, formatProblem, loadDeclaration, planChanges, planDeclaration, planSummary, saveImages,
-  selectBuilders, selectorList, type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
+  applyDeclaration, closingLine, type EngineEvent, formatPlan, formatProblem, formatProblems, listProblems, loadDeclaration, planChanges,
+  planDeclaration, planSummary, saveImages, selectBuilders, selectorList, type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { proxyFromEnv, type TraceEntry } from '../client';
 import { chooseTarget, connect, ConnectSettingsError, type Connection, EMBEDDED, publicTarget } from '../engine/connect';
@@ -12,10 +12,12 @@ import { describeFailure, type Deadline } from '../engine/failure';
 import { UsageError } from './command';
 import { readCredentialsFile } from './credentials-file';
 import { parseDuration } from './duration';
+import { openLogFile } from './log-file';
 import {
   CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION, VARS_HELP, VARS_OPTIONS, varsOf,
 } from './options';
-import { createRenderer, renderMode, useColor, type Out } from './progress';
+import { createRenderer, jsonLines, renderMode, useColor, type Out } from './progress';
+import { packageVersion } from './version';
 
 export interface CliIo {
   readonly stdout: Out;
@@ -54,7 +56,7 @@ const SUMMARY = {
 /** The options of plan and apply (one object: each refuses the other's own option with a message). */
 export const DECLARATION_OPTIONS = {
   ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION, ...VARS_OPTIONS,
-  json: { type: 'boolean' }, 'no-publish': { type: 'boolean' },
+  json: { type: 'boolean' }, 'no-publish': { type: 'boolean' }, 'log-file': { type: 'string' },
   output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
   only: { type: 'string', multiple: true }, except: { type: 'string', multiple: true }, timeout: { type: 'string' },
 } as const;
@@ -78,8 +80,10 @@ builders and time:
                          and the run fails (exit 1); default none (each job wait gives up after 1h)
 
 output:
-      --json             one JSON document on stdout, nothing else${mode === 'plan' ? ' (changes: one object per change)' : ''}
+      --json             one JSON document on stdout${mode === 'plan' ? ' (changes: one object per change)' : ''}; progress on
+                         stderr as JSON Lines (one object per line: type, time, resource, message…)
   -q, --quiet            no progress and no notes on stderr (warnings and errors stay)
+      --log-file PATH    append the whole run to PATH as JSON Lines (events, request trace, result; no secret)
       --no-publish       plan and apply without the publications (nor the variables they read)
 ${mode === 'apply' ? '  -o, --output DIR       download every image into DIR (sha256 checked)\n' : '      --detailed-exitcode  exit 0 no changes, 2 changes present, 1 error\n'}
 exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
@@ -91,7 +95,8 @@ Terraform's and Packer's single dash works too: -var, -var-file, -only, -except,
 export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readonly string[], io: CliIo = processIo()): Promise<number> {
   const usage = declarationHelp(mode);
   const { values, positionals } = parseCommandArgs(args, DECLARATION_OPTIONS,
-    { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
+    { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}
+`) });
   if (values.help) {
     io.stdout.write(usage);
     return 0;
@@ -127,16 +132,35 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     ...given,
     url,
     dataDir: values['data-dir'],
-    // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
-    ...(env.APPLIANCE_FORGE_LOG === 'debug'
-      ? { onTrace: (t: TraceEntry) => err(`debug: ${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) }
+    // APPLIANCE_FORGE_LOG=debug (and the log file): one line per HTTP exchange, without the signature (client/trace.ts).
+    ...(env.APPLIANCE_FORGE_LOG === 'debug' || values['log-file'] !== undefined
+      ? { onTrace: (t: TraceEntry) => debug(`${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) }
       : {}),
   };
   secrets.add(settings.secretKey);
   secrets.add(settings.password);
-  const err = (s: string) => io.stderr.write(`${secrets.mask(s)}\n`);
-  const out = (s: string) => io.stdout.write(`${secrets.mask(s)}\n`);
-  const renderer = createRenderer(renderMode(io.stderr, env, { silent: json || quiet }), io.stderr, { color: useColor(env) });
+  const mask = (s: string) => secrets.mask(s);
+  // With --json, stderr is JSON Lines too: the events (unless --quiet) and the debug trace.
+  const stderrJson = json ? jsonLines(io.stderr, mask) : undefined;
+  const err = (s: string) => io.stderr.write(`${mask(s)}\n`);
+  const log = values['log-file'] === undefined ? undefined : openLogFile(values['log-file'], mask, warn);
+  log?.log('info', `appliance-forge ${packageVersion()} ${mode} ${args.join(' ')} (node ${process.version}, ${process.platform})`);
+  const out = (s: string) => {
+    io.stdout.write(`${mask(s)}\n`);
+    if (s) log?.log('info', s);
+  };
+  function debug(s: string): void {
+    if (env.APPLIANCE_FORGE_LOG === 'debug') {
+      if (stderrJson) stderrJson.log('debug', s);
+      else err(`debug: ${s}`);
+    }
+    log?.log('debug', s);
+  }
+  const renderer = stderrJson && !quiet ? stderrJson : createRenderer(renderMode(io.stderr, env, { silent: json || quiet }), io.stderr, { color: useColor(env) });
+  const onEvent = (event: EngineEvent) => {
+    renderer.event(event);
+    log?.event(event);
+  };
   const ac = new AbortController();
   const release = io.onInterrupt?.(() => ac.abort()) ?? (() => {});
   // --timeout bounds the whole run through the same signal as SIGINT: the running jobs are cancelled.
@@ -152,17 +176,22 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
     warnings = loaded.problems;
     // Builders keep their index in the declaration: the engine and the result name them by it.
     const declaration = { ...loaded.declaration, builders: selectBuilders(loaded.declaration.builders, selection.selectors, selection) };
-    if (!json) for (const w of warnings) err(formatProblem(w));
+    if (!json) for (const l of formatProblems(warnings)) err(l);
+    for (const w of warnings) log?.log('warning', formatProblem(w));
     conn = await connect(settings);
     secrets.addAll(conn.secrets.list());
     // The proxy in use (credentials shown as ***); the embedded server is never reached through one.
     if (settings.onTrace && conn.target === 'remote') {
       const noProxy = env.no_proxy ?? env.NO_PROXY;
-      for (const p of proxyFromEnv(env)) err(`debug: proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
+      for (const p of proxyFromEnv(env)) debug(`proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
     }
-    if (conn.target === 'embedded' && !json && !quiet) err(`${given.url ? `url ${EMBEDDED}` : 'no service URL'}: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
+    const using = conn.target === 'embedded'
+      ? `${given.url ? `url ${EMBEDDED}` : 'no service URL'}: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`
+      : `service ${target}`;
+    if (conn.target === 'embedded' && !json && !quiet) err(using);
+    log?.log('info', using);
     const o = {
-      client: conn.client, secrets, signal, publish, onEvent: renderer.event,
+      client: conn.client, secrets, signal, publish, onEvent,
       // A job wait gives up no sooner than the run's bound.
       ...(timeoutMs !== undefined ? { jobTimeoutMs: timeoutMs } : {}),
     };
@@ -170,26 +199,31 @@ export async function runDeclarationCommand(mode: 'plan' | 'apply', args: readon
       const { plan } = await planDeclaration(declaration, o);
       renderer.finish();
       if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(plan, secrets), warnings }));
-      else for (const l of formatPlan(plan)) out(l);
+      else for (const l of [...formatPlan(plan), '', closingLine('plan', plan)]) out(l);
       return detailed && plan.hasChanges ? 2 : 0;
     }
     const r = await applyDeclaration(declaration, o);
     const files = values.output === undefined ? undefined : await saveImages(conn.client, r.images, values.output, o);
     renderer.finish();
     if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
-    else for (const l of [...formatResult(r), ...formatFiles(files)]) out(l);
+    else for (const l of [...formatResult(r), ...formatFiles(files), '', closingLine('apply', r.plan)]) out(l);
     return 0;
   } catch (e) {
     renderer.finish();
     const f = describeFailure(e, secrets, deadline);
-    if (json) out(JSON.stringify({ ok: false, mode, target, error: { message: f.message, problems: f.problems }, warnings }));
-    // Every problem in file order, warnings too (an unknown field next to an error is often its cause).
-    else if (f.problems.length) err([f.message.split('\n')[0]!, ...f.problems.map(formatProblem)].join('\n'));
+    if (json) out(JSON.stringify({ ok: false, mode, target, error: { message: f.message, ...listProblems(f.problems) }, warnings }));
+    // The problems in file order, warnings too (an unknown field next to an error is often its cause).
+    else if (f.problems.length) err([f.message.split('\n')[0]!, ...formatProblems(f.problems)].join('\n'));
     else err(`${mode} failed: ${f.message}`);
+    // The log keeps what the console bounds: every problem, and where a failure came from.
+    log?.log('error', f.message);
+    for (const p of f.problems) log?.log(p.severity, formatProblem(p));
+    if (e instanceof Error && e.stack) log?.log('debug', e.stack);
     return f.interrupted ? 130 : detailed ? 1 : f.exitCode;
   } finally {
     release();
     await conn?.close();
+    log?.close();
   }
 }
 

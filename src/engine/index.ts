@@ -20,10 +20,10 @@ export { ALLOW_OUTSIDE_SOURCES } from './bundle-source';
 export { collectVars, VarsError } from './vars';
 export { BuilderSelectionError, selectBuilders, selectorList } from './builder-selection';
 export { validateDeclarationFile, type ValidationReport } from './validate';
-export { formatPlan, planSummary } from './report';
+export { closingLine, formatPlan, planSummary } from './report';
 export { isNoOp, planChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
 export type { AppliancePlan, ImagePlan, Plan, PublicationPlan, SoftwarePlan } from './plan';
-export { DeclarationError, formatProblem, type Problem, type Position } from './problems';
+export { DeclarationError, formatProblem, formatProblems, listProblems, PROBLEMS_LISTED, type Problem, type Position } from './problems';
 export { MASK, SecretSet } from './secrets';
 
 export interface Loaded {
