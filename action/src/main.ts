@@ -4,8 +4,8 @@
 // rejection, Error or not, ends in setFailed).
 import * as core from '@actions/core';
 import {
-  applyDeclaration, collectVars, DeclarationError, type EngineEvent, formatPlan, formatProblem, loadDeclaration, type Plan, planDeclaration, type Problem, saveImages,
-  SecretSet, selectBuilders, selectorList, validateDeclarationFile,
+  applyDeclaration, collectVars, DeclarationError, type EngineEvent, formatPlan, formatProblems, listProblems, loadDeclaration, type Plan, planDeclaration,
+  type Problem, saveImages, SecretSet, selectBuilders, selectorList, validateDeclarationFile,
 } from '../../src/engine';
 import { chooseTarget, connect, type Connection, EMBEDDED, publicTarget } from '../../src/engine/connect';
 import type { Vars } from '../../src/engine/env-refs';
@@ -148,9 +148,9 @@ async function writeSummary(title: string, plan: Plan, entries: readonly ResultE
   await s.write();
 }
 
-/** Problems as annotations at their lines; GitHub shows 10 per kind and step, the log lists them all. */
+/** Problems as annotations at their lines (the first of them: problems.ts); GitHub shows 10 per kind and step. */
 function annotate(problems: readonly Problem[]): void {
-  for (const p of problems) {
+  for (const p of listProblems(problems).problems) {
     const props = { file: p.file, startLine: p.line, startColumn: p.column };
     if (p.severity === 'error') core.error(p.message, props);
     else core.warning(p.message, props);
@@ -160,14 +160,14 @@ function annotate(problems: readonly Problem[]): void {
 /** `mode: validate`: the engine's offline check (as `appliance-forge validate`); fails the step on errors. */
 async function validateStep(inputs: Inputs): Promise<void> {
   const report = validateDeclarationFile(inputs.file, { strict: inputs.strict, allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars });
-  for (const p of report.problems) core.info(formatProblem(p));
+  for (const l of formatProblems(report.problems, report.more)) core.info(l);
   annotate(report.problems);
   const result: ValidateResult = { mode: 'validate', ...report };
   core.setOutput('result', JSON.stringify(result));
   if (process.env.GITHUB_STEP_SUMMARY) {
     const s = core.summary.addHeading(`Validation of ${inputs.file}: ${report.ok ? 'valid' : 'invalid'}`, 3)
       .addRaw(`${report.errors} error${report.errors === 1 ? '' : 's'}, ${report.warnings} warning${report.warnings === 1 ? '' : 's'}`, true);
-    if (report.problems.length) s.addCodeBlock(report.problems.map(formatProblem).join('\n'));
+    if (report.problems.length) s.addCodeBlock(formatProblems(report.problems, report.more).join('\n'));
     await s.write();
   }
   if (!report.ok) core.setFailed(`${report.errors} error${report.errors === 1 ? '' : 's'} in ${inputs.file}`);
@@ -221,7 +221,7 @@ export async function run(): Promise<void> {
     const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars, publish: inputs.publish });
     for (const s of loaded.declaration.secrets) core.setSecret(s);
     secrets.addAll(loaded.declaration.secrets);
-    for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
+    annotate(loaded.problems);
     if (embedded && (inputs.user || inputs.apiKey || inputs.secretKey || inputs.password)) {
       core.warning(`url is ${EMBEDDED}: the user and credential inputs are not used (the embedded server has its own local user)`);
     }

@@ -3,8 +3,8 @@
 // Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
 import { createInterface } from 'node:readline';
 import {
-  applyDeclaration, type Declaration, destroyPlanned, type EngineOptions, formatPlan, formatProblem, formatRemovals, loadDeclaration,
-  planChanges, planDeclaration, planDestroy, planSummary, removalChanges, saveImages,
+  applyDeclaration, closingLine, type Declaration, destroyPlanned, type EngineEvent, type EngineOptions, formatPlan, formatProblem, formatProblems,
+  formatRemovals, listProblems, loadDeclaration, planChanges, planDeclaration, planDestroy, planSummary, removalChanges, saveImages,
   selectBuilders, selectorList, type ApplyResult, type Plan, type Problem, type SavedImage, SecretSet,
 } from '../engine';
 import { proxyFromEnv, type TraceEntry } from '../client';
@@ -16,10 +16,12 @@ import { describeFailure, type Deadline } from '../engine/failure';
 import { type OptionTable, UsageError } from './command';
 import { readCredentialsFile } from './credentials-file';
 import { parseDuration } from './duration';
+import { openLogFile } from './log-file';
 import {
   CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION, VARS_HELP, VARS_OPTIONS, varsOf,
 } from './options';
-import { createRenderer, renderMode, useColor, type Out } from './progress';
+import { createRenderer, jsonLines, renderMode, useColor, type Out } from './progress';
+import { packageVersion } from './version';
 
 export type DeclarationMode = 'plan' | 'apply' | 'destroy';
 
@@ -83,7 +85,7 @@ removals first and asks on a terminal; elsewhere it needs --auto-approve.`,
 /** The options of plan, apply and destroy (one object: each refuses the others' own options, MODE_ONLY). */
 export const DECLARATION_OPTIONS = {
   ...CONNECTION_OPTIONS, ...DATA_DIR_OPTION, ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION, ...VARS_OPTIONS,
-  json: { type: 'boolean' }, 'no-publish': { type: 'boolean' }, prune: { type: 'boolean' },
+  json: { type: 'boolean' }, 'no-publish': { type: 'boolean' }, prune: { type: 'boolean' }, 'log-file': { type: 'string' },
   output: { type: 'string', short: 'o' }, 'detailed-exitcode': { type: 'boolean' },
   only: { type: 'string', multiple: true }, except: { type: 'string', multiple: true }, timeout: { type: 'string' },
   'auto-approve': { type: 'boolean' }, 'dry-run': { type: 'boolean' },
@@ -133,8 +135,10 @@ ${mode === 'destroy' ? 'time:' : `builders and time:
                          and the run fails (exit 1); default none (each job wait gives up after 1h)
 
 output:
-      --json             one JSON document on stdout, nothing else${mode === 'apply' ? '' : ' (changes: one object per change)'}
+      --json             one JSON document on stdout${mode === 'apply' ? '' : ' (changes: one object per change)'}; progress on
+                         stderr as JSON Lines (one object per line: type, time, resource, message…)
   -q, --quiet            no progress and no notes on stderr (warnings and errors stay)
+      --log-file PATH    append the whole run to PATH as JSON Lines (events, request trace, result; no secret)
 ${MODE_HELP[mode]}
 exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : mode === 'destroy' ? '0 ok (or nothing to remove), 1 declined or failed, ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
 environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_LOG=debug (a line per request on stderr)
@@ -147,10 +151,11 @@ export type ConnectionValues = { readonly [K in keyof typeof CONNECTION_OPTIONS 
 
 /**
  * The service a command talks to: the settings of its flags, credentials file and environment, and the
- * target chosen from them (a credential without a URL is a usage error). Credentials join `secrets`.
+ * target chosen from them (a credential without a URL is a usage error). Credentials join `secrets`;
+ * with `trace`, each HTTP exchange is told to it (without the signature: client/trace.ts).
  */
 export function serviceSettings(
-  values: ConnectionValues, env: CliIo['env'], secrets: SecretSet, o: { warn: (m: string) => void; debug: (line: string) => void },
+  values: ConnectionValues, env: CliIo['env'], secrets: SecretSet, o: { warn: (m: string) => void; trace?: ((line: string) => void) | undefined },
 ): { settings: ConnectSettings; target: string; urlGiven: boolean } {
   const { settings: given, origins } = connectionSettings(values, env, o.warn);
   let url: string;
@@ -160,41 +165,43 @@ export function serviceSettings(
     if (e instanceof ConnectSettingsError) throw new UsageError(e.message);
     throw e;
   }
+  const trace = o.trace;
   const settings = {
     ...given,
     url,
     dataDir: values['data-dir'],
-    // APPLIANCE_FORGE_LOG=debug: one stderr line per HTTP exchange, without the signature (client/trace.ts).
-    ...(env.APPLIANCE_FORGE_LOG === 'debug'
-      ? { onTrace: (t: TraceEntry) => o.debug(`debug: ${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) }
-      : {}),
+    ...(trace ? { onTrace: (t: TraceEntry) => trace(`${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) } : {}),
   };
   secrets.add(settings.secretKey);
   secrets.add(settings.password);
   return { settings, target: publicTarget(url), urlGiven: !!given.url };
 }
 
-/** Connects, and says on stderr which proxy a debug run goes through, or that the embedded server serves it. */
+/**
+ * Connects; tells `debug` the proxy a traced run goes through, and returns the line that says what serves
+ * the run (`service URL`, or the embedded server and its data folder).
+ */
 export async function openConnection(
-  settings: ConnectSettings, env: CliIo['env'], secrets: SecretSet, o: { err: (line: string) => void; notes: boolean; urlGiven: boolean },
-): Promise<Connection> {
+  settings: ConnectSettings, env: CliIo['env'], secrets: SecretSet, o: { debug: (line: string) => void; urlGiven: boolean; target: string },
+): Promise<{ conn: Connection; using: string }> {
   const conn = await connect(settings);
   secrets.addAll(conn.secrets.list());
   // The proxy in use (credentials shown as ***); the embedded server is never reached through one.
   if (settings.onTrace && conn.target === 'remote') {
     const noProxy = env.no_proxy ?? env.NO_PROXY;
-    for (const p of proxyFromEnv(env)) o.err(`debug: proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
+    for (const p of proxyFromEnv(env)) o.debug(`proxy ${p}${noProxy ? ` (NO_PROXY=${noProxy})` : ''}`);
   }
-  if (conn.target === 'embedded' && o.notes) {
-    o.err(`${o.urlGiven ? `url ${EMBEDDED}` : 'no service URL'}: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`);
-  }
-  return conn;
+  const using = conn.target === 'embedded'
+    ? `${o.urlGiven ? `url ${EMBEDDED}` : 'no service URL'}: using the embedded server (${conn.url}, data in ${settings.dataDir ?? './.appliance-forge'})`
+    : `service ${o.target}`;
+  return { conn, using };
 }
 
 export async function runDeclarationCommand(mode: DeclarationMode, args: readonly string[], io: CliIo = processIo()): Promise<number> {
   const usage = declarationHelp(mode);
   const { values, positionals } = parseCommandArgs(args, DECLARATION_OPTIONS,
-    { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`) });
+    { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}
+`) });
   if (values.help) {
     io.stdout.write(usage);
     return 0;
@@ -226,10 +233,31 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
   }
   const secrets = new SecretSet();
   const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
-  const { settings, target, urlGiven } = serviceSettings(values, env, secrets, { warn, debug: (l) => err(l) });
-  const err = (s: string) => io.stderr.write(`${secrets.mask(s)}\n`);
-  const out = (s: string) => io.stdout.write(`${secrets.mask(s)}\n`);
-  const renderer = createRenderer(renderMode(io.stderr, env, { silent: json || quiet }), io.stderr, { color: useColor(env) });
+  // APPLIANCE_FORGE_LOG=debug (and the log file): one line per HTTP exchange.
+  const traced = env.APPLIANCE_FORGE_LOG === 'debug' || values['log-file'] !== undefined;
+  const { settings, target, urlGiven } = serviceSettings(values, env, secrets, { warn, trace: traced ? (l) => debug(l) : undefined });
+  const mask = (s: string) => secrets.mask(s);
+  // With --json, stderr is JSON Lines too: the events (unless --quiet) and the debug trace.
+  const stderrJson = json ? jsonLines(io.stderr, mask) : undefined;
+  const err = (s: string) => io.stderr.write(`${mask(s)}\n`);
+  const log = values['log-file'] === undefined ? undefined : openLogFile(values['log-file'], mask, warn);
+  log?.log('info', `appliance-forge ${packageVersion()} ${mode} ${args.join(' ')} (node ${process.version}, ${process.platform})`);
+  const out = (s: string) => {
+    io.stdout.write(`${mask(s)}\n`);
+    if (s) log?.log('info', s);
+  };
+  function debug(s: string): void {
+    if (env.APPLIANCE_FORGE_LOG === 'debug') {
+      if (stderrJson) stderrJson.log('debug', s);
+      else err(`debug: ${s}`);
+    }
+    log?.log('debug', s);
+  }
+  const renderer = stderrJson && !quiet ? stderrJson : createRenderer(renderMode(io.stderr, env, { silent: json || quiet }), io.stderr, { color: useColor(env) });
+  const onEvent = (event: EngineEvent) => {
+    renderer.event(event);
+    log?.event(event);
+  };
   const ac = new AbortController();
   const release = io.onInterrupt?.(() => ac.abort()) ?? (() => {});
   // --timeout bounds the whole run through the same signal as SIGINT: the running jobs are cancelled.
@@ -246,10 +274,14 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
     warnings = loaded.problems;
     // Builders keep their index in the declaration: the engine and the result name them by it.
     const declaration = { ...loaded.declaration, builders: selectBuilders(loaded.declaration.builders, selection.selectors, selection) };
-    if (!json) for (const w of warnings) err(formatProblem(w));
-    conn = await openConnection(settings, env, secrets, { err, notes: !json && !quiet, urlGiven });
+    if (!json) for (const l of formatProblems(warnings)) err(l);
+    for (const w of warnings) log?.log('warning', formatProblem(w));
+    const opened = await openConnection(settings, env, secrets, { debug, urlGiven, target });
+    conn = opened.conn;
+    if (conn.target === 'embedded' && !json && !quiet) err(opened.using);
+    log?.log('info', opened.using);
     const o = {
-      client: conn.client, secrets, signal, publish, prune: values.prune === true, onEvent: renderer.event,
+      client: conn.client, secrets, signal, publish, prune: values.prune === true, onEvent,
       // A job wait gives up no sooner than the run's bound.
       ...(timeoutMs !== undefined ? { jobTimeoutMs: timeoutMs } : {}),
     };
@@ -262,26 +294,31 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
       const { plan } = await planDeclaration(declaration, o);
       renderer.finish();
       if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(plan, secrets), warnings }));
-      else for (const l of formatPlan(plan)) out(l);
+      else for (const l of [...formatPlan(plan), '', closingLine('plan', plan)]) out(l);
       return detailed && plan.hasChanges ? 2 : 0;
     }
     const r = await applyDeclaration(declaration, o);
     const files = values.output === undefined ? undefined : await saveImages(conn.client, r.images, values.output, o);
     renderer.finish();
     if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(r.plan, secrets), result: r, ...(files ? { files } : {}), warnings }));
-    else for (const l of [...formatResult(r), ...formatFiles(files)]) out(l);
+    else for (const l of [...formatResult(r), ...formatFiles(files), '', closingLine('apply', r.plan)]) out(l);
     return 0;
   } catch (e) {
     renderer.finish();
     const f = describeFailure(e, secrets, deadline);
-    if (json) out(JSON.stringify({ ok: false, mode, target, error: { message: f.message, problems: f.problems }, warnings }));
-    // Every problem in file order, warnings too (an unknown field next to an error is often its cause).
-    else if (f.problems.length) err([f.message.split('\n')[0]!, ...f.problems.map(formatProblem)].join('\n'));
+    if (json) out(JSON.stringify({ ok: false, mode, target, error: { message: f.message, ...listProblems(f.problems) }, warnings }));
+    // The problems in file order, warnings too (an unknown field next to an error is often its cause).
+    else if (f.problems.length) err([f.message.split('\n')[0]!, ...formatProblems(f.problems)].join('\n'));
     else err(`${mode} failed: ${f.message}`);
+    // The log keeps what the console bounds: every problem, and where a failure came from.
+    log?.log('error', f.message);
+    for (const p of f.problems) log?.log(p.severity, formatProblem(p));
+    if (e instanceof Error && e.stack) log?.log('debug', e.stack);
     return f.interrupted ? 130 : detailed ? 1 : f.exitCode;
   } finally {
     release();
     await conn?.close();
+    log?.close();
   }
 }
 
@@ -360,7 +397,8 @@ async function destroy(
   if (c.dryRun || !plan.hasChanges) {
     c.finish();
     if (c.json) c.out(JSON.stringify({ ...doc, warnings: c.warnings }));
-    else c.out(plan.hasChanges ? `dry run: ${plan.removals.length} objects of ${what} would be removed` : `nothing to remove for ${what}`);
+    // Terraform's closing lines.
+    else c.out(plan.hasChanges ? `\nPlan: 0 to create, 0 to update, ${plan.removals.length} to delete.` : `No changes. Nothing of ${what} to remove.`);
     return 0;
   }
   if (!c.approved) {
@@ -376,6 +414,6 @@ async function destroy(
   c.finish();
   const gone = removed.filter((r) => r.outcome === 'gone').length;
   if (c.json) c.out(JSON.stringify({ ...doc, removed, warnings: c.warnings }));
-  else c.out(`removed ${removed.length - gone} objects of ${what}${gone ? ` (${gone} were already gone)` : ''}`);
+  else c.out(`\nDestroy complete! Resources: ${removed.length - gone} destroyed${gone ? ` (${gone} were already gone)` : ''}.`);
   return 0;
 }

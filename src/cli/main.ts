@@ -4,7 +4,9 @@
 // package's version.
 import nodeModule from 'node:module';
 import type { CommandTable } from './command';
-import { isForgeError, messageOf } from '../errors';
+import { messageOf } from '../errors';
+import { echo } from '../error-text';
+import { describeFailure } from '../engine/failure';
 import { asksForHelp } from './options';
 import { packageVersion } from './version';
 import { peerHint } from '../engine/peer-packages';
@@ -50,7 +52,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const entry = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!entry) {
-    process.stderr.write(`appliance-forge: unknown command ${JSON.stringify(name)}\n${usage()}`);
+    process.stderr.write(`appliance-forge: unknown command ${echo(name)}\n${usage()}`);
     return 2;
   }
   // Node ≥ 22.1 keeps the compiled code of the modules a command loads (client, engine, server,
@@ -58,7 +60,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // NODE_DISABLE_COMPILE_CACHE as Node documents them. Node 20 has no such cache.
   (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   // With --detailed-exitcode, 2 means "changes present": a usage error is then 1, as terraform does.
-  const usageCode = rest.includes('--detailed-exitcode') ? 1 : 2;
+  const usageCode = rest.some((a) => a === '--detailed-exitcode' || a === '-detailed-exitcode') ? 1 : 2;
   try {
     const command = await entry.load();
     if (asksForHelp(rest)) {
@@ -67,12 +69,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return await command.run(rest);
   } catch (e) {
-    if (isForgeError(e, 'E_USAGE') || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`appliance-forge ${name}: ${messageOf(e)}\n`);
-      return usageCode;
-    }
-    process.stderr.write(`appliance-forge ${name}: ${peerHint(e, `appliance-forge ${name}`) ?? messageOf(e)}\n`);
-    return 1;
+    // Secrets of plan and apply are masked where they are known (declaration-command.ts); serve, users and boot print none.
+    const f = describeFailure(e, { mask: (text) => text });
+    process.stderr.write(`appliance-forge ${name}: ${peerHint(e, `appliance-forge ${name}`) ?? f.message}\n`);
+    return f.exitCode === 2 ? usageCode : 1;
   }
 }
 

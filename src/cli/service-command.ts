@@ -35,13 +35,18 @@ export async function runServiceCommand(
   const secrets = new SecretSet();
   const err = (s: string) => process.stderr.write(`${secrets.mask(s)}\n`);
   const out = (s: string) => process.stdout.write(`${secrets.mask(s)}\n`);
-  const { settings, target, urlGiven } = serviceSettings(values, process.env, secrets, { warn: (m) => err(`appliance-forge ${name}: warning: ${m}`), debug: err });
+  const debug = (s: string) => err(`debug: ${s}`);
+  const { settings, target, urlGiven } = serviceSettings(values, process.env, secrets, {
+    warn: (m) => err(`appliance-forge ${name}: warning: ${m}`), trace: process.env.APPLIANCE_FORGE_LOG === 'debug' ? debug : undefined,
+  });
   const ac = new AbortController();
   const stop = () => ac.abort();
   process.once('SIGINT', stop);
   let conn: Connection | undefined;
   try {
-    conn = await openConnection(settings, process.env, secrets, { err, notes: !json && values.quiet !== true, urlGiven });
+    const opened = await openConnection(settings, process.env, secrets, { debug, urlGiven, target });
+    conn = opened.conn;
+    if (conn.target === 'embedded' && !json && values.quiet !== true) err(opened.using);
     return await body({ conn, target, positionals, json, out, signal: ac.signal });
   } catch (e) {
     const f = describeFailure(e, secrets);

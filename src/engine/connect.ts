@@ -1,6 +1,7 @@
 // From the adapters' settings (flags, environment, Action inputs) to a client: the service at
 // `url` with an API key pair or a password, or the embedded server (`url` is `embedded`).
-import { createClient, type Client, type TraceEntry } from '../client';
+import { baseUrlProblem, createClient, type Client, type TraceEntry } from '../client';
+import { ForgeError } from '../errors';
 import { DEFAULT_DATA_DIR, startEmbedded } from './embedded';
 import { SecretSet } from './secrets';
 import { CONNECTION_ENV } from './settings-env';
@@ -31,8 +32,9 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-/** Settings that cannot work together; the message names what is missing. */
-export class ConnectSettingsError extends Error {
+/** Settings that cannot work together, or a URL that is none; the message names what is missing. A usage error (exit 2). */
+export class ConnectSettingsError extends ForgeError {
+  readonly code = 'E_SETTINGS' as const;
   constructor(message: string) {
     super(message);
     this.name = 'ConnectSettingsError';
@@ -83,6 +85,8 @@ export async function connect(s: ConnectSettings): Promise<Connection> {
       },
     };
   }
+  const badUrl = baseUrlProblem(s.url);
+  if (badUrl) throw new ConnectSettingsError(`the service URL ${badUrl}`);
   if (!s.user) throw new ConnectSettingsError(`a user is needed with a service URL (--user or ${CONNECTION_ENV.user})`);
   let auth: { login: string; publicKey: string; secretKey: string } | { login: string; password: string };
   if (s.apiKey || s.secretKey) {

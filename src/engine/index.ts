@@ -22,13 +22,13 @@ export { ALLOW_OUTSIDE_SOURCES } from './bundle-source';
 export { collectVars, VarsError } from './vars';
 export { BuilderSelectionError, selectBuilders, selectorList } from './builder-selection';
 export { validateDeclarationFile, type ValidationReport } from './validate';
-export { formatPlan, formatRemovals, planSummary } from './report';
+export { closingLine, formatPlan, formatRemovals, planSummary } from './report';
 export { isNoOp, planChanges, removalChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
 export { computeDestroy, type DestroyPlan } from './destroy';
 export { removeObject, type RemovableKind, type Removal, type Removed } from './remove';
 export { INVENTORY_KINDS, inventoryUri, inventoryUriText, type InventoryItem, listInventory, showRecord } from './inventory';
 export type { AppliancePlan, ImagePlan, Plan, PublicationPlan, SoftwarePlan } from './plan';
-export { DeclarationError, formatProblem, type Problem, type Position } from './problems';
+export { DeclarationError, formatProblem, formatProblems, listProblems, PROBLEMS_LISTED, type Problem, type Position } from './problems';
 export { MASK, SecretSet } from './secrets';
 
 export interface Loaded {

@@ -1,9 +1,9 @@
 // Reads and validates a declaration in the platform tool's format (docs/design/declaration.md):
 // YAML or JSON, sections `stack`, `builders`, `accounts`. Every problem is collected before the
 // DeclarationError is thrown, each with file, line and column.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { type Document, isScalar, isSeq, LineCounter, parseDocument, type YAMLError } from 'yaml';
+import { echo } from '../error-text';
 import { isHttpUrl, RIGHTS_PATTERN } from '../model/field-rules';
 import { openStackAccountFields } from '../model/resources';
 import type {
@@ -15,6 +15,7 @@ import { INSTALL_KEYS, NOT_SET, readInstallation } from './installation';
 import { ProblemList, type Problem } from './problems';
 import { SecretSet } from './secrets';
 import { notIn, SHIPPED_FORMATS, unknownFormat, VOCABULARIES } from './vocabularies';
+import { readTextFile } from './text-file';
 import { type MapView, type ReaderOptions, YamlReader } from './yaml-reader';
 
 export interface ParseOptions extends ReaderOptions {
@@ -45,25 +46,42 @@ const DEFAULT_DOMAIN = 'Default';
 
 /** Reads a declaration file. The file name in problems is the one given (relative names stay relative). */
 export function parseDeclarationFile(file: string, options: ParseOptions = {}): ParseResult {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
+  const read = readTextFile(file);
+  if ('problem' in read) {
     const problems = new ProblemList(file);
-    problems.add(undefined, `cannot read the declaration: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    problems.add(read.at, read.problem);
     return { problems: problems.items };
   }
-  return parseDeclaration(text, { ...options, file, dir: path.dirname(path.resolve(file)) });
+  return parseDeclaration(read.text, { ...options, file, dir: path.dirname(path.resolve(file)) });
+}
+
+/**
+ * Parses YAML (or JSON: YAML 1.2 reads it too); each syntax error becomes a problem at its line and
+ * column. `quote: false` for a file of secrets: the messages then never quote its text.
+ */
+export function parseYaml(text: string, problems: ProblemList, o: { quote?: boolean } = {}): { doc: Document.Parsed; lc: LineCounter } {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  for (const e of doc.errors) {
+    const p = e.pos[0] >= 0 ? lc.linePos(e.pos[0]) : undefined;
+    problems.add(p ? { line: p.line, column: p.col } : undefined, yamlErrorText(e, o.quote ?? true));
+  }
+  return { doc, lc };
+}
+
+/**
+ * A YAML syntax error in words: the parser's message, without a position (the problem carries it) or
+ * its code, starting in lower case as the other problems do, the text it quotes cut to a readable length.
+ */
+function yamlErrorText(e: YAMLError, quote: boolean): string {
+  const quoted = /^(.*?): ("(?:[^"\\]|\\.)*")$/s.exec(e.message);
+  const text = quoted ? (quote ? `${quoted[1]}: ${echo(JSON.parse(quoted[2]!) as string)}` : quoted[1]!) : e.message;
+  return /^[A-Z][a-z]/.test(text) ? `${text[0]!.toLowerCase()}${text.slice(1)}` : text;
 }
 
 export function parseDeclaration(text: string, o: { file: string; dir: string } & ParseOptions): ParseResult {
   const problems = new ProblemList(o.file);
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
-  for (const e of doc.errors) {
-    const p = e.linePos?.[0];
-    problems.add(p ? { line: p.line, column: p.col } : undefined, e.message.split('\n')[0]!);
-  }
+  const { doc, lc } = parseYaml(text, problems);
   if (doc.errors.length) return { problems: problems.sorted() };
 
   const secrets = new SecretSet();

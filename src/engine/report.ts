@@ -1,4 +1,5 @@
 // A plan in words, for the command line, the Action's log and its job summary.
+import { planChanges } from './changes';
 import type { Plan } from './plan';
 import type { Removal } from './remove';
 
@@ -59,4 +60,21 @@ export function planSummary(plan: Plan): PlanSummary {
     uploads: plan.software.flatMap((s) => s.files).filter((f) => f.action === 'create' || (f.action === 'update' && !f.metadataOnly)).length,
     remove: plan.removals.length,
   };
+}
+
+/**
+ * The closing line of a plan or an apply, in terraform's manner (`Plan: 1 to add, 0 to change, 0 to
+ * destroy.`) with the plan's own verbs: `create` counts what is created, generated or published,
+ * `update` and `delete` what is updated and deleted (engine/changes.ts); no-ops are not counted.
+ */
+export function closingLine(mode: 'plan' | 'apply', plan: Plan): string {
+  const n = { create: 0, update: 0, delete: 0 };
+  for (const c of planChanges(plan)) {
+    if (c.action === 'create' || c.action === 'generate' || c.action === 'publish') n.create++;
+    else if (c.action === 'update' || c.action === 'delete') n[c.action]++;
+  }
+  if (mode === 'apply') return `Apply complete! Resources: ${n.create} created, ${n.update} updated, ${n.delete} deleted.`;
+  return plan.hasChanges
+    ? `Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete.`
+    : 'No changes. The service matches the declaration.';
 }

@@ -4,7 +4,7 @@
 // service, no credentials: a pull request from a fork has none.
 import type { Vars } from './env-refs';
 import { parseDeclarationFile } from './parse';
-import type { Problem } from './problems';
+import { listProblems, type Problem } from './problems';
 import { SecretSet } from './secrets';
 
 export interface ValidationReport {
@@ -14,8 +14,10 @@ export interface ValidationReport {
   readonly file: string;
   readonly errors: number;
   readonly warnings: number;
-  /** Every problem, secret values masked in the messages. */
+  /** The first problems (problems.ts PROBLEMS_LISTED), values read from the environment masked in the messages. */
   readonly problems: readonly Problem[];
+  /** How many problems are not listed; absent when every one is. */
+  readonly more?: number;
   /** The `${env:NAME}` variables the file reads. */
   readonly env: readonly string[];
   /** The `${var:NAME}` variables the file reads. */
@@ -28,5 +30,5 @@ export function validateDeclarationFile(file: string, options: { strict?: boolea
   secrets.addAll(r.declaration?.secrets ?? []);
   const problems = r.problems.map((p) => ({ ...p, message: secrets.mask(p.message) }));
   const errors = problems.filter((p) => p.severity === 'error').length;
-  return { ok: errors === 0, target: null, file, errors, warnings: problems.length - errors, problems, env: r.envNames ?? [], vars: r.varNames ?? [] };
+  return { ok: errors === 0, target: null, file, errors, warnings: problems.length - errors, ...listProblems(problems), env: r.envNames ?? [], vars: r.varNames ?? [] };
 }

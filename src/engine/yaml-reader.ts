@@ -2,6 +2,7 @@
 // was written. Every read that fails adds a problem and returns undefined, so that validation goes
 // on and reports every problem at once.
 import { isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
+import { echo } from '../error-text';
 import { secretsOf } from '../model/redact';
 import type { Fields } from '../model/schema';
 import { interpolateEnv, type Env, type Vars } from './env-refs';
@@ -81,7 +82,7 @@ export class YamlReader {
    * strict mode, where the file must say only what will be done.
    */
   private unknownKey(key: string, what: string, known: readonly string[], at: Position, strict: string | undefined): void {
-    const where = `field "${key}" in ${what || 'the declaration'}`;
+    const where = `field ${echo(key)} in ${what || 'the declaration'}`;
     const platform = platformOnlyKey(what, key);
     const near = platform ? undefined : nearMiss(key, known);
     const hint = near ? `; did you mean "${near}"?` : '';

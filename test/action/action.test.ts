@@ -2,12 +2,14 @@
 // (hyphens kept), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, against the real reference server
 // (and the real Glance for publication). Outputs and summary are read back from the files.
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ActionResult } from '../../action/src/result';
+import { PROBLEMS_LISTED } from '../../src/engine';
 import { node24 } from '../support/node24';
 import { imagesNamed, openStackServices } from '../support/openstack';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
@@ -231,6 +233,25 @@ describe('the bundled GitHub Action', () => {
     expect(r.stdout).toContain('::error file=bad.yml,line=8,col=15::builders[0].hardwareSettings.memory: environment variable NOPE is not set');
     expect(r.stdout).toContain('::warning file=bad.yml,line=6,col=5::unknown field "colour" in builders[0] (ignored)');
     expect(r.stdout).toMatch(/::error::2 problems in the declaration/);
+  });
+
+  it('a binary file and a file of thousands of problems: bounded annotations and result, in the CLI\'s words', async () => {
+    const cwd = workspace();
+    writeFileSync(path.join(cwd, 'small.bin'), Buffer.concat([Buffer.from('stack:\n  name: x\n'), Buffer.from([0xff]), randomBytes(200_000)]));
+    writeFileSync(path.join(cwd, 'dups.yml'), 'a: 1\n'.repeat(2000));
+    const bin = await runAction({ file: 'small.bin', ...creds }, { cwd });
+    expect(bin.code).toBe(1);
+    expect(bin.stdout).toContain('::error file=small.bin,line=3,col=1::binary data, not YAML or JSON text');
+    expect(bin.stdout.length).toBeLessThan(4096);
+    const dups = await runAction({ file: 'dups.yml', mode: 'validate' }, { cwd });
+    expect(dups.code).toBe(1);
+    expect(dups.stdout.match(/^::error file=/gm)).toHaveLength(PROBLEMS_LISTED);
+    expect(dups.stdout).toContain(`… and ${1999 - PROBLEMS_LISTED} more problems`);
+    expect(JSON.parse(dups.outputs.result!)).toMatchObject({ errors: 1999, more: 1999 - PROBLEMS_LISTED, problems: { length: PROBLEMS_LISTED } });
+    const planned = await runAction({ file: 'dups.yml', ...creds, mode: 'plan' }, { cwd });
+    expect(planned.code).toBe(1);
+    expect(planned.stdout.match(/^::error file=/gm)).toHaveLength(PROBLEMS_LISTED);
+    expect(planned.stdout.length).toBeLessThan(8192);
   });
 
   it('a wrong secret key fails the step with a clear message and no secret', async () => {

@@ -70,6 +70,7 @@ describe('apply --prune, list, show and destroy', () => {
     expect(json<Doc>(planned.stdout).summary.remove).toBe(want.length);
     const text = await cli('plan', file, '--prune');
     expect(text.stdout).toContain(`- image QCOW2: delete (${oldImages[0]}) — superseded: the appliance changes (image of revision`);
+    expect(text.stdout).toMatch(new RegExp(`Plan: \\d+ to create, 1 to update, ${want.length} to delete\\.`));
 
     const second = await cli('apply', file, '--prune', '--json');
     expect(second.code, second.stderr).toBe(0);
@@ -171,7 +172,7 @@ describe('apply --prune, list, show and destroy', () => {
 
     const confirmed = await runCliOnTerminal(['destroy', file], { cwd: dir, env, input: 'yes\n' });
     expect(confirmed.code, confirmed.stdout).toBe(0);
-    expect(confirmed.stdout).toContain(`removed ${before.length} objects of example-web 1.0`);
+    expect(confirmed.stdout).toContain(`Destroy complete! Resources: ${before.length} destroyed.`);
     expect(await listed()).toEqual([]);
     expect(await glance()).toEqual([]);
 
@@ -179,7 +180,7 @@ describe('apply --prune, list, show and destroy', () => {
     const connectionOnly = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('APPLIANCE_FORGE_')));
     const nothing = await runCli(['destroy', file, '--auto-approve'], { cwd: dir, env: connectionOnly });
     expect(nothing.code, nothing.stderr).toBe(0);
-    expect(nothing.stdout).toContain('nothing to remove for example-web 1.0');
+    expect(nothing.stdout).toContain('No changes. Nothing of example-web 1.0 to remove.');
     for (const r of [noTerminal, dry, declined, confirmed]) expect(r.stdout + r.stderr).not.toContain(svc.secretKey);
   });
 
@@ -206,6 +207,7 @@ describe('apply --prune, list, show and destroy', () => {
     expect(doc.removed.map((x) => x.uri)).toEqual([solo.uri]);
     const text = await runCli(['destroy', 'hand.yml', '--dry-run'], { cwd: ws, env });
     expect(text.stdout).toContain(`= appliance hand-made 1: kept (${hand.uri}) — not made by appliance-forge`);
+    expect(text.stdout).toContain('No changes. Nothing of hand-made 1 to remove.');
     expect((await c.appliance_getAll({})).appliances!.map((a) => a.uri).sort()).toEqual([hand.uri, other.uri].sort());
   });
 });

@@ -57,7 +57,7 @@ describe('appliance-forge validate', () => {
     expect(r.stdout).toBe('local.yml: invalid (2 errors, 1 warning)\n');
     const missing = await runCli(['validate', 'nope.yml'], { cwd: dir });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('nope.yml:1:1: error: cannot read the declaration: ENOENT');
+    expect(missing.stderr).toContain('nope.yml:1:1: error: no such file or folder');
     expect((await runCli(['validate'], { cwd: dir })).code).toBe(2);
   });
 

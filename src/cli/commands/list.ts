@@ -14,7 +14,7 @@ ${CONNECTION_HELP}
       --data-dir DIR     data of the embedded server (default ./.appliance-forge)
 
 output:
-      --json             one JSON document on stdout: {ok, items: [{kind, uri, name, state, detail, fields}]}
+      --json             one JSON document on stdout: {ok, target, items: [{kind, uri, name, state, detail, fields}]}
   -q, --quiet            no notes on stderr
 
 exit status: 0 ok, 2 usage, 1 any other failure

@@ -16,7 +16,7 @@ ${CONNECTION_HELP}
       --data-dir DIR     data of the embedded server (default ./.appliance-forge)
 
 output:
-      --json             one JSON document on stdout: {ok, kind, uri, record}
+      --json             one JSON document on stdout: {ok, target, kind, uri, record}
   -q, --quiet            no notes on stderr
 
 exit status: 0 ok, 2 usage, 1 any other failure (a record that does not exist: the service's 404)

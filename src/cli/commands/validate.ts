@@ -2,7 +2,7 @@
 // and no secrets (a pull request from a fork has none): the schema, the bundle files, the `${env:NAME}`
 // and `${var:NAME}` names (unset ones are reported, not fatal), unknown fields (errors with --strict, with the key a typo
 // most likely meant), and the platform tool's keys this project does not support.
-import { formatProblem, validateDeclarationFile } from '../../engine';
+import { formatProblems, validateDeclarationFile } from '../../engine';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION, SOURCES_OPTION, VARS_HELP, VARS_OPTIONS, varsOf } from '../options';
 
@@ -16,7 +16,7 @@ options:
       --strict    unknown fields are errors (with a "did you mean" for near misses), not warnings
       --allow-outside-sources
                   accept bundle sources outside the declaration's folder (absolute, ../, or a link pointing out)
-      --json      one JSON document: {ok, target (null: offline), file, errors, warnings, problems, env, vars}
+      --json      one JSON document: {ok, target (null: offline), file, errors, warnings, problems, more?, env, vars}
   -q, --quiet     no summary line; problems only
   -h, --help
 
@@ -33,11 +33,11 @@ const run: Command = async (args) => {
   const file = positionals[0]!;
   const vars = varsOf(values);
   const report = validateDeclarationFile(file, { strict: values.strict === true, allowOutsideSources: values['allow-outside-sources'] === true, vars });
-  const { errors, warnings, problems, env } = report;
+  const { errors, warnings, problems, more, env } = report;
   if (values.json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } else {
-    for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
+    for (const l of formatProblems(problems, more)) process.stderr.write(`${l}\n`);
     if (!values.quiet) {
       const counts = `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`;
       const refs = [...env.map((n) => `\${env:${n}}`), ...report.vars.map((n) => `\${var:${n}}`)];
