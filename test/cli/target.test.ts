@@ -57,7 +57,8 @@ describe('the target of plan and apply', () => {
     const u = new URL(svc.server.url);
     const withUser = `${u.protocol}//carol:url-password-1@${u.host}${u.pathname}`;
     const refused = await runCli(['apply', 'local.yml', '--json', '--url', withUser], { cwd: dir, env });
-    expect(refused.code).toBe(1);
+    expect(refused.code, refused.stderr).toBe(2); // a URL that carries credentials is a usage error
+    expect(refused.stdout).toContain('must not carry a query, fragment or credentials');
     const doc = JSON.parse(refused.stdout) as { ok: boolean; target: string };
     expect(doc).toMatchObject({ ok: false, mode: 'apply', target: svc.server.url });
     expect(refused.stdout).not.toContain('url-password-1');
