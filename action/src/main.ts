@@ -28,6 +28,8 @@ interface Inputs {
   /** validate: unknown fields are errors. */
   strict: boolean;
   publish: boolean;
+  /** apply: remove superseded images and their publications after a successful apply. */
+  prune: boolean;
   timeoutMinutes: number;
   /** Where apply downloads the built images (sha256 checked); empty: no download. */
   outputDir: string;
@@ -88,6 +90,7 @@ function readInputs(secrets: SecretSet): Inputs {
     password,
     mode,
     publish: booleanInput('publish', true),
+    prune: booleanInput('prune', false),
     strict: booleanInput('strict', false),
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
@@ -230,7 +233,7 @@ export async function run(): Promise<void> {
     secrets.addAll(conn.secrets.list());
     if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ${dataDir ?? ''})`);
     // A job wait gives up no sooner than the step's bound.
-    const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent, jobTimeoutMs: timeoutMs };
+    const o = { client: conn.client, secrets, signal, publish: inputs.publish, prune: inputs.prune, onEvent: events.onEvent, jobTimeoutMs: timeoutMs };
     // Builders keep their index in the declaration: the engine and the result name them by it.
     const declaration = { ...loaded.declaration, builders };
     const { name, version } = declaration.stack;

@@ -17,6 +17,9 @@ const COMMANDS: CommandTable = {
   validate: { summary: 'check a declaration FILE offline: no service, no credentials', load: async () => (await import('./commands/validate.js')).validate },
   plan: { summary: 'say what apply would change for a declaration FILE (changes nothing)', load: async () => (await import('./commands/plan.js')).plan },
   apply: { summary: 'build and publish the images a declaration FILE describes', load: async () => (await import('./commands/apply.js')).apply },
+  destroy: { summary: 'remove what a declaration FILE made (asks first; --auto-approve)', load: async () => (await import('./commands/destroy.js')).destroy },
+  list: { summary: 'list the appliances, software, images and publications of the user', load: async () => (await import('./commands/list.js')).list },
+  show: { summary: 'print one of them: show KIND URI', load: async () => (await import('./commands/show.js')).show },
   boot: { summary: 'boot an IMAGE under QEMU: did it reach login? (--login, --run CMD)', load: async () => (await import('./commands/boot.js')).boot },
   // Generated from this table: a command added above completes without a change there.
   completion: { summary: 'print a bash or zsh completion script', load: async () => (await import('./commands/completion.js')).completionCommand(COMMANDS) },

@@ -1,6 +1,7 @@
 // A plan in words, for the command line, the Action's log and its job summary.
 import { planChanges } from './changes';
 import type { Plan } from './plan';
+import type { Removal } from './remove';
 
 const SIGN = { create: '+', update: '~', unchanged: '=', delete: '-', generate: '+', publish: '+', reuse: '=' } as const;
 
@@ -27,7 +28,15 @@ export function formatPlan(plan: Plan): string[] {
   for (const pub of plan.publications) {
     lines.push(`${SIGN[pub.action]} publication ${pub.displayName}: ${pub.action}${pub.cloudId ? ` (${pub.cloudId})` : ''} — ${pub.reason}`);
   }
-  return lines;
+  return [...lines, ...formatRemovals(plan.removals)];
+}
+
+/** Removals (`- image QCOW2: delete — why`) and, for destroy, what stays (`= … : kept — why`). */
+export function formatRemovals(removals: readonly Removal[], kept: readonly Removal[] = []): string[] {
+  return [
+    ...removals.map((r) => `${SIGN.delete} ${r.kind} ${r.name}: delete (${r.uri}) — ${r.reason}`),
+    ...kept.map((k) => `${SIGN.unchanged} ${k.kind} ${k.name}: kept (${k.uri}) — ${k.reason}`),
+  ];
 }
 
 export interface PlanSummary {
@@ -37,6 +46,8 @@ export interface PlanSummary {
   readonly publish: number;
   readonly reusePublications: number;
   readonly uploads: number;
+  /** Objects removed after the apply (`--prune`): superseded images and their publications. */
+  readonly remove: number;
 }
 
 export function planSummary(plan: Plan): PlanSummary {
@@ -47,6 +58,7 @@ export function planSummary(plan: Plan): PlanSummary {
     publish: plan.publications.filter((p) => p.action === 'publish').length,
     reusePublications: plan.publications.filter((p) => p.action === 'reuse').length,
     uploads: plan.software.flatMap((s) => s.files).filter((f) => f.action === 'create' || (f.action === 'update' && !f.metadataOnly)).length,
+    remove: plan.removals.length,
   };
 }
 

@@ -113,7 +113,8 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'timeout-minutes', 'output-dir', 'builders', 'vars', 'var-files']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'prune', 'timeout-minutes', 'output-dir', 'builders', 'vars', 'var-files']);
+    expect(meta.inputs.prune!.default).toBe('false');
     expect(meta.inputs.publish!.default).toBe('true');
     expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'target', 'changes', 'result']);
   });
@@ -173,6 +174,30 @@ describe('the bundled GitHub Action', () => {
     expect(plan.images).toEqual([{ builder: 0, format: 'QCOW2', action: 'generate', imageUri: null, sha256: null, size: null, reused: false, displayName: null, cloudId: null, publicationReused: null, file: null }]);
     expect(r.outputs.changes).toBe('true');
     expect(r.summary).toContain('<h3>Plan for example-plan 1.0</h3>');
+  });
+
+  it('prune: true plans the removal of superseded images (as apply --prune); off by default', async () => {
+    const cwd = workspace();
+    const f = path.join(cwd, 'local.yml');
+    writeFileSync(f, readFileSync(f, 'utf8').replace("version: '1.0'\n  description", "version: '9.1-prune'\n  description"));
+    // The appliance as another tool left it, with a generation that was cancelled: nothing to reuse.
+    const c = svc.client();
+    const dist = (await c.os_getAll({})).distributions!.find((d) => d.name === 'Debian' && d.version === '12')!;
+    const app = await c.appliance_create({ body: { name: 'example-web', version: '9.1-prune', distributionUri: dist.uri! } });
+    const aid = app.uri!.split('/').pop()!;
+    const profile = (await c.osTemplate_getAll({ id: dist.uri!.split('/').pop()! })).distribProfiles!.find((p) => p.name === 'Minimal')!;
+    await c.applianceOSProfile_create({ aid, body: { kind: 'LinuxProfile', name: 'Minimal', standardProfileUri: profile.uri! } });
+    const img = await c.machineImage_generate({ aid, body: { targetFormat: { name: 'QCOW2' } } });
+    await c.machineImageGeneration_cancel({ aid, itid: img.uri!.split('/').pop()! });
+    const deletes = (r: ActionRun) => (JSON.parse(r.outputs.result!) as ActionResult).plan.filter((x) => x.action === 'delete');
+    const off = await runAction({ file: 'local.yml', ...creds, mode: 'plan' }, { cwd });
+    expect(off.code, off.stdout).toBe(0);
+    expect(deletes(off)).toEqual([]);
+    const on = await runAction({ file: 'local.yml', ...creds, mode: 'plan', prune: 'true' }, { cwd });
+    expect(on.code, on.stdout).toBe(0);
+    expect(deletes(on)).toEqual([expect.objectContaining({ kind: 'image', name: 'QCOW2', before: expect.objectContaining({ uri: img.uri }) })]);
+    expect((JSON.parse(on.outputs.result!) as ActionResult).summary.remove).toBe(1);
+    expect(on.stdout).toContain(`- image QCOW2: delete (${img.uri})`);
   });
 
   it('mode validate checks the file offline (no url, no credentials), as appliance-forge validate --json does', async () => {

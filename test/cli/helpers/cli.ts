@@ -62,3 +62,23 @@ export function runCli(
     });
   });
 }
+
+/**
+ * Runs the CLI with a terminal on stdin, stdout and stderr (util-linux `script` gives it a pty), typing
+ * `input`: what a person at a terminal sees, the echo of the answer included, in `stdout`.
+ */
+export function runCliOnTerminal(args: string[], o: { cwd: string; env?: Record<string, string>; input: string }): Promise<CliRun> {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, cliBundle(), ...args].map(quote).join(' ');
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', NODE_PATH: path.join(root, 'node_modules'), TERM: 'dumb', ...o.env };
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: o.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin.end(o.input);
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
