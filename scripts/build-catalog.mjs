@@ -8,7 +8,7 @@
 //
 // --lists (the default) reads what `apt-get update` fetched; --mirror fetches InRelease (checked with gpgv
 // against the Debian archive keyring) and Packages (checked against InRelease) into --cache
-// (default /var/cache/appliance-forge/debian-index). --previous: the catalog whose ids are kept; without
+// (default debian-index in the OS layer cache: /var/cache/appliance-forge as root, ~/.cache/appliance-forge otherwise). --previous: the catalog whose ids are kept; without
 // it ids are given in name order from 1. The format is described in src/server/catalog/data-file.ts.
 // The code is the server's (src/server/catalog/refresh.ts), bundled with esbuild on each run.
 import { build } from 'esbuild';
@@ -28,9 +28,9 @@ await build({
   entryPoints: [join(root, 'src/server/catalog/refresh.ts')],
   bundle: true, platform: 'node', format: 'cjs', target: 'node20', packages: 'external', outfile: bundle, logLevel: 'error',
 });
-const { rebuildCatalog } = createRequire(import.meta.url)(bundle);
+const { rebuildCatalog, sharedIndexCacheDir } = createRequire(import.meta.url)(bundle);
 const src = args.mirror
-  ? { mirror: args.mirror, securityMirror: args['security-mirror'], cacheDir: resolve(args.cache ?? '/var/cache/appliance-forge/debian-index') }
+  ? { mirror: args.mirror, securityMirror: args['security-mirror'], cacheDir: resolve(args.cache ?? sharedIndexCacheDir()) }
   : { lists: args.lists ?? '/var/lib/apt/lists' };
 try {
   const r = await rebuildCatalog(src, args.previous && resolve(args.previous), out);

@@ -26,8 +26,10 @@ export type ErrorCode =
   | 'E_SERVICE'
   | 'E_IMAGING'
   | 'E_DATA_FOLDER'
-  // The engine's and the command line's: ApplyError (engine/apply.ts), UsageError (cli/command.ts).
+  // The engine's and the command line's: ApplyError (engine/apply.ts), ConnectSettingsError
+  // (engine/connect.ts), UsageError (cli/command.ts).
   | 'E_APPLY'
+  | 'E_SETTINGS'
   | 'E_USAGE';
 
 export abstract class ForgeError extends Error {

@@ -4,20 +4,17 @@
 // rejection, Error or not, ends in setFailed).
 import * as core from '@actions/core';
 import {
-  applyDeclaration, DeclarationError, type EngineEvent, formatPlan, formatProblem, loadDeclaration, type Plan, planDeclaration, type Problem, saveImages,
-  SecretSet, validateDeclarationFile,
+  applyDeclaration, collectVars, DeclarationError, type EngineEvent, formatPlan, formatProblems, listProblems, loadDeclaration, type Plan, planDeclaration,
+  type Problem, saveImages, SecretSet, selectBuilders, selectorList, validateDeclarationFile,
 } from '../../src/engine';
-import { connect, type Connection } from '../../src/engine/connect';
-import { describeFailure } from '../../src/engine/failure';
+import { chooseTarget, connect, type Connection, EMBEDDED, publicTarget } from '../../src/engine/connect';
+import type { Vars } from '../../src/engine/env-refs';
+import { describeFailure, type Deadline } from '../../src/engine/failure';
 import { messageOf } from '../../src/errors';
-import { selectBuilders } from './builders';
 import { embeddedDataDir } from './data-dir';
 import { giveBack, installImageTools, rerunAsRoot, takeBack } from './host';
 import { SERVICE_VERSION } from '../../src/server/version';
 import { type ActionResult, applyResult, planResult, type ResultEntry, type ValidateResult } from './result';
-
-/** The `url` value that runs the embedded reference server in the step. */
-const EMBEDDED = 'embedded';
 
 interface Inputs {
   file: string;
@@ -31,6 +28,8 @@ interface Inputs {
   /** validate: unknown fields are errors. */
   strict: boolean;
   publish: boolean;
+  /** apply: remove superseded images and their publications after a successful apply. */
+  prune: boolean;
   timeoutMinutes: number;
   /** Where apply downloads the built images (sha256 checked); empty: no download. */
   outputDir: string;
@@ -38,6 +37,28 @@ interface Inputs {
   builders: string;
   /** Bundle sources may lie outside the declaration's folder (engine/bundle-source.ts). */
   allowOutsideSources: boolean;
+  /** `${var:NAME}` values: the var-files input, then the vars input (engine/vars.ts). */
+  vars: Vars;
+}
+
+/** An input's non-blank lines, trimmed. */
+const lines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
+
+/** The inputs that name a user or a credential: with one of them, an empty url names them. */
+const CREDENTIAL_INPUTS = ['user', 'api-key', 'secret-key', 'password'] as const;
+
+/**
+ * A boolean input as `core.getBooleanInput` reads it (YAML 1.2 core schema: true, True, TRUE, false,
+ * False, FALSE); anything else fails the step naming the input. Empty: `fallback`, action.yml's default.
+ */
+function booleanInput(name: string, fallback: boolean): boolean {
+  const text = core.getInput(name);
+  if (text === '') return fallback;
+  try {
+    return core.getBooleanInput(name);
+  } catch {
+    throw new Error(`input ${name} must be true or false (YAML 1.2: true, True, TRUE, false, False or FALSE), not ${JSON.stringify(text.slice(0, 40))}`);
+  }
 }
 
 function readInputs(secrets: SecretSet): Inputs {
@@ -52,9 +73,14 @@ function readInputs(secrets: SecretSet): Inputs {
   const minutes = Number(core.getInput('timeout-minutes') || '60');
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('input timeout-minutes must be a positive number');
   // An unset variable or secret gives an empty url: that must not quietly become a local build.
+  // validate is offline: it needs none.
   const url = core.getInput('url');
-  // validate is offline: no url, no credentials.
-  if (!url && mode !== 'validate') throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
+  if (!url && mode !== 'validate') {
+    // With a credential the error names it, as the command line's does; without, it is an error all the same.
+    const given = CREDENTIAL_INPUTS.filter((i) => core.getInput(i) !== '').map((i) => `input ${i}`);
+    chooseTarget(url, given, { url: "input url (the service's URL)", embedded: `url: ${EMBEDDED}` });
+    throw new Error(`input url is empty: give the service's URL, or ${EMBEDDED} to build with the embedded reference server inside this step`);
+  }
   return {
     file: core.getInput('file', { required: true }),
     url,
@@ -63,12 +89,14 @@ function readInputs(secrets: SecretSet): Inputs {
     secretKey,
     password,
     mode,
-    publish: (core.getInput('publish') || 'true').toLowerCase() !== 'false',
-    strict: (core.getInput('strict') || 'false').toLowerCase() === 'true',
+    publish: booleanInput('publish', true),
+    prune: booleanInput('prune', false),
+    strict: booleanInput('strict', false),
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
     builders: core.getInput('builders'),
-    allowOutsideSources: (core.getInput('allow-outside-sources') || 'false').toLowerCase() === 'true',
+    allowOutsideSources: booleanInput('allow-outside-sources', false),
+    vars: collectVars({ files: lines(core.getInput('var-files')), assignments: lines(core.getInput('vars')) }, { assignment: 'input vars:', file: 'input var-files:' }),
   };
 }
 
@@ -120,9 +148,9 @@ async function writeSummary(title: string, plan: Plan, entries: readonly ResultE
   await s.write();
 }
 
-/** Problems as annotations at their lines; GitHub shows 10 per kind and step, the log lists them all. */
+/** Problems as annotations at their lines (the first of them: problems.ts); GitHub shows 10 per kind and step. */
 function annotate(problems: readonly Problem[]): void {
-  for (const p of problems) {
+  for (const p of listProblems(problems).problems) {
     const props = { file: p.file, startLine: p.line, startColumn: p.column };
     if (p.severity === 'error') core.error(p.message, props);
     else core.warning(p.message, props);
@@ -131,24 +159,25 @@ function annotate(problems: readonly Problem[]): void {
 
 /** `mode: validate`: the engine's offline check (as `appliance-forge validate`); fails the step on errors. */
 async function validateStep(inputs: Inputs): Promise<void> {
-  const report = validateDeclarationFile(inputs.file, { strict: inputs.strict, allowOutsideSources: inputs.allowOutsideSources });
-  for (const p of report.problems) core.info(formatProblem(p));
+  const report = validateDeclarationFile(inputs.file, { strict: inputs.strict, allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars });
+  for (const l of formatProblems(report.problems, report.more)) core.info(l);
   annotate(report.problems);
   const result: ValidateResult = { mode: 'validate', ...report };
   core.setOutput('result', JSON.stringify(result));
   if (process.env.GITHUB_STEP_SUMMARY) {
     const s = core.summary.addHeading(`Validation of ${inputs.file}: ${report.ok ? 'valid' : 'invalid'}`, 3)
       .addRaw(`${report.errors} error${report.errors === 1 ? '' : 's'}, ${report.warnings} warning${report.warnings === 1 ? '' : 's'}`, true);
-    if (report.problems.length) s.addCodeBlock(report.problems.map(formatProblem).join('\n'));
+    if (report.problems.length) s.addCodeBlock(formatProblems(report.problems, report.more).join('\n'));
     await s.write();
   }
   if (!report.ok) core.setFailed(`${report.errors} error${report.errors === 1 ? '' : 's'} in ${inputs.file}`);
   else core.info(`${inputs.file}: valid (${report.warnings} warning${report.warnings === 1 ? '' : 's'})`);
 }
 
-/** The outputs both modes write: `result` (result.ts), `changes`, `appliance-uri` when known. */
+/** The outputs both modes write: `result` (result.ts), `target`, `changes`, `appliance-uri` when known. */
 function setResultOutputs(result: ActionResult): void {
   core.setOutput('result', JSON.stringify(result));
+  core.setOutput('target', result.target);
   core.setOutput('changes', String(result.changes));
   if (result.applianceUri) core.setOutput('appliance-uri', result.applianceUri);
 }
@@ -159,6 +188,7 @@ export async function run(): Promise<void> {
   let conn: Connection | undefined;
   let giveBackOnExit: string[] = [];
   const ac = new AbortController();
+  let deadline: Deadline | undefined;
   // A cancelled workflow sends SIGINT, then SIGTERM: cancel the running jobs on the service.
   const onSignal = () => ac.abort();
   process.on('SIGINT', onSignal);
@@ -185,23 +215,25 @@ export async function run(): Promise<void> {
       takeBack(dataDir);
       giveBackOnExit = [dataDir, inputs.outputDir].filter(Boolean);
     }
-    const timeout = AbortSignal.timeout(inputs.timeoutMinutes * 60_000);
-    const signal = AbortSignal.any([ac.signal, timeout]);
-    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources });
+    const timeoutMs = inputs.timeoutMinutes * 60_000;
+    deadline = { signal: AbortSignal.any([ac.signal, AbortSignal.timeout(timeoutMs)]), bound: `${inputs.timeoutMinutes} min (timeout-minutes)` };
+    const { signal } = deadline;
+    const loaded = loadDeclaration(inputs.file, { allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars, publish: inputs.publish });
     for (const s of loaded.declaration.secrets) core.setSecret(s);
     secrets.addAll(loaded.declaration.secrets);
-    for (const p of loaded.problems) core.warning(p.message, { file: p.file, startLine: p.line, startColumn: p.column });
+    annotate(loaded.problems);
     if (embedded && (inputs.user || inputs.apiKey || inputs.secretKey || inputs.password)) {
       core.warning(`url is ${EMBEDDED}: the user and credential inputs are not used (the embedded server has its own local user)`);
     }
     // A selector that matches nothing fails before any server starts.
-    const builders = selectBuilders(loaded.declaration.builders, inputs.builders);
+    const builders = selectBuilders(loaded.declaration.builders, selectorList(inputs.builders), { label: 'input builders' });
     if (builders.length < loaded.declaration.builders.length) core.info(`builders: ${builders.map((b) => `${b.index} ${b.type}`).join(', ')}`);
-    conn = await connect(dataDir ? { dataDir } : { url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password });
+    conn = await connect({ url: inputs.url, user: inputs.user, apiKey: inputs.apiKey, secretKey: inputs.secretKey, password: inputs.password, dataDir });
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) core.setSecret(s);
     secrets.addAll(conn.secrets.list());
     if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ${dataDir ?? ''})`);
-    const o = { client: conn.client, secrets, signal, publish: inputs.publish, onEvent: events.onEvent };
+    // A job wait gives up no sooner than the step's bound.
+    const o = { client: conn.client, secrets, signal, publish: inputs.publish, prune: inputs.prune, onEvent: events.onEvent, jobTimeoutMs: timeoutMs };
     // Builders keep their index in the declaration: the engine and the result name them by it.
     const declaration = { ...loaded.declaration, builders };
     const { name, version } = declaration.stack;
@@ -209,7 +241,7 @@ export async function run(): Promise<void> {
       const { plan } = await planDeclaration(declaration, o);
       events.close();
       for (const l of formatPlan(plan)) core.info(l);
-      const result = planResult(plan, builders, secrets);
+      const result = planResult(publicTarget(inputs.url), plan, builders, secrets);
       setResultOutputs(result);
       await writeSummary(`Plan for ${name} ${version}`, plan, undefined);
       return;
@@ -217,7 +249,7 @@ export async function run(): Promise<void> {
     const r = await applyDeclaration(declaration, o);
     const files = inputs.outputDir ? await saveImages(conn.client, r.images, inputs.outputDir, o) : [];
     events.close();
-    const result = applyResult(r.plan, r.applianceUri, r.images, files, secrets);
+    const result = applyResult(publicTarget(inputs.url), r.plan, r.applianceUri, r.images, files, secrets);
     setResultOutputs(result);
     const entries = result.images;
     core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));
@@ -227,7 +259,7 @@ export async function run(): Promise<void> {
     await writeSummary(`Images of ${name} ${version}`, r.plan, entries);
   } catch (e) {
     events.close();
-    const f = describeFailure(e, secrets);
+    const f = describeFailure(e, secrets, deadline);
     if (e instanceof DeclarationError) {
       annotate(f.problems);
     }

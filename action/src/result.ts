@@ -25,6 +25,8 @@ export interface ResultEntry {
 
 export interface ActionResult {
   mode: 'plan' | 'apply';
+  /** What the step ran against: the service's URL without user or password, or `embedded`. */
+  target: string;
   /** plan: an apply would change the service; apply: this run changed it. */
   changes: boolean;
   applianceUri: string | null;
@@ -37,12 +39,12 @@ export interface ActionResult {
 /** `mode: validate`: the report of `appliance-forge validate --json`, with the mode. */
 export type ValidateResult = { mode: 'validate' } & ValidationReport;
 
-function base(mode: ActionResult['mode'], plan: Plan, applianceUri: string | null, images: ResultEntry[], secrets: SecretSet): ActionResult {
-  return { mode, changes: plan.hasChanges, applianceUri, summary: planSummary(plan), plan: planChanges(plan, secrets), images };
+function base(mode: ActionResult['mode'], target: string, plan: Plan, applianceUri: string | null, images: ResultEntry[], secrets: SecretSet): ActionResult {
+  return { mode, target, changes: plan.hasChanges, applianceUri, summary: planSummary(plan), plan: planChanges(plan, secrets), images };
 }
 
 /** What an apply would do, per builder. */
-export function planResult(plan: Plan, builders: readonly BuilderDecl[], secrets: SecretSet): ActionResult {
+export function planResult(target: string, plan: Plan, builders: readonly BuilderDecl[], secrets: SecretSet): ActionResult {
   const images = builders.map((b): ResultEntry => {
     const img = plan.images.find((i) => i.builders.includes(b.index));
     const pub = plan.publications.find((p) => p.builder === b.index);
@@ -54,11 +56,11 @@ export function planResult(plan: Plan, builders: readonly BuilderDecl[], secrets
       file: null,
     };
   });
-  return base('plan', plan, plan.appliance.uri ?? null, images, secrets);
+  return base('plan', target, plan, plan.appliance.uri ?? null, images, secrets);
 }
 
 /** What an apply did, per builder. */
-export function applyResult(plan: Plan, applianceUri: string, results: readonly ImageResult[], files: readonly SavedImage[], secrets: SecretSet): ActionResult {
+export function applyResult(target: string, plan: Plan, applianceUri: string, results: readonly ImageResult[], files: readonly SavedImage[], secrets: SecretSet): ActionResult {
   const images = results.map((i): ResultEntry => ({
     builder: i.builder, format: i.format, action: i.reused ? 'reuse' : 'generate', imageUri: i.imageUri,
     sha256: i.sha256 ?? null, size: i.size ?? null, reused: i.reused,
@@ -66,5 +68,5 @@ export function applyResult(plan: Plan, applianceUri: string, results: readonly 
     publicationReused: i.publication ? i.publication.reused : null,
     file: files.find((f) => f.imageUri === i.imageUri)?.path ?? null,
   }));
-  return base('apply', plan, applianceUri, images, secrets);
+  return base('apply', target, plan, applianceUri, images, secrets);
 }

@@ -11,7 +11,8 @@ import { shapes } from '../shapes';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
 import { checkNamed, type Inputs, type Named } from './inputs';
 import { isRecord, isUnknown, stringOf, stringsOf } from './plain';
-import { created, deleteIfThere, unlessGone } from './service-answers';
+import { removeObject } from '../../src/engine/remove';
+import { created, unlessGone } from './service-answers';
 
 export type PackageSpec = PackageWanted;
 export interface DistributionSpec { name: string; version: string; arch?: string | undefined }
@@ -253,7 +254,6 @@ export const appliance: Handler<ApplianceInputs> = {
   },
 
   async delete(client, id) {
-    const { uid, aid } = ids(id);
-    await deleteIfThere(client.appliance_delete({ uid, aid }));
+    await removeObject(client, 'appliance', id);
   },
 };

@@ -7,7 +7,8 @@ import { uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import { shapes } from '../shapes';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
 import { checkTimeout, isAlive, waitOrUndo } from './jobs';
-import { created, deleteIfThere, unlessGone } from './service-answers';
+import { removeObject } from '../../src/engine/remove';
+import { created, unlessGone } from './service-answers';
 
 export interface MachineImageInputs extends CommonInputs {
   /** An appliance URI. */
@@ -35,7 +36,7 @@ const outputsOf = (img: Image, uri: string) => ({
 async function discard(client: Client, uri: string): Promise<void> {
   const { uid, aid, itid } = ids(uri);
   await client.machineImageGeneration_cancel({ uid, aid, itid }).catch(() => undefined);
-  await client.machineImage_delete({ uid, aid, itid }).catch(() => undefined);
+  await removeObject(client, 'image', uri).catch(() => undefined);
 }
 
 /** An image of that appliance and format that is done or still running, for `adopt`. */
@@ -92,6 +93,6 @@ export const machineImage: Handler<MachineImageInputs> = {
   },
 
   async delete(client, id) {
-    await deleteIfThere(client.machineImage_delete(ids(id)));
+    await removeObject(client, 'image', id);
   },
 };

@@ -10,7 +10,8 @@ import { checkAccountFields } from './account';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
 import { checkTimeout, isAlive, waitOrUndo } from './jobs';
 import { isUnknown } from './plain';
-import { deleteIfThere, unlessGone } from './service-answers';
+import { removeObject } from '../../src/engine/remove';
+import { unlessGone } from './service-answers';
 
 /** The engine's publication recipe's input (src/engine/publication-body.ts), with the image and appliance by URI. */
 export interface PublicationInputs extends Omit<PublicationInput, 'imageUri'>, CommonInputs {
@@ -55,7 +56,7 @@ export const publication: Handler<PublicationInputs> = {
       await client.applianceImage_publish({ uid, aid, itid, body: publishImageBody({ ...inputs, imageUri: inputs.image }) });
     const uri = p.uri;
     if (!uri) throw new Error('the service returned no uri for the publication');
-    await waitOrUndo(client, p, inputs.timeout, `publication of ${inputs.image}`, () => removePublication(client, uri));
+    await waitOrUndo(client, p, inputs.timeout, `publication of ${inputs.image}`, () => removeObject(client, 'publication', uri));
     const done = await client.getByUri('publishImage', uri);
     return { id: uri, outs: withOutputs('publication', inputs, outputsOf(done, uri)) };
   },
@@ -77,13 +78,9 @@ export const publication: Handler<PublicationInputs> = {
   },
 
   async delete(client, id) {
-    await removePublication(client, id);
+    await removeObject(client, 'publication', id);
   },
 };
-
-async function removePublication(client: Client, uri: string): Promise<void> {
-  await deleteIfThere(client.machineImagePublished_delete(uriParams('machineImagePublished_get', uri)));
-}
 
 /** A publication of that image under that name that did not fail, for `adopt`. */
 async function findExisting(client: Client, inputs: PublicationInputs): Promise<PublishImage | undefined> {

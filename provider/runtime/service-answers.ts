@@ -1,9 +1,8 @@
 // How the runtime reads the service's answers: a 404 is "gone" (read, delete), a 409 is "exists already"
 // (create, with the way out: `adopt`).
 import { isForgeError } from '../../src/errors';
+import { isNotFound } from '../../src/engine/remove';
 
-/** The service answered 404: the object is gone. */
-export const isNotFound = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 404;
 /** The service answered 409: the object exists already. */
 export const isConflict = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 409;
 

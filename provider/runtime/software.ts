@@ -12,6 +12,7 @@ import { shapes } from '../shapes';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
 import { checkNamed, type Inputs, type Named } from './inputs';
 import { isRecord, isUnknown, stringsOf, UNKNOWN } from './plain';
+import { removeObject } from '../../src/engine/remove';
 import { created, deleteIfThere, unlessGone } from './service-answers';
 
 export interface SoftwareFileState {
@@ -158,7 +159,6 @@ export const software: Handler<SoftwareInputs> = {
   },
 
   async delete(client, id) {
-    const { uid, msid } = uriParams('mySoftware_get', id);
-    await deleteIfThere(client.mySoftware_delete({ uid, msid }));
+    await removeObject(client, 'software', id);
   },
 };

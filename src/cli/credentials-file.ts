@@ -1,7 +1,9 @@
 // The platform tool's credentials file (hammr's `credentials.yml` / `credentials.json`, `-c FILE`):
 // `url`, `user`, and `password` or the key pair `publickey` / `secretkey`. YAML reads both forms.
-import { readFileSync, statSync } from 'node:fs';
-import { parse } from 'yaml';
+import { statSync } from 'node:fs';
+import { parseYaml } from '../engine/parse';
+import { ProblemList } from '../engine/problems';
+import { readTextFile } from '../engine/text-file';
 import { UsageError } from './command';
 
 export interface FileCredentials {
@@ -20,13 +22,13 @@ const FIELDS: Readonly<Record<string, keyof FileCredentials | null>> = {
 
 /** Reads the file; `warn` is told about unknown keys and about a file others can read. */
 export function readCredentialsFile(file: string, warn: (message: string) => void): FileCredentials {
-  let data: unknown;
-  try {
-    data = parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(`--credentials ${file}: ${code ?? 'not YAML or JSON'}`);
-  }
+  const read = readTextFile(file);
+  if ('problem' in read) throw new UsageError(`--credentials ${file}: ${read.problem}`);
+  const problems = new ProblemList(file);
+  const { doc } = parseYaml(read.text, problems, { quote: false });
+  const first = problems.items[0];
+  if (first) throw new UsageError(`--credentials ${first.file}:${first.line}:${first.column}: ${first.message}`);
+  const data: unknown = doc.toJS();
   if (!data || typeof data !== 'object' || Array.isArray(data)) throw new UsageError(`--credentials ${file}: expected a mapping of url, user, password or publickey/secretkey`);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(data as Record<string, unknown>)) {

@@ -3,23 +3,31 @@
 // loaded only when called. `--help` on any command prints its help and exits 0; `--version` prints the
 // package's version.
 import nodeModule from 'node:module';
-import type { CommandModule } from './command';
-import { isForgeError, messageOf } from '../errors';
+import type { CommandTable } from './command';
+import { messageOf } from '../errors';
+import { echo } from '../error-text';
+import { describeFailure } from '../engine/failure';
 import { asksForHelp } from './options';
 import { packageVersion } from './version';
 import { peerHint } from '../engine/peer-packages';
 
-const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<CommandModule> }>> = {
+const COMMANDS: CommandTable = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
   users: { summary: 'manage users of a server data dir (users add <login>)', load: async () => (await import('./commands/users.js')).users },
   validate: { summary: 'check a declaration FILE offline: no service, no credentials', load: async () => (await import('./commands/validate.js')).validate },
   plan: { summary: 'say what apply would change for a declaration FILE (changes nothing)', load: async () => (await import('./commands/plan.js')).plan },
   apply: { summary: 'build and publish the images a declaration FILE describes', load: async () => (await import('./commands/apply.js')).apply },
+  destroy: { summary: 'remove what a declaration FILE made (asks first; --auto-approve)', load: async () => (await import('./commands/destroy.js')).destroy },
+  list: { summary: 'list the appliances, software, images and publications of the user', load: async () => (await import('./commands/list.js')).list },
+  show: { summary: 'print one of them: show KIND URI', load: async () => (await import('./commands/show.js')).show },
   boot: { summary: 'boot an IMAGE under QEMU: did it reach login? (--login, --run CMD)', load: async () => (await import('./commands/boot.js')).boot },
+  // Generated from this table: a command added above completes without a change there.
+  completion: { summary: 'print a bash or zsh completion script', load: async () => (await import('./commands/completion.js')).completionCommand(COMMANDS) },
 };
 
 function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(9)} ${c.summary}`);
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)} ${c.summary}`);
   return `usage: appliance-forge <command> [options]
        appliance-forge <command> --help     the command's options
        appliance-forge --version
@@ -44,7 +52,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const entry = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!entry) {
-    process.stderr.write(`appliance-forge: unknown command ${JSON.stringify(name)}\n${usage()}`);
+    process.stderr.write(`appliance-forge: unknown command ${echo(name)}\n${usage()}`);
     return 2;
   }
   // Node ≥ 22.1 keeps the compiled code of the modules a command loads (client, engine, server,
@@ -52,7 +60,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // NODE_DISABLE_COMPILE_CACHE as Node documents them. Node 22.0 has no such cache.
   (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   // With --detailed-exitcode, 2 means "changes present": a usage error is then 1, as terraform does.
-  const usageCode = rest.includes('--detailed-exitcode') ? 1 : 2;
+  const usageCode = rest.some((a) => a === '--detailed-exitcode' || a === '-detailed-exitcode') ? 1 : 2;
   try {
     const command = await entry.load();
     if (asksForHelp(rest)) {
@@ -61,12 +69,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return await command.run(rest);
   } catch (e) {
-    if (isForgeError(e, 'E_USAGE') || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`appliance-forge ${name}: ${messageOf(e)}\n`);
-      return usageCode;
-    }
-    process.stderr.write(`appliance-forge ${name}: ${peerHint(e, `appliance-forge ${name}`) ?? messageOf(e)}\n`);
-    return 1;
+    // Secrets of plan and apply are masked where they are known (declaration-command.ts); serve, users and boot print none.
+    const f = describeFailure(e, { mask: (text) => text });
+    process.stderr.write(`appliance-forge ${name}: ${peerHint(e, `appliance-forge ${name}`) ?? f.message}\n`);
+    return f.exitCode === 2 ? usageCode : 1;
   }
 }
 

@@ -1,6 +1,7 @@
 // How the command line shows the engine's events: bars redrawn in place on a terminal, plain lines
-// otherwise (CI logs, `TERM=dumb`), nothing in `--json` or `--quiet` mode (stdout then holds one JSON
-// document only). `NO_COLOR` (no-color.org) keeps the bars but drops the colours and bold.
+// otherwise (CI logs, `TERM=dumb`), JSON Lines with `--json` (stdout holds the one JSON document,
+// the events go to stderr; the same records fill `--log-file`), nothing with `--quiet`. `NO_COLOR`
+// (no-color.org) keeps the bars but drops the colours and bold.
 import type { EngineEvent } from '../engine';
 
 export interface Out {
@@ -26,6 +27,49 @@ export function useColor(env: Readonly<Record<string, string | undefined>>): boo
 export function createRenderer(mode: RenderMode, out: Out, o: { color?: boolean } = {}): Renderer {
   if (mode === 'silent') return { event: () => {}, finish: () => {} };
   return mode === 'tty' ? ttyRenderer(out, o.color ?? true) : plainRenderer(out);
+}
+
+export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+/** One JSON object per line (jsonlines.org), each with its time: the engine's events and log lines. */
+export type JsonLines = Renderer & { log(level: LogLevel, message: string): void };
+
+/**
+ * The records (README "Output"): `phase` {phase, message}, `step` {message}, `progress` {resource,
+ * label, percentage, message?, bytesDone?, bytesTotal?} once per percentage and message of a resource,
+ * `done` {resource, label, ok, message?}, and `log` {level, message}; each with `type` and `time`.
+ * `mask` is applied to every text written (the engine's events come masked already).
+ */
+export function jsonLines(out: Out, mask: (text: string) => string = (t) => t, now: () => Date = () => new Date()): JsonLines {
+  const lastProgress = new Map<string, string>();
+  const write = (record: Readonly<Record<string, unknown>>) => {
+    const masked = Object.fromEntries(Object.entries(record).map(([k, v]) => [k, typeof v === 'string' ? mask(v) : v]));
+    out.write(`${JSON.stringify({ type: masked.type, time: now().toISOString(), ...masked })}\n`);
+  };
+  return {
+    event(e) {
+      switch (e.type) {
+        case 'phase': write({ type: e.type, phase: e.phase, message: e.title }); break;
+        case 'step': write({ type: e.type, message: e.message }); break;
+        case 'progress': {
+          // Uploads and downloads report every chunk: one record per percent is plenty.
+          const seen = `${e.percentage} ${e.message ?? ''}`;
+          if (lastProgress.get(e.id) === seen) break;
+          lastProgress.set(e.id, seen);
+          const { type, id, ...rest } = e;
+          write({ type, resource: id, ...rest });
+          break;
+        }
+        case 'done': {
+          const { type, id, ...rest } = e;
+          write({ type, resource: id, ...rest });
+          break;
+        }
+      }
+    },
+    log: (level, message) => write({ type: 'log', level, message }),
+    finish() {},
+  };
 }
 
 function plainRenderer(out: Out): Renderer {

@@ -2,6 +2,7 @@
 // example 2), plus send, getByUri, upload, download and waitForJob over the fixed pipeline.
 import type { Writable } from 'node:stream';
 import type { Format } from '../codec/index';
+import { echo } from '../error-text';
 import { fillPath, operations, operationsById, type Operation, type OperationId } from '../model/operations';
 import { documents, type DocumentOf, type DocumentRoot, type OpStatus, type SoftwareArtifact } from '../model/resources';
 import { ResponseCache, type CacheOptions } from './cache';
@@ -201,16 +202,26 @@ export function createClient(options: ClientOptions): Client {
   return client;
 }
 
-function checkOptions(o: ClientOptions): ClientOptions {
-  if (typeof o !== 'object' || o === null) throw new TypeError('createClient: options are required');
+/**
+ * What is wrong with a service base URL, in words that follow "url" (`"foo" is not a URL`), or
+ * undefined when it will do. Credentials in it are never echoed.
+ */
+export function baseUrlProblem(url: string): string | undefined {
   let u: URL;
   try {
-    u = new URL(o.url);
+    u = new URL(url);
   } catch {
-    throw new TypeError(`createClient: url ${JSON.stringify(String(o.url))} is not a URL`);
+    return `${echo(url)} is not a URL`;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new TypeError('createClient: url must be http: or https:');
-  if (u.search || u.hash || u.username || u.password) throw new TypeError('createClient: url must not carry a query, fragment or credentials');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be http: or https:';
+  if (u.search || u.hash || u.username || u.password) return 'must not carry a query, fragment or credentials';
+  return undefined;
+}
+
+function checkOptions(o: ClientOptions): ClientOptions {
+  if (typeof o !== 'object' || o === null) throw new TypeError('createClient: options are required');
+  const bad = baseUrlProblem(String(o.url));
+  if (bad) throw new TypeError(`createClient: url ${bad}`);
   const a = o.auth as Partial<Record<'login' | 'publicKey' | 'secretKey' | 'password', unknown>> | undefined;
   if (!a || typeof a.login !== 'string' || a.login === '') throw new TypeError('createClient: auth.login is required');
   const apiKey = typeof a.publicKey === 'string' && typeof a.secretKey === 'string' && a.publicKey !== '' && a.secretKey !== '';

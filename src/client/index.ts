@@ -1,5 +1,5 @@
 // The client library's public surface.
-export { createClient, type Client, type ClientOptions, type DownloadOptions, type DownloadOpId } from './client';
+export { baseUrlProblem, createClient, type Client, type ClientOptions, type DownloadOptions, type DownloadOpId } from './client';
 export type { ArgsOf, CallOptions, OperationMethods, ResultOf, SendResult } from './methods';
 export type { Auth } from './sign';
 export type { CacheOptions } from './cache';

@@ -4,6 +4,7 @@
 import { EnvHttpProxyAgent, Pool, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import { AbortedError, messageOf, TransportError } from '../errors';
+import { systemErrorText } from '../error-text';
 import { flatHeaders, type Exchange, type WireRequest } from './wire';
 
 export interface TransportOptions {
@@ -81,7 +82,7 @@ export function transportFailure(e: unknown, req: Pick<WireRequest, 'method' | '
   }
   const kind = failureKind(e);
   const what = kind === 'timeout' ? 'timed out' : kind === 'connect' ? 'could not connect' : kind === 'reset' ? 'connection reset' : 'failed';
-  const detail = messageOf(e);
+  const detail = systemErrorText(e, { causes: true }) ?? messageOf(e);
   return new TransportError(`${req.method} ${stripQuery(req.target)} ${what}: ${detail}`, e, kind !== 'other');
 }
 

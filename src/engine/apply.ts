@@ -10,6 +10,7 @@ import type { EventSink } from './events';
 import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, recordUri, type SoftwarePlan, urisOf, applianceTag } from './plan';
 import { publishImageBody } from './publication-body';
 import { installProfileOf } from './installation';
+import { removeAll, type Removed } from './remove';
 import type { LocalFile, Resolved } from './state';
 
 export interface ApplyOptions {
@@ -45,6 +46,8 @@ export interface ApplyResult {
   readonly applianceUri: string;
   readonly revision: number;
   readonly images: readonly ImageResult[];
+  /** What `--prune` removed (the plan's removals), after every image and publication succeeded. */
+  readonly removed: readonly Removed[];
 }
 
 /** Some tasks of an apply failed; the others ran to their end. */
@@ -115,7 +118,14 @@ export async function applyPlan(
     o.signal,
   );
   const images = perImage.flat().sort((a, b) => a.builder - b.builder);
-  return { applianceUri: recordUri(app, 'appliance'), revision, images };
+
+  // ---- Superseded images and their publications: only once everything above succeeded.
+  let removed: Removed[] = [];
+  if (plan.removals.length) {
+    emit({ type: 'phase', phase: 'remove', title: 'Superseded images' });
+    removed = await removeAll(client, plan.removals, { signal: o.signal, emit });
+  }
+  return { applianceUri: recordUri(app, 'appliance'), revision, images, removed };
 }
 
 /** Runs tasks in parallel to their end; an abort wins over other failures, then all failures are thrown together. */

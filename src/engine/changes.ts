@@ -4,6 +4,7 @@
 // what an apply would leave alone; `hasChanges` says whether anything would change. No secret
 // leaves here: passwords are never copied in, and every text is masked with the run's secrets.
 import type { Plan } from './plan';
+import type { Removal } from './remove';
 import type { SecretSet } from './secrets';
 
 export type ChangeKind = 'appliance' | 'os-profile' | 'package' | 'software' | 'file' | 'image' | 'publication';
@@ -88,6 +89,19 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
       reason: p.reason,
     });
   }
+  out.push(...removalChanges(plan.removals));
+  return secrets ? out.map((c) => maskDeep(c, secrets)) : out;
+}
+
+/**
+ * Removals (`apply --prune`, `destroy`) as changes: `delete`, with `after` null; objects a destroy
+ * leaves are `unchanged`, with why.
+ */
+export function removalChanges(removals: readonly Removal[], kept: readonly Removal[] = [], secrets?: SecretSet): PlanChange[] {
+  const out = [
+    ...removals.map((r): PlanChange => ({ kind: r.kind, name: r.name, action: 'delete', before: r.before, after: null, reason: r.reason })),
+    ...kept.map((k): PlanChange => ({ kind: k.kind, name: k.name, action: 'unchanged', before: k.before, after: k.before, reason: k.reason })),
+  ];
   return secrets ? out.map((c) => maskDeep(c, secrets)) : out;
 }
 

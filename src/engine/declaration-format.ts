@@ -4,6 +4,8 @@
 // compiler holds parse.ts and installation.ts to reading each key as the kind it has here), and
 // declaration-schema.ts turns it into the JSON Schema that editors use.
 import { HTTP_URL_PATTERN, RIGHTS_PATTERN } from '../model/field-rules';
+import { openStackAccountFields, osUser } from '../model/resources';
+import type { Fields } from '../model/schema';
 
 /** A value test that is not a kind: the message says "<field> must be <says>". */
 export interface Check {
@@ -68,6 +70,8 @@ export interface Shape<F extends Readonly<Record<string, FieldSpec>> = Readonly<
   readonly closed?: string;
   /** A key that, when present, needs these keys too. */
   readonly needs?: Readonly<Partial<Record<keyof F & string, readonly (keyof F & string)[]>>>;
+  /** The model fields its keys land in: the values of those the model marks secret are masked wherever they go. */
+  readonly model?: Fields;
 }
 
 /** Keeps the literal types (kinds, `needs`), so that the compiler knows each key's kind. */
@@ -91,7 +95,7 @@ export const SSH_KEY = shape({
 const sshKeys = list('SSH public keys authorised for the account.', map(SSH_KEY));
 
 export const ROOT_USER = shape({
-  name: 'rootUser', doc: "The root account's settings.", closed: NOT_SET,
+  name: 'rootUser', doc: "The root account's settings.", closed: NOT_SET, model: osUser.fields,
   fields: {
     password: text('Root password (a secret: masked in every output; write ${env:NAME}).'),
     disablePasswordLogin: bool('Refuse password logins for root.'),
@@ -100,7 +104,7 @@ export const ROOT_USER = shape({
 });
 
 export const OS_USER = shape({
-  name: 'osUser', doc: 'An account created in the image.', closed: NOT_SET,
+  name: 'osUser', doc: 'An account created in the image.', closed: NOT_SET, model: osUser.fields,
   fields: {
     name: text('Login name.', { required: true }),
     fullName: text('Full name (GECOS).'),
@@ -190,7 +194,7 @@ export const STACK = shape({
 });
 
 export const ACCOUNT = shape({
-  name: 'account', doc: 'An OpenStack cloud account.',
+  name: 'account', doc: 'An OpenStack cloud account.', model: openStackAccountFields,
   fields: {
     type: text('OpenStack.', { required: true, check: { pattern: /^openstack$/i, says: 'OpenStack: only OpenStack accounts are supported' } }),
     name: text('Account name.', { required: true }),

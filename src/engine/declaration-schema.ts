@@ -1,7 +1,7 @@
 // The JSON Schema (draft-07, what yaml-language-server and most editors read) of the declaration
 // format, made from declaration-format.ts, the description the parser reads through. It is the strict
 // reading (`validate --strict`): an unknown key is refused, where the parser alone only warns. A value
-// that reads a variable (`${env:NAME}`) passes as text: its value is checked once it is read.
+// that reads a variable (`${env:NAME}`, `${var:NAME}`) passes as text: its value is checked once it is read.
 // scripts/build-schema.mjs writes it to schema/declaration.schema.json, the file the package ships.
 import { DECLARATION, type FieldSpec, type Shape } from './declaration-format';
 

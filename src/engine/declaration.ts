@@ -101,7 +101,7 @@ export interface Declaration {
   readonly dir: string;
   readonly stack: StackDecl;
   readonly builders: readonly BuilderDecl[];
-  /** Every secret read from the file: passwords and every `${env:…}` value. */
+  /** The values of the fields the model marks secret (passwords), written in the file or read from `${env:…}`. */
   readonly secrets: readonly string[];
 }
 

@@ -2,7 +2,7 @@
 // lines from these, the Action groups its log by phase. Messages are masked before they leave the
 // engine (secrets.ts).
 
-export type Phase = 'resolve' | 'software' | 'appliance' | 'images' | 'publications';
+export type Phase = 'resolve' | 'software' | 'appliance' | 'images' | 'publications' | 'remove';
 
 export type EngineEvent =
   | { readonly type: 'phase'; readonly phase: Phase; readonly title: string }

@@ -1,8 +1,10 @@
 // One failure, in words a user can act on, with the exit code the command line uses (2 for an
-// invalid file, 1 otherwise). Shared by the command line and the Action; always masked.
+// invalid file, a usage error or a builder selection that names no builder, 1 otherwise): the one error formatter of the command line and the
+// Action. The message is built from the error's code (a system error's code in words, never a
+// class's prefix or code), bounded in length, and always masked.
+import { systemErrorText } from '../error-text';
 import { isForgeError } from '../errors';
-import { ConnectSettingsError } from './connect';
-import { EmbeddedUnavailableError } from './embedded';
+import { BuilderSelectionError } from './builder-selection';
 import { DeclarationError, type Problem } from './problems';
 import type { SecretSet } from './secrets';
 
@@ -14,26 +16,50 @@ export interface Failure {
   readonly interrupted: boolean;
 }
 
-export function describeFailure(e: unknown, secrets: SecretSet): Failure {
+/** The run's time bound: its signal (AbortSignal.timeout's, possibly combined) and how to name it. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  /** E.g. `30m (--timeout)`. */
+  readonly bound: string;
+}
+
+/** A failure's message is one screen at most (a usage error's text included); declaration problems are bounded by count (problems.ts). */
+const MESSAGE_CHARS = 4000;
+
+export function describeFailure(e: unknown, secrets: Pick<SecretSet, 'mask'>, deadline?: Deadline): Failure {
   const base = { problems: [] as Problem[], interrupted: false, exitCode: 1 as const };
   if (isForgeError(e, 'E_DECLARATION') && e instanceof DeclarationError) {
     return { ...base, exitCode: 2, message: secrets.mask(e.message), problems: e.problems.map((p) => ({ ...p, message: secrets.mask(p.message) })) };
   }
-  let message: string;
+  // The time bound ran out (AbortSignal.timeout's reason): a failure that says so, not an interruption.
+  const reason: unknown = deadline?.signal.reason;
+  const timedOut = reason instanceof DOMException && reason.name === 'TimeoutError' ? deadline?.bound : undefined;
+  if (isForgeError(e, 'E_ABORTED') && timedOut === undefined) return { ...base, interrupted: true, message: `interrupted: ${secrets.mask(e.message)}` };
+  const usage = e instanceof BuilderSelectionError || isForgeError(e, 'E_USAGE') || isForgeError(e, 'E_SETTINGS') || /^ERR_PARSE_ARGS/.test(codeOf(e) ?? '');
+  const message = secrets.mask(timedOut === undefined ? messageFor(e) : `timed out after ${timedOut}: ${messageFor(e)}`);
+  return { ...base, ...(usage ? { exitCode: 2 as const } : {}), message: message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message };
+}
+
+function messageFor(e: unknown): string {
   if (isForgeError(e, 'E_API')) {
-    message = e.status === 401
+    return e.status === 401
       ? `the service refused the credentials (401): check the user and the API key pair or password (${e.message})`
       : e.status === 403
         ? `the service refused access (403): ${e.message}`
         : `the service answered ${e.message}`;
-  } else if (isForgeError(e, 'E_TRANSPORT')) {
-    message = `cannot reach the service: ${e.message}`;
-  } else if (isForgeError(e, 'E_ABORTED')) {
-    return { ...base, interrupted: true, message: `interrupted: ${secrets.mask(e.message)}` };
-  } else if (isForgeError(e, 'E_APPLY') || e instanceof ConnectSettingsError || e instanceof EmbeddedUnavailableError || e instanceof Error) {
-    message = e.message;
-  } else {
-    message = String(e);
   }
-  return { ...base, message: secrets.mask(message) };
+  if (isForgeError(e, 'E_TRANSPORT')) return `cannot reach the service: ${e.message}`;
+  // Each failed step in these words, without ApplyError's own "apply failed:" (the adapters say what failed).
+  if (isForgeError(e, 'E_APPLY')) {
+    const steps = e.failures.map((f) => `${f.what}: ${messageFor(f.error)}`);
+    return steps.length === 1 ? steps[0]! : `${steps.length} steps failed:\n${steps.map((s) => `  ${s}`).join('\n')}`;
+  }
+  if (isForgeError(e)) return e.message;
+  // Node's own errors (a folder that cannot be made, a port in use) by their code, in words.
+  return systemErrorText(e) ?? (e instanceof Error ? e.message : String(e));
+}
+
+function codeOf(e: unknown): string | undefined {
+  const c = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  return typeof c === 'string' ? c : undefined;
 }

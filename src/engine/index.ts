@@ -3,11 +3,12 @@
 import type { Client } from '../client';
 import { applyPlan, type ApplyOptions, type ApplyResult } from './apply';
 import type { Declaration } from './declaration';
-import type { Env } from './env-refs';
 import type { EngineEvent, EventSink } from './events';
 import { hashBundleFiles, observe } from './observe';
-import { parseDeclarationFile } from './parse';
+import { parseDeclarationFile, type ParseOptions } from './parse';
 import { computePlan, type Plan } from './plan';
+import { observeDestroy, type DestroyPlan } from './destroy';
+import { removeAll, type Removed } from './remove';
 import { DeclarationError, type Problem } from './problems';
 import { resolveDeclaration } from './resolve';
 import { SecretSet } from './secrets';
@@ -18,11 +19,16 @@ export type { Declaration, BuilderDecl, BundleDecl, PackageDecl } from './declar
 export type { EngineEvent, EventSink, Phase } from './events';
 export { parseDeclaration, parseDeclarationFile, type ParseOptions } from './parse';
 export { ALLOW_OUTSIDE_SOURCES } from './bundle-source';
+export { collectVars, VarsError } from './vars';
+export { BuilderSelectionError, selectBuilders, selectorList } from './builder-selection';
 export { validateDeclarationFile, type ValidationReport } from './validate';
-export { formatPlan, planSummary } from './report';
-export { isNoOp, planChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
+export { closingLine, formatPlan, formatRemovals, planSummary } from './report';
+export { isNoOp, planChanges, removalChanges, type ChangeAction as PlanChangeAction, type ChangeKind, type PlanChange } from './changes';
+export { computeDestroy, type DestroyPlan } from './destroy';
+export { removeObject, type RemovableKind, type Removal, type Removed } from './remove';
+export { INVENTORY_KINDS, inventoryUri, inventoryUriText, type InventoryItem, listInventory, showRecord } from './inventory';
 export type { AppliancePlan, ImagePlan, Plan, PublicationPlan, SoftwarePlan } from './plan';
-export { DeclarationError, formatProblem, type Problem, type Position } from './problems';
+export { DeclarationError, formatProblem, formatProblems, listProblems, PROBLEMS_LISTED, type Problem, type Position } from './problems';
 export { MASK, SecretSet } from './secrets';
 
 export interface Loaded {
@@ -32,7 +38,7 @@ export interface Loaded {
 }
 
 /** Reads and validates a declaration file; throws DeclarationError with every problem. */
-export function loadDeclaration(file: string, options: { env?: Env; allowOutsideSources?: boolean | undefined } = {}): Loaded {
+export function loadDeclaration(file: string, options: Pick<ParseOptions, 'env' | 'vars' | 'allowOutsideSources' | 'publish'> = {}): Loaded {
   const r = parseDeclarationFile(file, options);
   if (!r.declaration) throw new DeclarationError(r.problems);
   return { declaration: r.declaration, problems: r.problems };
@@ -44,6 +50,8 @@ export interface EngineOptions extends ApplyOptions {
   readonly secrets?: SecretSet;
   /** Plan and apply publications; default true (the Action's `publish` input). */
   readonly publish?: boolean;
+  /** Plan and carry out the removal of superseded images and their publications; default false. */
+  readonly prune?: boolean;
 }
 
 export interface PlanResult {
@@ -75,7 +83,7 @@ async function prepare(decl: Declaration, o: EngineOptions, emit: EventSink) {
     observe(o.client, decl, o.signal),
     hashBundleFiles(decl),
   ]);
-  const plan = computePlan(decl, resolved, observed, files, { publish: o.publish });
+  const plan = computePlan(decl, resolved, observed, files, { publish: o.publish, prune: o.prune });
   return { resolved, files, plan };
 }
 
@@ -92,4 +100,18 @@ export async function applyDeclaration(decl: Declaration, o: EngineOptions): Pro
   const { resolved, files, plan } = await prepare(decl, o, emit);
   const result = await applyPlan(o.client, decl, resolved, files, plan, { ...o, onEvent: emit });
   return { ...result, plan };
+}
+
+/** What `destroy` would remove for the declaration, and what it leaves (with why). Reads only. */
+export async function planDestroy(decl: Declaration, o: EngineOptions): Promise<DestroyPlan> {
+  const { emit } = masked(o, decl);
+  emit({ type: 'phase', phase: 'resolve', title: 'Find what the declaration made' });
+  return observeDestroy(o.client, decl, o.signal);
+}
+
+/** Removes what `planDestroy` planned, in order (an object already gone is `gone`). */
+export async function destroyPlanned(decl: Declaration, plan: DestroyPlan, o: EngineOptions): Promise<Removed[]> {
+  const { emit } = masked(o, decl);
+  emit({ type: 'phase', phase: 'remove', title: `Remove ${decl.stack.name} ${decl.stack.version}` });
+  return removeAll(o.client, plan.removals, { signal: o.signal, emit });
 }

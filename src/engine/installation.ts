@@ -8,6 +8,7 @@ import { redactRecord } from '../model/redact';
 import { installProfile, type InstallProfile, type OsGroup, type OsUser } from '../model/resources';
 import { INSTALLATION, keyNames, OS_GROUP, OS_USER, ROOT_USER, SSH_KEY } from './declaration-format';
 import type { Position } from './problems';
+import { notIn, sshKeyProblem, takenName, timezoneProblem, unknownGroup, VOCABULARIES } from './vocabularies';
 import type { MapView, YamlReader } from './yaml-reader';
 
 export interface SshKeyDecl {
@@ -74,16 +75,10 @@ function readKeys(r: YamlReader, m: MapView<typeof ROOT_USER> | MapView<typeof O
   return (m as MapView<typeof ROOT_USER>).seq('sshKeys').flatMap((item) => {
     const k = r.map(item, `${what}.sshKeys[]`, SSH_KEY, m.keyAt('sshKeys'));
     const publicKey = k?.str('publicKey');
+    if (k && publicKey) r.vocabulary(k.valueAt('publicKey'), () => sshKeyProblem(`${what}.sshKeys[].publicKey`, publicKey));
     const name = k?.str('name');
     return publicKey ? [{ ...(name !== undefined ? { name } : {}), publicKey: publicKey.trim() }] : [];
   });
-}
-
-/** A password is a secret: masked in every output, whether written in the file or read from `${env:…}`. */
-function readPassword(r: YamlReader, m: MapView<typeof ROOT_USER> | MapView<typeof OS_USER>): string | undefined {
-  const p = (m as MapView<typeof ROOT_USER>).str('password');
-  r.secrets.add(p);
-  return p;
 }
 
 /** Comma-separated text (the service's form) or a YAML list. */
@@ -99,25 +94,33 @@ export function readInstallation(r: YamlReader, m: MapView<typeof INSTALLATION> 
   if (!m) return {};
   const what = 'stack.installation';
   const opt = <K extends string, V>(k: K, v: V | undefined) => (v !== undefined ? ({ [k]: v } as { [P in K]: V }) : {});
+  // Passwords are secrets (the shapes' model: osUser.password), masked in every output.
   const root = m.has('rootUser') ? m.map('rootUser') : undefined;
   const users: OsUserDecl[] = [];
   const seenUsers = new Set<string>();
+  // A user's groups, checked once every declared group is known.
+  const groupRefs: Array<{ at: Position; label: string; group: string }> = [];
   for (const item of m.seq('users')) {
     const u = r.map(item, `${what}.users[]`, OS_USER, m.keyAt('users'));
     const name = u?.str('name');
     if (!u || !name) continue;
     if (seenUsers.has(name)) r.problems.add(u.valueAt('name'), `user "${name}" is declared twice`);
     seenUsers.add(name);
+    r.vocabulary(u.valueAt('name'), () => takenName(`${what}.users[].name`, name, 'user'));
+    const primary = u.str('primaryGroup');
+    const secondary = readGroupList(r, u, `${what}.users[]`);
+    if (primary !== undefined) groupRefs.push({ at: u.valueAt('primaryGroup'), label: `${what}.users[].primaryGroup`, group: primary });
+    for (const g of secondary ?? []) groupRefs.push({ at: u.valueAt('secondaryGroups'), label: `${what}.users[].secondaryGroups`, group: g });
     users.push({
       name,
       ...opt('fullName', u.str('fullName')),
       ...opt('userId', u.int('userId')),
-      ...opt('primaryGroup', u.str('primaryGroup')),
-      ...opt('secondaryGroups', readGroupList(r, u, `${what}.users[]`)),
+      ...opt('primaryGroup', primary),
+      ...opt('secondaryGroups', secondary),
       ...opt('homeDir', u.str('homeDir')),
       ...opt('shell', u.str('shell')),
       ...opt('systemUser', u.bool('systemUser')),
-      ...opt('password', readPassword(r, u)),
+      ...opt('password', u.str('password')),
       ...opt('disablePasswordLogin', u.bool('disablePasswordLogin')),
       ...opt('sshKeys', readKeys(r, u, `${what}.users[]`)),
       at: u.at,
@@ -131,18 +134,24 @@ export function readInstallation(r: YamlReader, m: MapView<typeof INSTALLATION> 
     if (!g || !name) continue;
     if (seenGroups.has(name)) r.problems.add(g.valueAt('name'), `group "${name}" is declared twice`);
     seenGroups.add(name);
+    r.vocabulary(g.valueAt('name'), () => takenName(`${what}.groups[].name`, name, 'group'));
     groups.push({ name, ...opt('groupId', g.int('groupId')), ...opt('systemGroup', g.bool('systemGroup')), at: g.at });
   }
+  for (const g of groupRefs) r.vocabulary(g.at, () => unknownGroup(g.label, g.group, seenGroups));
+  const timezone = m.str('timezone');
+  const keyboard = m.str('keyboard');
+  if (timezone !== undefined) r.vocabulary(m.valueAt('timezone'), () => timezoneProblem(`${what}.timezone`, timezone));
+  if (keyboard !== undefined) r.vocabulary(m.valueAt('keyboard'), () => notIn(`${what}.keyboard`, keyboard, VOCABULARIES.keyboard));
   const kernel = m.str('kernelParams');
   return {
     ...opt('diskSize', m.int('diskSize')),
     ...opt('swapSize', m.int('swapSize')),
     ...opt('memorySize', m.int('memorySize')),
-    ...opt('timezone', m.str('timezone')),
-    ...opt('keyboard', m.str('keyboard')),
+    ...opt('timezone', timezone),
+    ...opt('keyboard', keyboard),
     ...opt('kernelParams', kernel?.split(/\s+/).filter((w) => w !== '').join(' ')),
     ...(root
-      ? { rootUser: { ...opt('password', readPassword(r, root)), ...opt('disablePasswordLogin', root.bool('disablePasswordLogin')), ...opt('sshKeys', readKeys(r, root, `${what}.rootUser`)) } }
+      ? { rootUser: { ...opt('password', root.str('password')), ...opt('disablePasswordLogin', root.bool('disablePasswordLogin')), ...opt('sshKeys', readKeys(r, root, `${what}.rootUser`)) } }
       : {}),
     ...(m.has('users') ? { users } : {}),
     ...(m.has('groups') ? { groups } : {}),

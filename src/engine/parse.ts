@@ -1,9 +1,9 @@
 // Reads and validates a declaration in the platform tool's format (docs/design/declaration.md):
 // YAML or JSON, sections `stack`, `builders`, `accounts`. Every problem is collected before the
 // DeclarationError is thrown, each with file, line and column.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { type Document, isScalar, isSeq, LineCounter, parseDocument, type YAMLError } from 'yaml';
+import { echo } from '../error-text';
 import type {
   AccountDecl, AccountRef, BuilderDecl, BundleDecl, BundleFileDecl, Declaration, PackageDecl, PublicationDecl, StackDecl,
 } from './declaration';
@@ -13,6 +13,8 @@ import type { Env } from './env-refs';
 import { readInstallation } from './installation';
 import { ProblemList, type Problem } from './problems';
 import { SecretSet } from './secrets';
+import { notIn, SHIPPED_FORMATS, unknownFormat, VOCABULARIES } from './vocabularies';
+import { readTextFile } from './text-file';
 import { type MapView, type ReaderOptions, YamlReader } from './yaml-reader';
 
 export interface ParseOptions extends ReaderOptions {
@@ -20,6 +22,11 @@ export interface ParseOptions extends ReaderOptions {
   readonly env?: Env;
   /** Accept bundle sources outside the declaration's folder (bundle-source.ts); default false. */
   readonly allowOutsideSources?: boolean | undefined;
+  /**
+   * false (`--no-publish`): the builders' publication fields and the accounts are not read, so their
+   * `${env:…}` variables are neither resolved nor required; builders have no publication. Default true.
+   */
+  readonly publish?: boolean | undefined;
 }
 
 export interface ParseResult {
@@ -28,42 +35,63 @@ export interface ParseResult {
   readonly problems: readonly Problem[];
   /** The variables the file reads through `${env:NAME}`, set or not, sorted. */
   readonly envNames?: readonly string[];
+  /** The variables the file reads through `${var:NAME}`, set or not, sorted. */
+  readonly varNames?: readonly string[];
 }
 
 /** Reads a declaration file. The file name in problems is the one given (relative names stay relative). */
 export function parseDeclarationFile(file: string, options: ParseOptions = {}): ParseResult {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
+  const read = readTextFile(file);
+  if ('problem' in read) {
     const problems = new ProblemList(file);
-    problems.add(undefined, `cannot read the declaration: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    problems.add(read.at, read.problem);
     return { problems: problems.items };
   }
-  return parseDeclaration(text, { ...options, file, dir: path.dirname(path.resolve(file)) });
+  return parseDeclaration(read.text, { ...options, file, dir: path.dirname(path.resolve(file)) });
+}
+
+/**
+ * Parses YAML (or JSON: YAML 1.2 reads it too); each syntax error becomes a problem at its line and
+ * column. `quote: false` for a file of secrets: the messages then never quote its text.
+ */
+export function parseYaml(text: string, problems: ProblemList, o: { quote?: boolean } = {}): { doc: Document.Parsed; lc: LineCounter } {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  for (const e of doc.errors) {
+    const p = e.pos[0] >= 0 ? lc.linePos(e.pos[0]) : undefined;
+    problems.add(p ? { line: p.line, column: p.col } : undefined, yamlErrorText(e, o.quote ?? true));
+  }
+  return { doc, lc };
+}
+
+/**
+ * A YAML syntax error in words: the parser's message, without a position (the problem carries it) or
+ * its code, starting in lower case as the other problems do, the text it quotes cut to a readable length.
+ */
+function yamlErrorText(e: YAMLError, quote: boolean): string {
+  const quoted = /^(.*?): ("(?:[^"\\]|\\.)*")$/s.exec(e.message);
+  const text = quoted ? (quote ? `${quoted[1]}: ${echo(JSON.parse(quoted[2]!) as string)}` : quoted[1]!) : e.message;
+  return /^[A-Z][a-z]/.test(text) ? `${text[0]!.toLowerCase()}${text.slice(1)}` : text;
 }
 
 export function parseDeclaration(text: string, o: { file: string; dir: string } & ParseOptions): ParseResult {
   const problems = new ProblemList(o.file);
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
-  for (const e of doc.errors) {
-    const p = e.linePos?.[0];
-    problems.add(p ? { line: p.line, column: p.col } : undefined, e.message.split('\n')[0]!);
-  }
+  const { doc, lc } = parseYaml(text, problems);
   if (doc.errors.length) return { problems: problems.sorted() };
 
   const secrets = new SecretSet();
-  const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets, { strict: o.strict, envOptional: o.envOptional });
+  const r = new YamlReader(text, lc, problems, o.env ?? process.env, secrets, { strict: o.strict, envOptional: o.envOptional, vars: o.vars, vocabularies: o.vocabularies });
   const root = r.map(doc.contents, '', DECLARATION);
   if (!root) return { problems: problems.sorted() };
 
-  const accounts = readAccounts(r, root);
+  const publish = o.publish !== false;
+  const accounts = publish ? readAccounts(r, root) : undefined;
   const stack = root.need('stack') ? readStack(r, root.map('stack'), { dir: o.dir, allowOutside: o.allowOutsideSources === true }) : undefined;
   const builders = readBuilders(r, root, accounts);
 
   const envNames = [...r.envNames].sort();
-  if (problems.hasErrors || !stack) return { problems: problems.sorted(), envNames };
+  const varNames = [...r.varNames].sort();
+  if (problems.hasErrors || !stack) return { problems: problems.sorted(), envNames, varNames };
   // An image's disk is the builder's size, else the stack's: the service takes the image's profile whole.
   const sized = builders.map((b) =>
     b.installProfile.diskSize === undefined && stack.installation.diskSize !== undefined
@@ -74,6 +102,7 @@ export function parseDeclaration(text: string, o: { file: string; dir: string } 
     declaration: { file: o.file, dir: o.dir, stack, builders: sized, secrets: secrets.list() },
     problems: problems.sorted(),
     envNames,
+    varNames,
   };
 }
 
@@ -87,6 +116,8 @@ function readStack(r: YamlReader, m: MapView<typeof STACK> | undefined, sources:
   const osVersion = os?.str('version');
   const arch = os?.str('arch');
   const profile = os?.str('profile');
+  if (os && osName) r.vocabulary(os.valueAt('name'), () => notIn('stack.os.name', osName, VOCABULARIES.osName));
+  if (os?.has('arch') && arch !== undefined) r.vocabulary(os.valueAt('arch'), () => notIn('stack.os.arch', arch, VOCABULARIES.arch));
   const packages = os ? readPackages(r, os) : [];
   const installation = readInstallation(r, m.has('installation') ? m.map('installation') : undefined);
   const bundles = readBundles(r, m, sources);
@@ -171,7 +202,7 @@ function readAccounts(r: YamlReader, root: MapView<typeof DECLARATION>): Map<str
   const out = new Map<string, AccountDecl>();
   for (const item of root.seq('accounts')) {
     const m = r.map(item, 'accounts[]', ACCOUNT, root.keyAt('accounts'));
-    const a = m && readAccount(r, m);
+    const a = m && readAccount(m);
     if (!m || !a) continue;
     if (out.has(a.name)) r.problems.add(m.valueAt('name'), `account "${a.name}" is declared twice`);
     out.set(a.name, a);
@@ -179,7 +210,7 @@ function readAccounts(r: YamlReader, root: MapView<typeof DECLARATION>): Map<str
   return out;
 }
 
-function readAccount(r: YamlReader, m: MapView<typeof ACCOUNT>): AccountDecl | undefined {
+function readAccount(m: MapView<typeof ACCOUNT>): AccountDecl | undefined {
   const type = m.str('type');
   const name = m.str('name');
   const keystoneUrl = m.str('keystoneUrl');
@@ -187,12 +218,12 @@ function readAccount(r: YamlReader, m: MapView<typeof ACCOUNT>): AccountDecl | u
   const keystoneVersion = m.str('keystoneVersion');
   const login = m.str('login');
   const password = m.str('password');
-  r.secrets.add(password);
   if (!type || !name || !keystoneUrl || keystoneVersion === undefined || !login || !password) return undefined;
   return { name, type: 'OpenStack', keystoneUrl, glanceUrl, keystoneVersion: 'v3', login, password, at: m.at };
 }
 
-function readBuilders(r: YamlReader, root: MapView<typeof DECLARATION>, accounts: Map<string, AccountDecl>): BuilderDecl[] {
+/** `accounts` undefined: publications are not read (ParseOptions.publish). */
+function readBuilders(r: YamlReader, root: MapView<typeof DECLARATION>, accounts: Map<string, AccountDecl> | undefined): BuilderDecl[] {
   if (!root.need('builders')) return [];
   const items = root.seq('builders');
   if (items.length === 0 && isSeq(root.node('builders'))) {
@@ -203,12 +234,13 @@ function readBuilders(r: YamlReader, root: MapView<typeof DECLARATION>, accounts
     const m = r.map(item, `builders[${index}]`, BUILDER, root.keyAt('builders'));
     if (!m) return;
     const type = m.str('type');
+    if (type) r.vocabulary(m.valueAt('type'), () => unknownFormat(type, SHIPPED_FORMATS, 'the reference server'));
     const inst = m.has('installation') ? m.map('installation') : undefined;
     const hw = m.has('hardwareSettings') ? m.map('hardwareSettings') : undefined;
     const diskSize = inst?.int('diskSize');
     const memorySize = hw?.int('memory');
     const compress = m.bool('compress') ?? false;
-    const publication = readPublication(r, m, index, accounts);
+    const publication = accounts && readPublication(r, m, index, accounts);
     if (!type) return;
     out.push({
       index, type, typeAt: m.valueAt('type'),
@@ -241,7 +273,7 @@ function readPublication(r: YamlReader, m: MapView<typeof BUILDER>, index: numbe
     const name = am.str(refBy);
     if (name) account = accounts.get(name) ?? { ref: name, at: am.valueAt(refBy) };
   } else {
-    account = readAccount(r, am);
+    account = readAccount(am);
   }
   // A value present but unreadable has already been reported.
   for (const k of needs.account) if (!m.has(k)) r.problems.add(m.keyAt('account'), `${what}.${k} is required to publish`);

@@ -4,11 +4,12 @@
 import { createHash } from 'node:crypto';
 import { DecodeError } from '../errors';
 import { jobState } from '../model/job-state';
-import type { Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
+import type { Appliance, Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
 import { canonicalUri } from '../model/uris';
 import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl, StackDecl } from './declaration';
 import { installChanges, passwordFingerprint } from './installation';
 import { ProblemList } from './problems';
+import type { Removal } from './remove';
 import type { LocalFile, Observed, Resolved, ResolvedAccount } from './state';
 
 export type ChangeAction = 'create' | 'update' | 'unchanged';
@@ -98,6 +99,8 @@ export interface Plan {
   readonly software: readonly SoftwarePlan[];
   readonly images: readonly ImagePlan[];
   readonly publications: readonly PublicationPlan[];
+  /** With `prune`: superseded images and their publications, removed after a successful apply. */
+  readonly removals: readonly Removal[];
   /** True when an apply would change anything on the service. */
   readonly hasChanges: boolean;
 }
@@ -105,6 +108,8 @@ export interface Plan {
 export interface PlanOptions {
   /** Plan publications (the Action's `publish` input); default true. */
   readonly publish?: boolean | undefined;
+  /** Plan the removal of superseded images and their publications (`apply --prune`); default false. */
+  readonly prune?: boolean | undefined;
 }
 
 /** Last segment of a resource URI: the id in its path. */
@@ -127,9 +132,11 @@ export function urisOf(records: ReadonlyArray<{ readonly uri?: string | undefine
 }
 
 /** The same resource, whichever of the spellings `canonicalUri` accepts. */
-function sameUri(a: string | undefined, b: string | undefined): boolean {
+export function sameUri(a: string | undefined, b: string | undefined): boolean {
   return a !== undefined && b !== undefined && canonicalUri(a) === canonicalUri(b);
 }
+
+const SOFTWARE_TAG = 'forge-software:';
 
 /**
  * The appliance's `tag` holds a hash of its software content. The service raises an appliance's
@@ -144,7 +151,12 @@ export function softwareTag(bundles: readonly BundleDecl[], files: ReadonlyMap<s
       h.update(JSON.stringify([f.name, files.get(f.path)?.sha256 ?? '', f.destination ?? '', f.rights ?? '', f.ownerGroup ?? '']));
     }
   }
-  return `forge-software:${h.digest('hex').slice(0, 32)}`;
+  return `${SOFTWARE_TAG}${h.digest('hex').slice(0, 32)}`;
+}
+
+/** An appliance an apply wrote (its tag carries the software hash): what `destroy` may remove. */
+export function madeByForge(app: Pick<Appliance, 'tag'>): boolean {
+  return (app.tag ?? '').startsWith(SOFTWARE_TAG);
 }
 
 const PASSWORDS = ' forge-passwords:';
@@ -261,9 +273,52 @@ export function computePlan(
     }
   }
 
+  const removals = options.prune === true && app ? supersededImages(decl, app, observed, images, contentChanged) : [];
+
   const hasChanges =
-    contentChanged || images.some((i) => i.action === 'generate') || publications.some((p) => p.action === 'publish');
-  return { appliance, osProfile, packages, software, images, publications, hasChanges };
+    contentChanged || images.some((i) => i.action === 'generate') || publications.some((p) => p.action === 'publish') || removals.length > 0;
+  return { appliance, osProfile, packages, software, images, publications, removals, hasChanges };
+}
+
+/**
+ * The appliance's images an apply leaves behind, with their publications: every image when the
+ * appliance changes (a new revision makes them all old), else images of older revisions, failed or
+ * cancelled ones, and other images of a planned builder than the one reused. An image of the current
+ * revision that no builder of this run makes stays: a run of some builders (a matrix job) must not
+ * remove the images of the others.
+ */
+function supersededImages(decl: Declaration, app: Appliance, observed: Observed, images: readonly ImagePlan[], contentChanged: boolean): Removal[] {
+  const used = new Set(images.flatMap((i) => (i.uri ? [canonicalUri(i.uri)] : [])));
+  const current = app.revision ?? 0;
+  const why = (img: Image): string | undefined => {
+    const revision = img.revision ?? 0;
+    const state = jobState(img.status ?? {});
+    if (used.has(canonicalUri(recordUri(img, 'image')))) return undefined;
+    if (contentChanged) return `superseded: the appliance changes (image of revision ${revision})`;
+    if (revision < current) return `superseded: revision ${revision}, the appliance is at ${current}`;
+    if (state === 'failed' || state === 'cancelled') return `${state} generation`;
+    if (decl.builders.some((b) => imageMatches(img, b))) return 'superseded: another image of this builder is used';
+    return undefined;
+  };
+  const out: Removal[] = [];
+  for (const img of observed.images) {
+    const reason = why(img);
+    if (!reason) continue;
+    const uri = recordUri(img, 'image');
+    const format = img.targetFormat?.name ?? '?';
+    out.push({
+      kind: 'image', uri, name: format, reason,
+      before: { uri, format, revision: img.revision ?? 0, state: jobState(img.status ?? {}), ...(img.sha256sum ? { sha256: img.sha256sum } : {}) },
+    });
+    for (const p of observed.publications.filter((x) => sameUri(x.imageUri, uri))) {
+      const puri = recordUri(p, 'publishImage');
+      out.push({
+        kind: 'publication', uri: puri, name: p.displayName ?? '?', reason: `its image goes (${format}, revision ${img.revision ?? 0})`,
+        before: { uri: puri, imageUri: uri, ...(p.cloudId ? { cloudId: p.cloudId } : {}) },
+      });
+    }
+  }
+  return out;
 }
 
 export function planPackages(resolved: Resolved, current: readonly string[]): PackagesPlan {
@@ -310,14 +365,19 @@ function planSoftware(
   return { action: changed ? 'update' : 'unchanged', bundle, uri: found.record.uri, descriptionChanged, files: filePlans };
 }
 
+/** An image of this builder's format, compression and install profile, whatever its revision or state. */
+function imageMatches(i: Image, b: BuilderDecl): boolean {
+  return i.targetFormat?.name === b.type &&
+    (i.compress ?? false) === b.compress &&
+    profileMatches(b.installProfile as Record<string, number | undefined>, i.installProfile);
+}
+
 /** The newest usable image of this revision, format and install profile; a failed or cancelled one is not. */
 function findImage(images: readonly Image[], b: BuilderDecl, revision: number | undefined): Image | undefined {
   return images
     .filter((i) =>
-      i.targetFormat?.name === b.type &&
+      imageMatches(i, b) &&
       (i.revision ?? 0) === (revision ?? 0) &&
-      (i.compress ?? false) === b.compress &&
-      profileMatches(b.installProfile as Record<string, number | undefined>, i.installProfile) &&
       ['complete', 'running'].includes(jobState(i.status ?? {})))
     .sort((x, y) => rank(y) - rank(x) || (y.dbId ?? 0) - (x.dbId ?? 0))[0];
 }

@@ -9,6 +9,7 @@ import { findPackage, wantedLabel } from './package-choice';
 import { idOf, urisOf } from './plan';
 import { ProblemList } from './problems';
 import type { Resolved, ResolvedAccount, ResolvedPackage } from './state';
+import { unknownFormat } from './vocabularies';
 
 /** Package searches under way at once: enough to hide latency, few enough to be polite. */
 const PACKAGE_LOOKUPS = 8;
@@ -33,7 +34,7 @@ export async function resolveDeclaration(client: Client, decl: Declaration, sign
   for (const b of decl.builders) {
     const f = byName.get(b.type);
     if (!f) {
-      problems.add(b.typeAt, `unknown image format "${b.type}"; the service offers: ${[...byName.keys()].join(', ')}`);
+      problems.add(b.typeAt, unknownFormat(b.type, [...byName.keys()])!);
       continue;
     }
     formats.set(b.index, f);

@@ -1,6 +1,6 @@
-// Every secret the engine learns (passwords, secret keys, every `${env:…}` value) is kept here, so
-// that each adapter masks the same set: the Action with `::add-mask::`, the command line and the
-// logs by `mask()` (style example 4: one redaction used everywhere).
+// Every secret the engine learns (the values of fields the model marks secret: passwords, secret
+// keys) is kept here, so that each adapter masks the same set: the Action with `::add-mask::`, the
+// command line and the logs by `mask()` (style example 4: one redaction used everywhere).
 
 import { maskSecrets, MIN_SECRET_LENGTH } from '../model/redact';
 

@@ -2,8 +2,10 @@
 // was written. Every read that fails adds a problem and returns undefined, so that validation goes
 // on and reports every problem at once.
 import { isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
+import { echo } from '../error-text';
+import { secretsOf } from '../model/redact';
 import type { FieldSpec, Kind, MapSpec, Shape, TextSpec } from './declaration-format';
-import { interpolateEnv, type Env } from './env-refs';
+import { interpolateEnv, type Env, type Vars } from './env-refs';
 import { nearMiss, platformOnlyKey } from './platform-keys';
 import type { Position, ProblemList } from './problems';
 import type { SecretSet } from './secrets';
@@ -17,13 +19,19 @@ type ChildOf<S extends Shape, P extends keyof S['fields']> = S['fields'][P] exte
 export interface ReaderOptions {
   /** Unknown fields are errors, not warnings (`validate --strict`). */
   readonly strict?: boolean | undefined;
-  /** An unset `${env:NAME}` is a warning, not an error: `validate` runs where CI secrets are absent. */
+  /** An unset `${env:NAME}` or `${var:NAME}` is a warning, not an error: `validate` runs where CI secrets are absent. */
   readonly envOptional?: boolean | undefined;
+  /** The values of `${var:NAME}` (engine/vars.ts); none by default. */
+  readonly vars?: Vars | undefined;
+  /** Values are checked against the closed lists the service checks, as shipped (`validate`: vocabularies.ts). */
+  readonly vocabularies?: boolean | undefined;
 }
 
 export class YamlReader {
   /** Every variable the file names in `${env:…}`, set or not. */
   readonly envNames = new Set<string>();
+  /** Every variable the file names in `${var:…}`, set or not. */
+  readonly varNames = new Set<string>();
 
   constructor(
     private readonly text: string,
@@ -33,6 +41,13 @@ export class YamlReader {
     readonly secrets: SecretSet,
     private readonly options: ReaderOptions = {},
   ) {}
+
+  /** With `vocabularies`: the problem `check` finds (a value outside a closed list) is an error at `at`. */
+  vocabulary(at: Position, check: () => string | undefined): void {
+    if (!this.options.vocabularies) return;
+    const problem = check();
+    if (problem) this.problems.add(at, problem);
+  }
 
   posOf(offset: number): Position {
     const p = this.lc.linePos(offset);
@@ -72,7 +87,7 @@ export class YamlReader {
    * strict mode, where the file must say only what will be done.
    */
   private unknownKey(key: string, what: string, known: readonly string[], at: Position, strict: string | undefined): void {
-    const where = `field "${key}" in ${what || 'the declaration'}`;
+    const where = `field ${echo(key)} in ${what || 'the declaration'}`;
     const platform = platformOnlyKey(what, key);
     const near = platform ? undefined : nearMiss(key, known);
     const hint = near ? `; did you mean "${near}"?` : '';
@@ -97,7 +112,7 @@ export class YamlReader {
   }
 
   /**
-   * Text of a scalar, with `${env:…}` references replaced. A number or boolean keeps the text it
+   * Text of a scalar, with `${env:…}` and `${var:…}` references replaced. A number or boolean keeps the text it
    * was written as (`version: 1.0` is "1.0", not "1").
    */
   scalarText(node: YNode, what: string, fallback: Position): string | undefined {
@@ -107,9 +122,9 @@ export class YamlReader {
     }
     const raw = typeof node.value === 'string' ? node.value : node.value === null ? '' : (node.source ?? String(node.value));
     if (!raw.includes('${')) return raw;
-    const r = interpolateEnv(raw, this.env);
-    this.secrets.addAll(r.read);
+    const r = interpolateEnv(raw, this.env, this.options.vars);
     for (const n of r.names) this.envNames.add(n);
+    for (const n of r.varNames) this.varNames.add(n);
     const start = node.range?.[0] ?? 0;
     const rawSource = this.text.slice(start, node.range?.[1] ?? start);
     for (const p of r.problems) {
@@ -128,13 +143,21 @@ export class YamlReader {
  * defaults come from there, and each read method takes only the keys of its kind.
  */
 export class MapView<S extends Shape = Shape> {
+  /**
+   * Keys whose values land in fields the model marks secret (the shape's `model`): secrets, masked
+   * wherever they go (written in the file or read from `${env:…}`); other values are not.
+   */
+  private readonly secretKeys: ReadonlySet<string>;
+
   constructor(
     private readonly r: YamlReader,
     readonly what: string,
     readonly shape: S,
     readonly at: Position,
     private readonly entries: Map<string, Pair<unknown, unknown>>,
-  ) {}
+  ) {
+    this.secretKeys = new Set(shape.model ? secretsOf(shape.model) : []);
+  }
 
   private spec(key: string): FieldSpec | undefined {
     return Object.prototype.hasOwnProperty.call(this.shape.fields, key) ? this.shape.fields[key] : undefined;
@@ -186,6 +209,7 @@ export class MapView<S extends Shape = Shape> {
       return spec?.default;
     }
     const v = this.r.scalarText(this.node(key), this.label(key), this.keyAt(key));
+    if (this.secretKeys.has(key)) this.r.secrets.add(v);
     // Unreadable (reported; a warning for an unset variable under `validate`): the default keeps the rest read.
     if (v === undefined) return spec?.default;
     if (spec?.required && v.trim() === '') {

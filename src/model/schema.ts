@@ -65,7 +65,7 @@ export type AnyModel = Model<any, any>;
 type Opts = { readonly secret?: boolean };
 
 export const str = (o: Opts = {}): ScalarField<string> => ({ t: 'scalar', type: 'string', ...o });
-export const oneOf = <const V extends readonly string[]>(values: V): ScalarField<V[number]> => ({
+export const oneOf = <const V extends readonly string[]>(values: V): ScalarField<V[number]> & { readonly values: V } => ({
   t: 'scalar',
   type: 'string',
   values,

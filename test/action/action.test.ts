@@ -2,12 +2,14 @@
 // (hyphens kept), GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, against the real reference server
 // (and the real Glance for publication). Outputs and summary are read back from the files.
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ActionResult } from '../../action/src/result';
+import { PROBLEMS_LISTED } from '../../src/engine';
 import { node24 } from '../support/node24';
 import { imagesNamed, openStackServices } from '../support/openstack';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
@@ -111,9 +113,10 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'timeout-minutes', 'output-dir', 'builders']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'prune', 'timeout-minutes', 'output-dir', 'builders', 'vars', 'var-files']);
+    expect(meta.inputs.prune!.default).toBe('false');
     expect(meta.inputs.publish!.default).toBe('true');
-    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'changes', 'result']);
+    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'target', 'changes', 'result']);
   });
 
   it('applies local.yml: outputs, groups, summary; a second run reuses the image', async () => {
@@ -159,7 +162,8 @@ describe('the bundled GitHub Action', () => {
     const r = await runAction({ file: 'plan.yml', mode: 'plan', ...creds }, { cwd });
     expect(r.code, r.stdout).toBe(0);
     const plan = JSON.parse(r.outputs.result!) as ActionResult;
-    expect(plan).toMatchObject({ mode: 'plan', changes: true, applianceUri: null, summary: { changes: true, generate: 1 } });
+    expect(plan).toMatchObject({ mode: 'plan', target: svc.server.url, changes: true, applianceUri: null, summary: { changes: true, generate: 1 } });
+    expect(r.outputs.target).toBe(svc.server.url);
     // result.plan is the list of changes of `appliance-forge plan --json`, from the same engine code.
     expect(plan.plan).toContainEqual(expect.objectContaining({ kind: 'appliance', name: 'example-plan 1.0', action: 'create', before: null }));
     const cli = await runCli(['plan', 'plan.yml', '--json'], {
@@ -170,6 +174,30 @@ describe('the bundled GitHub Action', () => {
     expect(plan.images).toEqual([{ builder: 0, format: 'QCOW2', action: 'generate', imageUri: null, sha256: null, size: null, reused: false, displayName: null, cloudId: null, publicationReused: null, file: null }]);
     expect(r.outputs.changes).toBe('true');
     expect(r.summary).toContain('<h3>Plan for example-plan 1.0</h3>');
+  });
+
+  it('prune: true plans the removal of superseded images (as apply --prune); off by default', async () => {
+    const cwd = workspace();
+    const f = path.join(cwd, 'local.yml');
+    writeFileSync(f, readFileSync(f, 'utf8').replace("version: '1.0'\n  description", "version: '9.1-prune'\n  description"));
+    // The appliance as another tool left it, with a generation that was cancelled: nothing to reuse.
+    const c = svc.client();
+    const dist = (await c.os_getAll({})).distributions!.find((d) => d.name === 'Debian' && d.version === '12')!;
+    const app = await c.appliance_create({ body: { name: 'example-web', version: '9.1-prune', distributionUri: dist.uri! } });
+    const aid = app.uri!.split('/').pop()!;
+    const profile = (await c.osTemplate_getAll({ id: dist.uri!.split('/').pop()! })).distribProfiles!.find((p) => p.name === 'Minimal')!;
+    await c.applianceOSProfile_create({ aid, body: { kind: 'LinuxProfile', name: 'Minimal', standardProfileUri: profile.uri! } });
+    const img = await c.machineImage_generate({ aid, body: { targetFormat: { name: 'QCOW2' } } });
+    await c.machineImageGeneration_cancel({ aid, itid: img.uri!.split('/').pop()! });
+    const deletes = (r: ActionRun) => (JSON.parse(r.outputs.result!) as ActionResult).plan.filter((x) => x.action === 'delete');
+    const off = await runAction({ file: 'local.yml', ...creds, mode: 'plan' }, { cwd });
+    expect(off.code, off.stdout).toBe(0);
+    expect(deletes(off)).toEqual([]);
+    const on = await runAction({ file: 'local.yml', ...creds, mode: 'plan', prune: 'true' }, { cwd });
+    expect(on.code, on.stdout).toBe(0);
+    expect(deletes(on)).toEqual([expect.objectContaining({ kind: 'image', name: 'QCOW2', before: expect.objectContaining({ uri: img.uri }) })]);
+    expect((JSON.parse(on.outputs.result!) as ActionResult).summary.remove).toBe(1);
+    expect(on.stdout).toContain(`- image QCOW2: delete (${img.uri})`);
   });
 
   it('mode validate checks the file offline (no url, no credentials), as appliance-forge validate --json does', async () => {
@@ -205,6 +233,25 @@ describe('the bundled GitHub Action', () => {
     expect(r.stdout).toContain('::error file=bad.yml,line=8,col=15::builders[0].hardwareSettings.memory: environment variable NOPE is not set');
     expect(r.stdout).toContain('::warning file=bad.yml,line=6,col=5::unknown field "colour" in builders[0] (ignored)');
     expect(r.stdout).toMatch(/::error::2 problems in the declaration/);
+  });
+
+  it('a binary file and a file of thousands of problems: bounded annotations and result, in the CLI\'s words', async () => {
+    const cwd = workspace();
+    writeFileSync(path.join(cwd, 'small.bin'), Buffer.concat([Buffer.from('stack:\n  name: x\n'), Buffer.from([0xff]), randomBytes(200_000)]));
+    writeFileSync(path.join(cwd, 'dups.yml'), 'a: 1\n'.repeat(2000));
+    const bin = await runAction({ file: 'small.bin', ...creds }, { cwd });
+    expect(bin.code).toBe(1);
+    expect(bin.stdout).toContain('::error file=small.bin,line=3,col=1::binary data, not YAML or JSON text');
+    expect(bin.stdout.length).toBeLessThan(4096);
+    const dups = await runAction({ file: 'dups.yml', mode: 'validate' }, { cwd });
+    expect(dups.code).toBe(1);
+    expect(dups.stdout.match(/^::error file=/gm)).toHaveLength(PROBLEMS_LISTED);
+    expect(dups.stdout).toContain(`… and ${1999 - PROBLEMS_LISTED} more problems`);
+    expect(JSON.parse(dups.outputs.result!)).toMatchObject({ errors: 1999, more: 1999 - PROBLEMS_LISTED, problems: { length: PROBLEMS_LISTED } });
+    const planned = await runAction({ file: 'dups.yml', ...creds, mode: 'plan' }, { cwd });
+    expect(planned.code).toBe(1);
+    expect(planned.stdout.match(/^::error file=/gm)).toHaveLength(PROBLEMS_LISTED);
+    expect(planned.stdout.length).toBeLessThan(8192);
   });
 
   it('a wrong secret key fails the step with a clear message and no secret', async () => {
@@ -252,10 +299,10 @@ describe('the bundled GitHub Action', () => {
     // Glance, asked directly with an admin token (not through the code under test), has it, active.
     const os = openStackServices().env!;
     expect(await imagesNamed(os, result.images[1]!.displayName!)).toContainEqual([cloudId, 'active']);
-    for (const secret of [osEnv!.OS_PASSWORD!, osEnv!.OS_USERNAME!]) {
-      expect(r.stdout).toContain(`::add-mask::${secret}`);
-      expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(secret);
-    }
+    // The password is masked; the login and the domain (`Default`) are not secret fields: starring them would star the words.
+    expect(r.stdout).toContain(`::add-mask::${osEnv!.OS_PASSWORD!}`);
+    expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(osEnv!.OS_PASSWORD!);
+    for (const plain of [osEnv!.OS_USERNAME!, osEnv!.OS_USER_DOMAIN_NAME!]) expect(r.stdout).not.toContain(`::add-mask::${plain}\n`);
   });
 
   it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async () => {
@@ -276,9 +323,9 @@ describe('the bundled GitHub Action', () => {
     expect(r.outputs['cloud-ids']).toMatch(/^[0-9a-f-]{36}$/);
     expect(result[1]!.cloudId).toBe(r.outputs['cloud-ids']);
     expect(r.summary).toContain('<h4>Publications</h4>');
-    // No secret anywhere: not the service key, not one value read through ${env:…}.
+    // No secret anywhere: not the service key, not the password read through ${env:…}.
     const everything = unmasked(r.stdout) + readFileSync(path.join(cwd, 'examples/appliance.yml'), 'utf8') + JSON.stringify(r.outputs) + r.summary;
-    for (const s of [svc.secretKey, osEnv.OS_PASSWORD!, osEnv.OS_USERNAME!]) {
+    for (const s of [svc.secretKey, osEnv.OS_PASSWORD!]) {
       expect(r.stdout).toContain(`::add-mask::${s}`);
       expect(everything).not.toContain(s);
     }
@@ -300,6 +347,54 @@ describe('the bundled GitHub Action', () => {
     expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
   });
 
+  it('an empty url with a user or credential input names them', async () => {
+    const cwd = workspace();
+    const r = await runAction({ file: 'local.yml', url: '', user: 'alice', 'secret-key': 'not-shown-secret-1' }, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("::error::no service URL: input user and input secret-key are given, but no URL; give input url (the service's URL), or url: embedded for the embedded server");
+    expect(unmasked(r.stdout)).not.toContain('not-shown-secret-1');
+  });
+
+  it('boolean inputs read as core.getBooleanInput does: YAML 1.2 true/false in three cases, anything else fails naming the input', async () => {
+    const cwd = workspace();
+    writeFileSync(path.join(cwd, 'typo.yml'), readFileSync(path.join(cwd, 'local.yml'), 'utf8').replace("  version: '1.0'\n", "  version: '1.0'\n  versoin: 2\n"));
+    for (const [name, value, mode] of [['strict', 'yes', 'validate'], ['allow-outside-sources', 'on', 'validate'], ['publish', 'no', 'plan']] as const) {
+      const r = await runAction({ file: 'typo.yml', mode, ...creds, [name]: value }, { cwd });
+      expect(r.code, r.stdout).toBe(1);
+      expect(r.stdout).toContain(`::error::input ${name} must be true or false (YAML 1.2: true, True, TRUE, false, False or FALSE), not "${value}"`);
+      expect(r.outputs).toEqual({});
+    }
+    const strict = await runAction({ file: 'typo.yml', mode: 'validate', strict: 'TRUE' }, { cwd });
+    expect(strict.code).toBe(1);
+    expect(JSON.parse(strict.outputs.result!)).toMatchObject({ ok: false, target: null, errors: 1 });
+    const lax = await runAction({ file: 'typo.yml', mode: 'validate', strict: 'False' }, { cwd });
+    expect(lax.code, lax.stdout).toBe(0);
+    // publish false: the publication fields and accounts are not read, so their variables need not be set.
+    const plan = await runAction({ file: 'appliance.yml', mode: 'plan', ...creds, publish: 'false' }, { cwd });
+    expect(plan.code, plan.stdout).toBe(0);
+    expect((JSON.parse(plan.outputs.result!) as ActionResult).summary).toMatchObject({ publish: 0, generate: 2 });
+  });
+
+  it('masks only the values of fields the model marks secret, not every ${env:…} value', async () => {
+    const cwd = workspace();
+    writeFileSync(path.join(cwd, 'pub.yml'), readFileSync(path.join(cwd, 'local.yml'), 'utf8').replace('builders:\n', [
+      'builders:',
+      '  - type: OpenStack QCOW2',
+      '    account: {type: OpenStack, name: lab, keystoneUrl: "${env:AF_KEYSTONE}", login: "${env:AF_LOGIN}", password: "${env:AF_PASSWORD}"}',
+      '    displayName: pub-1.0',
+      '    keystoneDomain: ${env:AF_DOMAIN}',
+      '    keystoneProject: ${env:AF_PROJECT}',
+      '',
+    ].join('\n')));
+    const env = { AF_KEYSTONE: 'http://127.0.0.1:9/v3', AF_LOGIN: 'forge-login', AF_PASSWORD: 'keystone-password-1', AF_DOMAIN: 'Default', AF_PROJECT: 'forge-project' };
+    const r = await runAction({ file: 'pub.yml', mode: 'plan', ...creds }, { cwd, env });
+    expect(r.code, r.stdout).toBe(0);
+    const masks = r.stdout.split('\n').filter((l) => l.startsWith('::add-mask::')).map((l) => l.slice('::add-mask::'.length));
+    // The service's secret key and the two passwords (the account's, and local.yml's root password, written in the file).
+    expect(masks.sort()).toEqual([svc.secretKey, 'keystone-password-1', 'forge-demo'].sort());
+    expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain('keystone-password-1');
+  });
+
   it('builders selects by index or type (plan, embedded server); a selector that matches nothing names the builders', async () => {
     const cwd = tempDir('af-gha-ws-');
     execFileSync('cp', [path.join(root, 'examples/matrix.yml'), cwd]);
@@ -309,6 +404,8 @@ describe('the bundled GitHub Action', () => {
       return (JSON.parse(r.outputs.result!) as ActionResult).images.map((i) => [i.builder, i.format]);
     };
     expect(await picked('')).toEqual([[0, 'QCOW2'], [1, 'VHD']]);
+    const all = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan' }, { cwd });
+    expect([all.outputs.target, (JSON.parse(all.outputs.result!) as ActionResult).target]).toEqual(['embedded', 'embedded']);
     // The version of the package, which the bundle carries (it runs with no package.json above it).
     const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
     const alone = tempDir('af-gha-alone-');
@@ -323,6 +420,28 @@ describe('the bundled GitHub Action', () => {
     const bad = await runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', builders: '0,2' }, { cwd });
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain('::error::input builders: no builder is "2" (the declaration\'s builders, by index and type: 0 QCOW2, 1 VHD)');
+  });
+
+  it('vars and var-files feed ${var:NAME} (vars win over the files); an unset one is named; validate takes them too', async () => {
+    const cwd = tempDir('af-gha-ws-');
+    // The second builder's type comes from a variable; its value may be masked in the log, so its effect is checked.
+    writeFileSync(path.join(cwd, 'matrix.yml'), readFileSync(path.join(root, 'examples/matrix.yml'), 'utf8').replace('  - type: VHD', '  - type: ${var:SECOND}'));
+    writeFileSync(path.join(cwd, 'a.yml'), 'SECOND: VHD\n');
+    writeFileSync(path.join(cwd, 'b.json'), '{"SECOND": "QCOW3"}');
+    const plan = (inputs: Record<string, string>) => runAction({ file: 'matrix.yml', url: 'embedded', mode: 'plan', ...inputs }, { cwd });
+    const unset = await plan({});
+    expect(unset.code).toBe(1);
+    expect(unset.stdout).toMatch(/::error file=matrix\.yml,line=13,col=\d+::builders\[1\]\.type: variable SECOND is not set/);
+    const files = await plan({ 'var-files': 'a.yml\n' });
+    expect(files.code, files.stdout).toBe(0);
+    expect((JSON.parse(files.outputs.result!) as ActionResult).images.map((i) => i.builder)).toEqual([0, 1]);
+    // The later file names a format the service does not have: the step fails; a vars line wins over both files.
+    expect((await plan({ 'var-files': 'a.yml\nb.json' })).code).toBe(1);
+    expect((await plan({ 'var-files': 'a.yml\nb.json', vars: 'OTHER=x\nSECOND=VHD\n' })).code).toBe(0);
+    const bad = await plan({ vars: 'SECOND' });
+    expect(bad.stdout).toContain('::error::input vars: takes NAME=VALUE');
+    const validate = await runAction({ file: 'matrix.yml', mode: 'validate', vars: 'SECOND=VHD' }, { cwd });
+    expect(JSON.parse(validate.outputs.result!)).toMatchObject({ mode: 'validate', ok: true, warnings: 0, vars: ['SECOND'] });
   });
 
   it('url embedded keeps its data under RUNNER_TEMP: a data folder committed in the workspace is never opened', async () => {

@@ -6,8 +6,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bookwormSuites, compareVersions, fetchSuite, mergeSuites, packageKey } from '../../src/server/debian';
+import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';
 
-const CACHE = '/var/cache/appliance-forge/debian-index';
+const CACHE = sharedIndexCacheDir();
 
 describe('Debian index from the real mirror', () => {
   it('verifies InRelease, fetches Packages once and merges the three suites to one current version each', async () => {

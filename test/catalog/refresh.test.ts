@@ -1,5 +1,5 @@
 // The server's catalog refresh: once against the REAL mirror (InRelease + Packages from the shared
-// cache under /var/cache/appliance-forge/debian-index), then its failure paths against a 127.0.0.1
+// cache: sharedIndexCacheDir()), then its failure paths against a 127.0.0.1
 // HTTP server. That server is a double for faults the real mirror cannot be made to produce (a
 // tampered InRelease, a Packages file that is not the one InRelease lists): it serves the real signed
 // files, altered.
@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DebianIndexError, fetchSuite } from '../../src/server/debian';
 import { defaultDataFile, readCatalogData } from '../../src/server/catalog/data-file';
 import { CACHED_CATALOG, CATALOG_DIR, openLiveCatalog } from '../../src/server/catalog/live';
+import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';
 
-const INDEX_CACHE = '/var/cache/appliance-forge/debian-index';
+const INDEX_CACHE = sharedIndexCacheDir();
 const tmp = mkdtempSync(join(tmpdir(), 'catalog-refresh-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 

@@ -2,26 +2,22 @@
 // the platform tool's short flags, one name per option (old spellings warned about), NO_COLOR and
 // TERM=dumb on a real pseudo-terminal (util-linux `script`), --quiet, and a data folder that keeps
 // itself out of git (checked by git itself).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/server';
 import { examplesWorkspace, startTestService, type TestService } from '../engine/helpers/service';
-import { cliBundle, runCli } from './helpers/cli';
+import { cliBundle, runCli, runCliOnTerminal } from './helpers/cli';
 
-const COMMANDS = ['serve', 'users', 'validate', 'plan', 'apply', 'boot'];
+const COMMANDS = ['serve', 'users', 'validate', 'plan', 'apply', 'destroy', 'list', 'show', 'boot'];
 const root = path.resolve(__dirname, '../..');
 
 /** The CLI on a pseudo-terminal: stdout and stderr arrive merged, as a user sees them. */
-function onTerminal(args: string[], cwd: string, env: Record<string, string>): { code: number | null; text: string } {
-  const cmd = [process.execPath, cliBundle(), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const r = spawnSync('script', ['-qfec', cmd, '/dev/null'], {
-    cwd, encoding: 'utf8', timeout: 120_000,
-    env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(root, 'node_modules'), ...env },
-  });
-  return { code: r.status, text: r.stdout };
+async function onTerminal(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; text: string }> {
+  const r = await runCliOnTerminal(args, { cwd, env, input: '' });
+  return { code: r.code, text: r.stdout };
 }
 
 describe('command-line manners', () => {
@@ -91,7 +87,7 @@ describe('command-line manners', () => {
     for (const r of [yml, json]) expect(r.stdout + r.stderr).not.toMatch(new RegExp(`${svc.secretKey}|bob-password-1`));
     const missing = await runCli(['plan', 'local.yml', '-c', 'nope.yml'], { cwd: dir });
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('--credentials nope.yml: ENOENT');
+    expect(missing.stderr).toContain('--credentials nope.yml: no such file or folder');
   });
 
   it('--quiet leaves only the result on stdout; without it the progress goes to stderr', async () => {
@@ -108,16 +104,23 @@ describe('command-line manners', () => {
   it('APPLIANCE_FORGE_LOG=debug traces each request (method, path, status, ms) without apiKey, signature or secret', async () => {
     const dir = examplesWorkspace();
     const env = { APPLIANCE_FORGE_URL: svc.server.url, APPLIANCE_FORGE_USER: svc.login, APPLIANCE_FORGE_API_KEY: svc.publicKey, APPLIANCE_FORGE_SECRET_KEY: svc.secretKey };
-    const r = await runCli(['plan', 'local.yml', '--json'], { cwd: dir, env: { ...env, APPLIANCE_FORGE_LOG: 'debug' } });
+    const r = await runCli(['plan', 'local.yml'], { cwd: dir, env: { ...env, APPLIANCE_FORGE_LOG: 'debug' } });
     expect(r.code, r.stderr).toBe(0);
-    JSON.parse(r.stdout);
-    const lines = r.stderr.trim().split('\n');
+    const lines = r.stderr.trim().split('\n').filter((l) => l.startsWith('debug: '));
     expect(lines.length).toBeGreaterThan(5);
     for (const l of lines) expect(l).toMatch(/^debug: (GET|POST|PUT|DELETE) \/api\/\S+ \d{3} \d+ms$/);
     expect(lines).toContainEqual(expect.stringMatching(/^debug: GET \/api\/distributions\?\S*query=\S+ 200 \d+ms$/));
-    for (const hidden of ['apiKey', 'signature', svc.publicKey, svc.secretKey]) expect(r.stderr).not.toContain(hidden);
+    // With --json, stderr is JSON Lines: the trace comes as `log` records of level debug.
+    const j = await runCli(['plan', 'local.yml', '--json'], { cwd: dir, env: { ...env, APPLIANCE_FORGE_LOG: 'debug' } });
+    expect(j.code, j.stderr).toBe(0);
+    JSON.parse(j.stdout);
+    const records = j.stderr.trim().split('\n').map((l) => JSON.parse(l) as { type: string; level?: string; message: string });
+    const debug = records.filter((x) => x.level === 'debug').map((x) => x.message);
+    expect(debug.length).toBeGreaterThan(5);
+    for (const m of debug) expect(m).toMatch(/^(GET|POST|PUT|DELETE) \/api\/\S+ \d{3} \d+ms$/);
+    for (const hidden of ['apiKey', 'signature', svc.publicKey, svc.secretKey]) expect(r.stderr + j.stderr).not.toContain(hidden);
     const off = await runCli(['plan', 'local.yml', '--json'], { cwd: dir, env });
-    expect(off.stderr).toBe('');
+    expect(off.stderr).not.toContain('debug');
   });
 
   it('--data-dir is the one name of the data folder; --data still works, with a warning', async () => {
@@ -147,17 +150,17 @@ describe('command-line manners', () => {
     }
   });
 
-  it('on a terminal: bold phases by default, none with NO_COLOR, no escape codes at all with TERM=dumb', () => {
+  it('on a terminal: bold phases by default, none with NO_COLOR, no escape codes at all with TERM=dumb', async () => {
     const dir = examplesWorkspace();
-    const colour = onTerminal(['plan', 'local.yml'], dir, { TERM: 'xterm' });
+    const colour = await onTerminal(['plan', 'local.yml'], dir, { TERM: 'xterm' });
     expect(colour.code, colour.text).toBe(0);
     expect(colour.text).toContain('\x1b[1mResolve and plan\x1b[0m');
-    const noColor = onTerminal(['plan', 'local.yml'], dir, { TERM: 'xterm', NO_COLOR: '1' });
+    const noColor = await onTerminal(['plan', 'local.yml'], dir, { TERM: 'xterm', NO_COLOR: '1' });
     expect(noColor.code, noColor.text).toBe(0);
     expect(noColor.text).toContain('Resolve and plan');
     // eslint-disable-next-line no-control-regex -- control characters are what it looks for
     expect(noColor.text).not.toMatch(/\x1b\[[0-9;]*m/);
-    const dumb = onTerminal(['plan', 'local.yml'], dir, { TERM: 'dumb' });
+    const dumb = await onTerminal(['plan', 'local.yml'], dir, { TERM: 'dumb' });
     expect(dumb.code, dumb.text).toBe(0);
     expect(dumb.text).toContain('== Resolve and plan');
     expect(dumb.text).not.toContain('\x1b');

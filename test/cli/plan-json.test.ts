@@ -3,7 +3,7 @@
 // exit 2 when an apply would change something, 1 on any error (as `terraform plan -detailed-exitcode`).
 // The "no changes → 0" case needs a built image: it is in plan-apply.test.ts, after its apply.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { examplesWorkspace, startTestService, type TestService } from '../engine/helpers/service';
@@ -27,7 +27,8 @@ describe('plan --json / --detailed-exitcode', () => {
     expect(r.code).toBe(2);
     const plan = await runCli(['plan', 'local.yml', '--json'], { cwd: dir, env });
     expect(plan.code, plan.stderr).toBe(0);
-    expect(plan.stderr).toBe('');
+    // stderr holds the progress as JSON Lines, nothing else.
+    for (const l of plan.stderr.trim().split('\n')) expect(JSON.parse(l)).toMatchObject({ type: 'phase' });
     const doc = JSON.parse(plan.stdout) as { ok: boolean; summary: { changes: boolean }; changes: Change[] };
     expect(doc.ok).toBe(true);
     expect(doc.summary.changes).toBe(true);
@@ -64,5 +65,30 @@ describe('plan --json / --detailed-exitcode', () => {
     expect(usage.code).toBe(1);
     const refused = await runCli(['plan', 'local.yml', '--detailed-exitcode'], { cwd: dir, env: { ...env, APPLIANCE_FORGE_SECRET_KEY: 'wrong-secret-key-123' } });
     expect(refused.code).toBe(1);
+  });
+
+  it('--no-publish needs none of the variables of the publications and accounts; without it each is named', async () => {
+    const dir = examplesWorkspace();
+    const publishing = await runCli(['plan', 'appliance.yml', '--json'], { cwd: dir, env });
+    expect(publishing.code).toBe(2);
+    const named = (JSON.parse(publishing.stdout) as { error: { problems: Array<{ message: string }> } }).error.problems.map((p) => /variable (\w+)/.exec(p.message)?.[1]);
+    expect(named.sort()).toEqual(['OPENSTACK_GLANCE_URL', 'OS_AUTH_URL', 'OS_PASSWORD', 'OS_PROJECT_NAME', 'OS_USERNAME', 'OS_USER_DOMAIN_NAME']);
+    const r = await runCli(['plan', 'appliance.yml', '--json', '--no-publish'], { cwd: dir, env });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as { summary: { publish: number }; changes: Change[] };
+    expect(doc.summary.publish).toBe(0);
+    expect(doc.changes.filter((c) => c.kind === 'image').map((c) => c.name)).toEqual(['QCOW2', 'OpenStack QCOW2']);
+    expect(doc.changes.filter((c) => c.kind === 'publication')).toEqual([]);
+  });
+
+  it('an image format the service does not offer: the same message as validate\'s, with the name meant', async () => {
+    const dir = examplesWorkspace();
+    writeFileSync(path.join(dir, 'case.yml'), readFileSync(path.join(dir, 'local.yml'), 'utf8').replace('type: QCOW2', 'type: qcow2'));
+    const plan = await runCli(['plan', 'case.yml'], { cwd: dir, env });
+    expect(plan.code).toBe(2);
+    expect(plan.stderr).toMatch(/case\.yml:\d+:11: error: unknown image format "qcow2" \(the service offers: OpenStack QCOW2, [^)]*\); did you mean "QCOW2"\?/);
+    const offline = await runCli(['validate', 'case.yml'], { cwd: dir });
+    expect(offline.code).toBe(1);
+    expect(offline.stderr).toContain('error: unknown image format "qcow2" (the reference server offers: OpenStack QCOW2,');
   });
 });

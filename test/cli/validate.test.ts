@@ -57,7 +57,49 @@ describe('appliance-forge validate', () => {
     expect(r.stdout).toBe('local.yml: invalid (2 errors, 1 warning)\n');
     const missing = await runCli(['validate', 'nope.yml'], { cwd: dir });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('nope.yml:1:1: error: cannot read the declaration: ENOENT');
+    expect(missing.stderr).toContain('nope.yml:1:1: error: no such file or folder');
     expect((await runCli(['validate'], { cwd: dir })).code).toBe(2);
+  });
+
+  it('checks the closed lists the service checks, offline: formats (case too), distribution, keyboard, time zone, accounts, key types', async () => {
+    const dir = examplesWorkspace();
+    writeFileSync(path.join(dir, 'vocab.yml'), [
+      'stack:', //                                                                          1
+      '  name: v', //                                                                       2
+      "  version: '1'", //                                                                  3
+      "  os: {name: debian, version: '12', arch: amd64}", //                                4
+      '  installation:', //                                                                 5
+      '    timezone: Mars/Olympus', //                                                      6
+      '    keyboard: klingon', //                                                           7
+      '    users:', //                                                                      8
+      '      - {name: daemon}', //                                                          9
+      '      - {name: ann, primaryGroup: wheel, secondaryGroups: [web], sshKeys: [{publicKey: ssh-dss AAAAB3 ann}]}', // 10
+      '    groups:', //                                                                     11
+      '      - {name: web}', //                                                             12
+      '      - {name: sudo}', //                                                            13
+      'builders:', //                                                                       14
+      '  - type: qcow2', //                                                                 15
+      '  - type: QCOW3', //                                                                 16
+      '  - type: OpenStack QCOW2', //                                                       17
+    ].join('\n'));
+    const r = await runCli(['validate', 'vocab.yml'], { cwd: dir });
+    expect(r.code).toBe(1);
+    const formats = 'OpenStack QCOW2, OpenStack VMDK, OpenStack VHD, OpenStack VDI, QCOW2, Raw Virtual Disk, VMware, VirtualBox, VHD';
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'vocab.yml:4:14: error: stack.os.name "debian" is not one of the 10 distribution names the service knows (CentOS, Debian, Fedora Core, OpenSUSE, Oracle Linux, RedHat Enterprise Linux, Scientific Linux, SUSE Linux Enterprise Server, Ubuntu, Windows); did you mean "Debian"?',
+      'vocab.yml:4:43: error: stack.os.arch "amd64" is not one of the 5 architectures the service knows (i386, i586, i686, noarch, x86_64)',
+      'vocab.yml:6:15: error: stack.installation.timezone "Mars/Olympus" is not an IANA time zone name (e.g. Europe/Paris, Etc/UTC)',
+      expect.stringMatching(/^vocab\.yml:7:15: error: stack\.installation\.keyboard "klingon" is not one of the \d+ keyboards the service knows$/),
+      'vocab.yml:9:16: error: stack.installation.users[].name "daemon" is an account the image already has',
+      'vocab.yml:10:35: error: stack.installation.users[].primaryGroup "wheel" is neither a declared group nor a standard Debian group',
+      expect.stringMatching(/^vocab\.yml:10:\d+: error: stack\.installation\.users\[\]\.sshKeys\[\]\.publicKey must be one OpenSSH public key line \(ssh-ed25519, /),
+      'vocab.yml:13:16: error: stack.installation.groups[].name "sudo" is a group the image already has',
+      `vocab.yml:15:11: error: unknown image format "qcow2" (the reference server offers: ${formats}); did you mean "QCOW2"?`,
+      `vocab.yml:16:11: error: unknown image format "QCOW3" (the reference server offers: ${formats}); did you mean "QCOW2"?`,
+    ]);
+    // The keyboard is compared as the service's codec compares it: without case.
+    writeFileSync(path.join(dir, 'ok.yml'), readFileSync(path.join(dir, 'local.yml'), 'utf8').replace('timezone: Etc/UTC', 'timezone: Europe/Paris\n    keyboard: DE-latin1'));
+    const ok = await runCli(['validate', 'ok.yml'], { cwd: dir });
+    expect(ok.code, ok.stderr).toBe(0);
   });
 });

@@ -33,8 +33,8 @@ describe('parseDeclaration', () => {
     const pub = d.builders[1]!.publication!;
     expect(isAccountRef(pub.account)).toBe(false);
     expect(pub).toMatchObject({ displayName: 'example-web-1.0', keystoneDomain: 'Default', keystoneProject: 'admin' });
-    // Every value read from the environment is a secret, the password included.
-    expect(d.secrets).toEqual(expect.arrayContaining(['pw-very-secret', 'admin', 'Default', 'http://127.0.0.1:5000/v3']));
+    // Only the values of fields the model marks secret are secrets: the password, not the domain or the project.
+    expect(d.secrets).toEqual(['pw-very-secret']);
   });
 
   it('keeps a version written as a number as it was written', () => {

@@ -1,4 +1,4 @@
-// `appliance-forge boot IMAGE [--format F] [--timeout SECONDS] [--memory MIB] [--network none|user]
+// `appliance-forge boot IMAGE [--format F] [--timeout DURATION] [--memory MIB] [--network none|user]
 // [--login USER] [--password-env VAR] [--run CMD]... [--console] [--json]`: boots the image under QEMU,
 // says whether it reached a login prompt, optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../boot-check';
 import { isForgeError } from '../../errors';
 import { UsageError, type Command, type CommandModule } from '../command';
+import { parseDuration } from '../duration';
 
 export const DEFAULT_PASSWORD_ENV = 'APPLIANCE_FORGE_BOOT_PASSWORD';
 
@@ -18,7 +19,7 @@ IMAGE must be self-contained: a backing file, data file, extents or parent in an
 options:
   --format F          ${IMAGE_FORMATS.join('|')} (default: from the extension; .img is raw); either
                       way checked against the file's header
-  --timeout SECONDS   for the whole check (default ${DEFAULT_BOOT_TIMEOUT_MS / 1000})
+  --timeout DURATION  for the whole check: seconds, or 90s, 10m (default ${DEFAULT_BOOT_TIMEOUT_MS / 1000})
   --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
   --login USER        log in as USER; the password is read from the environment variable below
@@ -41,21 +42,23 @@ function human(r: BootCheckResult, asked: { login?: string | undefined; commands
   return `${lines.join('\n')}\n`;
 }
 
+const OPTIONS = {
+  format: { type: 'string' },
+  timeout: { type: 'string' },
+  memory: { type: 'string' },
+  network: { type: 'string', default: 'none' },
+  login: { type: 'string' },
+  'password-env': { type: 'string', default: DEFAULT_PASSWORD_ENV },
+  run: { type: 'string', multiple: true, default: [] as string[] },
+  console: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
 const run: Command = async (args) => {
   const { values, positionals } = parseArgs({
     args: [...args],
-    options: {
-      format: { type: 'string' },
-      timeout: { type: 'string' },
-      memory: { type: 'string' },
-      network: { type: 'string', default: 'none' },
-      login: { type: 'string' },
-      'password-env': { type: 'string', default: DEFAULT_PASSWORD_ENV },
-      run: { type: 'string', multiple: true, default: [] },
-      console: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+    options: OPTIONS,
     allowPositionals: true,
     strict: true,
   });
@@ -67,8 +70,7 @@ const run: Command = async (args) => {
   if (!image || extra.length > 0) throw new UsageError(`one IMAGE expected\n${HELP}`);
   const format = values.format;
   if (format !== undefined && !(IMAGE_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${IMAGE_FORMATS.join(', ')}`);
-  if (values.timeout !== undefined && !/^\d{1,6}$/.test(values.timeout)) throw new UsageError('--timeout must be a whole number of seconds');
-  if (values.timeout !== undefined && Number(values.timeout) === 0) throw new UsageError('--timeout must be at least 1 second');
+  const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
   if (values.memory !== undefined && !/^\d{3,5}$/.test(values.memory)) throw new UsageError('--memory must be a number of MiB (128..65536)');
   if (values.network !== 'none' && values.network !== 'user') throw new UsageError('--network must be none or user');
   const commands = values.run;
@@ -89,7 +91,7 @@ const run: Command = async (args) => {
     const r = await bootCheck({
       image,
       ...(format !== undefined ? { format: format as ImageFormat } : {}),
-      ...(values.timeout !== undefined ? { timeoutMs: Number(values.timeout) * 1000 } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(values.memory !== undefined ? { memoryMiB: Number(values.memory) } : {}),
       network: values.network,
       ...(login ? { login } : {}),
@@ -114,4 +116,4 @@ const run: Command = async (args) => {
   }
 };
 
-export const boot: CommandModule = { run, help: HELP };
+export const boot: CommandModule = { run, help: HELP, options: OPTIONS };

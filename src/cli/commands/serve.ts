@@ -39,8 +39,7 @@ options:
   -h, --help
 `;
 
-const run: Command = async (args) => {
-  const { values } = parseCommandArgs(args, {
+const OPTIONS = {
       ...HELP_OPTION, ...QUIET_OPTION,
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '8080' },
@@ -61,7 +60,10 @@ const run: Command = async (args) => {
       'cache-dir': { type: 'string' },
       'max-cache-mib': { type: 'string' },
       'max-builds': { type: 'string', default: '1' },
-  }, { usage: HELP, warn: (m) => process.stderr.write(`appliance-forge serve: warning: ${m}\n`) });
+} as const;
+
+const run: Command = async (args) => {
+  const { values } = parseCommandArgs(args, OPTIONS, { usage: HELP, warn: (m) => process.stderr.write(`appliance-forge serve: warning: ${m}\n`) });
   const dataDir = values['data-dir'];
   const port = Number(values.port);
   if (!/^\d{1,5}$/.test(values.port) || port > 65535) throw new UsageError(`--port must be 0..65535, got ${values.port}`);
@@ -139,7 +141,7 @@ const run: Command = async (args) => {
   return 0;
 };
 
-export const serve: CommandModule = { run, help: HELP };
+export const serve: CommandModule = { run, help: HELP, options: OPTIONS };
 
 /** `--mirror` replaces the archive; the security archive stays the default unless `--security-mirror` (or `none`). */
 function mirrorOf(archive: string | undefined, security: string | undefined): MirrorConfig {

@@ -17,14 +17,16 @@ options:
   -h, --help
 `;
 
+const OPTIONS = {
+  ...HELP_OPTION,
+  password: { type: 'string', short: 'p' },
+  admin: { type: 'boolean', default: false },
+  'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
+  json: { type: 'boolean', default: false },
+} as const;
+
 const run: Command = async (args) => {
-  const { values, positionals } = parseCommandArgs(args, {
-    ...HELP_OPTION,
-    password: { type: 'string', short: 'p' },
-    admin: { type: 'boolean', default: false },
-    'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
-    json: { type: 'boolean', default: false },
-  }, { usage: HELP, positionals: true, warn: (m) => process.stderr.write(`appliance-forge users: warning: ${m}\n`) });
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, { usage: HELP, positionals: true, warn: (m) => process.stderr.write(`appliance-forge users: warning: ${m}\n`) });
   const [sub, login, ...extra] = positionals;
   if (sub !== 'add' || !login || extra.length > 0) throw new UsageError(HELP);
   const dataDir = values['data-dir'];
@@ -38,4 +40,4 @@ const run: Command = async (args) => {
   return 0;
 };
 
-export const users: CommandModule = { run, help: HELP };
+export const users: CommandModule = { run, help: HELP, options: OPTIONS, words: ['add'] };

@@ -1,12 +1,14 @@
 // Rebuilding the catalog from a Debian index: the mirror's own suites (what the server installs from)
 // or apt's lists (what `apt-get update` fetched), keeping ids from the previous catalog.
 import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   aptListsSuite, bookwormSuites, DebianIndexError, DEFAULT_MIRROR, DEFAULT_SECURITY_MIRROR, fetchSuite, mergeSuites,
   type MergedIndex, type SuiteIndex,
 } from '../debian';
 import { buildCatalogText, gzipCatalog, writeCatalogFile } from './build';
 import { readCatalogData } from './data-file';
+import { defaultCacheDir } from '../imaging/cache-dir';
 
 export type IndexSource =
   | { readonly lists: string }
@@ -41,6 +43,11 @@ export interface RebuildSummary {
   readonly retired: number;
   readonly bytes: number;
   readonly date: string;
+}
+
+/** The Debian index cache that `scripts/build-catalog.mjs --mirror` and the tests share: beside the OS layers. */
+export function sharedIndexCacheDir(): string {
+  return join(defaultCacheDir(), 'debian-index');
 }
 
 /** Writes a new catalog to `out` (atomically) from `src`, keeping the ids of `previous` (a catalog file) if given. */

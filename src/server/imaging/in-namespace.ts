@@ -4,7 +4,7 @@
 // where it builds as a privileged build would. Progress, the result and errors come back as JSON lines.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { AbortedError } from '../../errors';
 import { diesWithParent } from '../../host/child';
 import { sandboxed, type Sandbox } from '../../host/sandbox';
@@ -24,8 +24,19 @@ export type NamespaceReport =
 const MAX_STDERR = 16 * 1024;
 const ERROR_KINDS: readonly ImagingErrorKind[] = ['input', 'disk-full', 'tool', 'prerequisite'];
 
+/**
+ * The child's script: beside this module once compiled (dist/, the Action's bundle); when this module
+ * runs from its TypeScript source (the tests), the compiled one under dist/, which `npm test` builds first.
+ */
+function namespaceScript(): string {
+  if (!__filename.endsWith('.ts')) return join(__dirname, 'in-namespace-main.js');
+  let root = __dirname;
+  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
+  return join(root, 'dist', relative(root, __dirname), 'in-namespace-main.js');
+}
+
 export function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promise<BuiltImage> {
-  const script = join(__dirname, 'in-namespace-main.js');
+  const script = namespaceScript();
   if (!existsSync(script)) return Promise.reject(new ImagingError('prerequisite', `the build's namespace process ${script} is missing: build the package (npm run build)`));
   const { signal, onProgress, sandbox: _ignored, ...job } = o;
   void _ignored;

@@ -18,6 +18,11 @@ export const STANDARD_GROUPS: ReadonlySet<string> = new Set([
   'systemd-coredump', 'polkitd', 'tcpdump', '_chrony',
 ]);
 
+/** Why a declared name is refused (the server's 400, and `validate` offline). */
+export const TAKEN_USER = 'is an account the image already has';
+export const TAKEN_GROUP = 'is a group the image already has';
+export const NOT_A_GROUP = 'is neither a declared group nor a standard Debian group';
+
 /** Debian policy §9.2.2: ids 100–999 for system accounts, 1000–59999 for ordinary ones. */
 export const SYSTEM_IDS = { min: 100, max: 999 } as const;
 export const USER_IDS = { min: 1000, max: 59999 } as const;

@@ -3,10 +3,11 @@
 // values it can apply. Passwords leave this module only as crypt(3) hashes (`encrypted: true`).
 // Schema fields the build cannot honour never get here: the codec refuses them (model `refused`).
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../imaging';
+import { SSH_KEY_RULE, SSH_KEY_TYPES, TIMEZONE_RULE, TIMEZONES } from '../../model/field-rules';
 import { redactRecord } from '../../model/redact';
 import { installProfile, type InstallProfile, type OsGroup, type OsUser, type SshKeyRecord } from '../../model/resources';
 import { badRequest } from '../service-error';
-import { STANDARD_GROUPS, SYSTEM_IDS, SYSTEM_USERS, USER_IDS } from './accounts';
+import { NOT_A_GROUP, STANDARD_GROUPS, SYSTEM_IDS, SYSTEM_USERS, TAKEN_GROUP, TAKEN_USER, USER_IDS } from './accounts';
 
 /** Disk size of an image whose profile gives none (MiB): a Minimal Debian 12 with room for packages. */
 export const DEFAULT_DISK_MIB = 2048;
@@ -31,10 +32,6 @@ const CRYPT = [
   /^\$5\$(?:rounds=\d{4,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{43}$/,
   /^\$y\$[./0-9A-Za-z]+\$[./0-9A-Za-z]{1,86}\$[./0-9A-Za-z]{43}$/,
 ];
-const KEY_TYPES = new Set([
-  'ssh-ed25519', 'ssh-rsa', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521',
-  'sk-ssh-ed25519@openssh.com', 'sk-ecdsa-sha2-nistp256@openssh.com',
-]);
 // eslint-disable-next-line no-control-regex -- the point is to find control characters
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F]/;
 
@@ -42,8 +39,6 @@ export interface ProfileLimits {
   /** Largest disk a user may ask for, in MiB (`limits.maxDiskMiB`). */
   readonly maxDiskMiB: number;
 }
-
-const TIMEZONES: ReadonlySet<string> = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC', 'Etc/UTC']);
 
 const fail = (path: string, why: string): never => {
   throw badRequest(`${path} ${why}`);
@@ -88,7 +83,7 @@ export async function checkInstallProfile(p: InstallProfile | undefined, limits:
     out.swapSize = p.swapSize;
   }
   if (p.timezone !== undefined) {
-    if (!TIMEZONES.has(p.timezone)) fail(`${at}.timezone`, `${JSON.stringify(p.timezone.slice(0, 64))} is not an IANA time zone name (e.g. Europe/Paris, Etc/UTC)`);
+    if (!TIMEZONES.has(p.timezone)) fail(`${at}.timezone`, `${JSON.stringify(p.timezone.slice(0, 64))} ${TIMEZONE_RULE}`);
     out.timezone = p.timezone;
   }
   if (p.keyboard !== undefined) out.keyboard = p.keyboard; // the codec checked it against the model's table
@@ -137,7 +132,7 @@ function checkGroups(list: OsGroup[], at: string): OsGroup[] {
   return list.map((g, i) => {
     const path = `${at}[${i}]`;
     const name = checkName(g.name, path);
-    if (STANDARD_GROUPS.has(name)) fail(`${path}.name`, `${JSON.stringify(name)} is a group the image already has`);
+    if (STANDARD_GROUPS.has(name)) fail(`${path}.name`, `${JSON.stringify(name)} ${TAKEN_GROUP}`);
     if (names.has(name)) fail(`${path}.name`, `${JSON.stringify(name)} is declared twice`);
     names.add(name);
     const system = g.systemGroup ?? false;
@@ -163,13 +158,13 @@ function checkKey(k: SshKeyRecord, path: string): SshKeyRecord {
   const line = k.publicKey ?? '';
   const m = /^(\S+) ([A-Za-z0-9+/]+={0,2})(?: ([^\r\n]{0,256}))?$/.exec(line.trim());
   const type = m?.[1] ?? '';
-  let ok = !!m && KEY_TYPES.has(type) && !CONTROL.test(line.trim());
+  let ok = !!m && SSH_KEY_TYPES.has(type) && !CONTROL.test(line.trim());
   if (ok) {
     const blob = Buffer.from(m![2]!, 'base64');
     const len = blob.length >= 4 ? blob.readUInt32BE(0) : -1;
     ok = len === type.length && blob.subarray(4, 4 + len).toString('latin1') === type && blob.length > 4 + len;
   }
-  if (!ok) fail(`${path}.publicKey`, `must be one OpenSSH public key line (${[...KEY_TYPES].slice(0, 3).join(', ')}, … + base64 key + optional comment)`);
+  if (!ok) fail(`${path}.publicKey`, SSH_KEY_RULE);
   // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   if (k.name !== undefined && (k.name.length > 128 || /[\u0000-\u001F\u007F]/.test(k.name))) fail(`${path}.name`, 'must be at most 128 characters on one line');
   return { ...(k.name !== undefined ? { name: k.name } : {}), publicKey: line.trim() };
@@ -219,7 +214,7 @@ async function checkUsers(list: OsUser[], at: string, groups: ReadonlySet<string
   for (const [i, u] of list.entries()) {
     const path = `${at}[${i}]`;
     const name = checkName(u.name, path);
-    if (SYSTEM_USERS.has(name)) fail(`${path}.name`, `${JSON.stringify(name)} is an account the image already has`);
+    if (SYSTEM_USERS.has(name)) fail(`${path}.name`, `${JSON.stringify(name)} ${TAKEN_USER}`);
     if (names.has(name)) fail(`${path}.name`, `${JSON.stringify(name)} is declared twice`);
     names.add(name);
     const uid = checkId(u.userId, u.systemUser ?? false, `${path}.userId`);
@@ -230,9 +225,9 @@ async function checkUsers(list: OsUser[], at: string, groups: ReadonlySet<string
     if (u.fullName !== undefined && (u.fullName.length > 256 || /[:,\n\r]/.test(u.fullName) || CONTROL.test(u.fullName))) {
       fail(`${path}.fullName`, 'must be at most 256 characters without : , or line breaks (it goes into /etc/passwd)');
     }
-    if (u.primaryGroup !== undefined && !groups.has(u.primaryGroup)) fail(`${path}.primaryGroup`, `${JSON.stringify(u.primaryGroup.slice(0, 40))} is neither a declared group nor a standard Debian group`);
+    if (u.primaryGroup !== undefined && !groups.has(u.primaryGroup)) fail(`${path}.primaryGroup`, `${JSON.stringify(u.primaryGroup.slice(0, 40))} ${NOT_A_GROUP}`);
     const secondary = (u.secondaryGroups ?? '').split(',').map((g) => g.trim()).filter((g) => g !== '');
-    for (const g of secondary) if (!groups.has(g)) fail(`${path}.secondaryGroups`, `${JSON.stringify(g.slice(0, 40))} is neither a declared group nor a standard Debian group`);
+    for (const g of secondary) if (!groups.has(g)) fail(`${path}.secondaryGroups`, `${JSON.stringify(g.slice(0, 40))} ${NOT_A_GROUP}`);
     // Password login disabled and no password sent: the stored hash goes too.
     const keep = u.disablePasswordLogin && u.password === undefined ? undefined : stored.find((s) => s.name === name);
     const password = await checkPassword(u, path, keep);

@@ -28,6 +28,11 @@ export function cliBundle(): string {
   return (bundled = out);
 }
 
+/** The APPLIANCE_FORGE_* variables that connect the CLI to `url` as `user` (its API key pair). */
+export function connectionEnv(url: string, user: { login: string; publicKey: string; secretKey: string }): Record<string, string> {
+  return { APPLIANCE_FORGE_URL: url, APPLIANCE_FORGE_USER: user.login, APPLIANCE_FORGE_API_KEY: user.publicKey, APPLIANCE_FORGE_SECRET_KEY: user.secretKey };
+}
+
 export interface CliRun {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -55,5 +60,25 @@ export function runCli(
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
+  });
+}
+
+/**
+ * Runs the CLI with a terminal on stdin, stdout and stderr (util-linux `script` gives it a pty), typing
+ * `input`: what a person at a terminal sees, the echo of the answer included, in `stdout`.
+ */
+export function runCliOnTerminal(args: string[], o: { cwd: string; env?: Record<string, string>; input: string }): Promise<CliRun> {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, cliBundle(), ...args].map(quote).join(' ');
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', NODE_PATH: path.join(root, 'node_modules'), TERM: 'dumb', ...o.env };
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: o.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin.end(o.input);
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }

@@ -7,14 +7,17 @@ import { dirname, join } from 'node:path';
 import { buildSync } from 'esbuild';
 import type { OsLayerSpec } from '../../../src/server/imaging/system';
 import { defaultMirror } from '../../../src/server/imaging/os';
+import { defaultCacheDir } from '../../../src/server/imaging/cache-dir';
+import { sandboxProblem } from '../../../src/host/sandbox';
 
-/** The suite-wide OS layer cache (the integrator's image tests reuse its layers and .deb files). */
-export const CACHE_ROOT = process.env.APPLIANCE_FORGE_CACHE_DIR ?? '/var/cache/appliance-forge';
+/** The suite-wide OS layer cache (the integrator's image tests reuse its layers and .deb files): the server's default. */
+export const CACHE_ROOT = defaultCacheDir();
 export const TEST_CACHE = join(CACHE_ROOT, 'os');
 
-/** Real builds need root and mmdebstrap: say so (CI runs as root and installs it), never skip. */
+/** Real builds need root or a user namespace, and mmdebstrap: say so (CI runs as root and installs it), never skip. */
 export function requireBuildPrerequisites(): void {
-  if (process.getuid?.() !== 0) throw new Error('OS layer tests build real Debian trees with mmdebstrap and read them back as root: run the tests as root (CI does)');
+  const problem = sandboxProblem();
+  if (problem) throw new Error(`OS layer tests build real Debian trees with mmdebstrap: ${problem}`);
   if (spawnSync('sh', ['-c', 'command -v mmdebstrap']).status !== 0) throw new Error('OS layer tests need mmdebstrap: apt-get install mmdebstrap (scripts/test-prereqs.sh does it as root)');
 }
 
