@@ -498,7 +498,7 @@ describe('the bundled GitHub Action', () => {
     execFileSync('chmod', ['a+x', path.dirname(alone), path.dirname(cwd)]);
     const r = await runAction({ file: 'matrix.yml', url: 'embedded' }, { cwd, node: 'setpriv', bundle: path.join(alone, 'action/dist/index.js'), args: ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath] });
     expect(r.code, r.stdout).toBe(1);
-    expect(r.stdout).toContain("::error::url embedded builds images as root, and this runner's user cannot use sudo without a password");
+    expect(r.stdout).toContain("::error::url embedded builds images in the runner user's namespace or as root: this runner's user has no subordinate id range (or lacks the image tools) and cannot use sudo without a password");
     expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
   });
 
