@@ -7,6 +7,7 @@ import { lchownSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import hostTools from '../../data/host-tools.json';
 import { findOnPath, hostToolPresent, sbinPath } from '../../src/host/path';
+import { currentSandbox } from '../../src/host/sandbox';
 
 /** Set in the re-run under sudo: never re-run twice. */
 const RERUN = 'APPLIANCE_FORGE_ACTION_RERUN';
@@ -19,15 +20,21 @@ export class HostError extends Error {
 }
 
 /**
- * Not root: runs this same step again under `sudo -n` (inputs and GITHUB_* files are environment
+ * Not root, without a user namespace or the image tools: runs this same step again under `sudo -n` (inputs and GITHUB_* files are environment
  * variables, kept) and returns its exit code. Root: undefined, go on.
  */
-export function rerunAsRoot(): number | undefined {
+export function rerunAsRoot(log: (line: string) => void): number | undefined {
   if (process.getuid?.() === 0) return undefined;
+  // The runner's user builds in its own user namespace when it has one and the tools are there: no root at all.
+  const sandbox = currentSandbox();
+  if (sandbox.kind === 'userns' && !missingToolPackages().length) {
+    log(`building as this runner's user: ${sandbox.reason}`);
+    return undefined;
+  }
   if (process.env[RERUN]) throw new HostError('sudo did not run the step as root');
   if (spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status !== 0) {
     throw new HostError(
-      "url embedded builds images as root, and this runner's user cannot use sudo without a password: run the job as root (a container job) or on a runner with passwordless sudo (GitHub's hosted runners have it)",
+      "url embedded builds images in the runner user's namespace or as root: this runner's user has no subordinate id range (or lacks the image tools) and cannot use sudo without a password: run the job as root (a container job), on a runner with passwordless sudo (GitHub's hosted runners have it), or install uidmap and the tools and give the user a range (bash scripts/prereqs.sh build)",
     );
   }
   const r = spawnSync('sudo', ['-n', '--preserve-env', process.execPath, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, [RERUN]: '1' } });

@@ -201,8 +201,8 @@ export async function run(): Promise<void> {
     }
     const embedded = inputs.url === EMBEDDED;
     if (embedded && inputs.mode === 'apply') {
-      // Builds run here, as root, with Debian's image tools (host.ts).
-      const code = rerunAsRoot();
+      // Builds run here with Debian's image tools, in the runner user's namespace or as root (host.ts).
+      const code = rerunAsRoot((l) => core.info(l));
       if (code !== undefined) {
         process.exitCode = code;
         return;

@@ -1,9 +1,9 @@
 // The values of `${var:NAME}` (env-refs.ts), as Packer and Terraform take them: `--var NAME=VALUE` and
 // `--var-file FILE` on the command line, the `vars` and `var-files` inputs of the Action. Files are read
 // in order, then the assignments in order, and a later value wins: an assignment wins over every file.
-import { readFileSync } from 'node:fs';
 import { isMap, isScalar, parseDocument } from 'yaml';
 import { REF_NAME, type Vars } from './env-refs';
+import { readTextFile } from './text-file';
 
 /** A `--var` that is not NAME=VALUE, a var file that cannot be read or is not a map of names to values. */
 export class VarsError extends Error {
@@ -34,13 +34,10 @@ export function parseVarAssignment(text: string, label = CLI_VARS_LABELS.assignm
 
 /** A YAML or JSON map of names to text, numbers or booleans (a number keeps the text it was written as). */
 export function readVarFile(file: string, label = CLI_VARS_LABELS.file): Record<string, string> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new VarsError(`${label} ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder, not a file' : 'cannot be read'}`);
-  }
+  // The one bounded reader of declarations: a var file of the Action may come from a checkout.
+  const read = readTextFile(file);
+  if (!('text' in read)) throw new VarsError(`${label} ${file}: ${read.problem}`);
+  const { text } = read;
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
   const bad = (what: string) => new VarsError(`${label} ${file}: ${what}`);
   const err = doc.errors[0];

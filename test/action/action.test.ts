@@ -305,18 +305,13 @@ describe('the bundled GitHub Action', () => {
     for (const plain of [osEnv!.OS_USERNAME!, osEnv!.OS_USER_DOMAIN_NAME!]) expect(r.stdout).not.toContain(`::add-mask::${plain}\n`);
   });
 
-  it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async () => {
+  it('runs examples/workflow.yml: its build step, with the inputs and env it gives, publishes to the real Glance', async (ctx) => {
+    // Without OpenStack there is nothing to publish to (publish: false reads no OS_* variable: test/cli/plan-json.test.ts).
+    if (!osEnv) return ctx.skip('the real Keystone + Glance cannot start here');
     const { inputs, env } = forgeStep();
     const cwd = tempDir('af-gha-repo-');
     execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
-    if (!osEnv) inputs.publish = 'false';
     const r = await runAction(inputs, { cwd, env });
-    if (!osEnv) {
-      // Without OpenStack the ${env:…} references are unset: the step must fail with annotations naming them.
-      expect(r.code).toBe(1);
-      expect(r.stdout).toMatch(/::error file=examples\/appliance.yml,line=\d+,col=\d+::.*environment variable OS_\w+ is not set/);
-      return;
-    }
     expect(r.code, r.stdout).toBe(0);
     const result = (JSON.parse(r.outputs.result!) as ActionResult).images;
     expect(result.map((x) => x.format)).toEqual(['QCOW2', 'OpenStack QCOW2']);
@@ -491,7 +486,8 @@ describe('the bundled GitHub Action', () => {
     expect(steps.find((x) => x.uses === './action')?.with).toMatchObject({ url: 'embedded' });
   });
 
-  it('url embedded as a user who cannot sudo: a clear error before anything is written', async () => {
+  it('url embedded as a user who cannot sudo: a clear error before anything is written', async (ctx) => {
+    if (process.getuid?.() !== 0) return ctx.skip('not root: cannot run the step as another user');
     // The runner's user without passwordless sudo (nobody here): builds need root, so the step says how to get it.
     const alone = tempDir('af-gha-alone-');
     execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
@@ -502,7 +498,7 @@ describe('the bundled GitHub Action', () => {
     execFileSync('chmod', ['a+x', path.dirname(alone), path.dirname(cwd)]);
     const r = await runAction({ file: 'matrix.yml', url: 'embedded' }, { cwd, node: 'setpriv', bundle: path.join(alone, 'action/dist/index.js'), args: ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath] });
     expect(r.code, r.stdout).toBe(1);
-    expect(r.stdout).toContain("::error::url embedded builds images as root, and this runner's user cannot use sudo without a password");
+    expect(r.stdout).toContain("::error::url embedded builds images in the runner user's namespace or as root: this runner's user has no subordinate id range (or lacks the image tools) and cannot use sudo without a password");
     expect(existsSync(path.join(cwd, '.appliance-forge'))).toBe(false);
   });
 

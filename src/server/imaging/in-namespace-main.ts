@@ -1,5 +1,6 @@
 // The disk stage of an ordinary user's build, run as root of its user namespace (in-namespace.ts):
-// the job on stdin, JSON lines on stdout. SIGKILL from the parent is the only cancel.
+// the job on stdin, JSON lines on stdout. SIGTERM from the parent cancels the build, which cleans up
+// as an aborted build does; the parent's SIGKILL follows if it lingers.
 import { buildImage } from './build';
 import { isImagingError } from './errors';
 import type { NamespaceJob, NamespaceReport } from './in-namespace';
@@ -12,8 +13,10 @@ async function main(): Promise<void> {
   let input = '';
   for await (const chunk of process.stdin) input += String(chunk);
   const job = JSON.parse(input) as NamespaceJob;
+  const ac = new AbortController();
+  process.once('SIGTERM', () => ac.abort());
   try {
-    const result = await buildImage({ ...job, onProgress: (progress) => send({ progress }) });
+    const result = await buildImage({ ...job, signal: ac.signal, onProgress: (progress) => send({ progress }) });
     send({ result });
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));

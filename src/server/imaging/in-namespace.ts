@@ -22,6 +22,7 @@ export type NamespaceReport =
   | { readonly error: { readonly name: string; readonly kind?: ImagingErrorKind | undefined; readonly message: string } };
 
 const MAX_STDERR = 16 * 1024;
+const ABORT_GRACE_MS = 15_000;
 const ERROR_KINDS: readonly ImagingErrorKind[] = ['input', 'disk-full', 'tool', 'prerequisite'];
 
 /**
@@ -72,8 +73,13 @@ export function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promis
     });
     child.stdin.on('error', () => undefined); // a child that died early: its exit says why
     child.stdin.end(JSON.stringify(job satisfies NamespaceJob));
+    // SIGTERM first: the child aborts its build, which removes what it had written (a `.part` file, its
+    // scratch); SIGKILL only if it has not ended after ABORT_GRACE_MS.
+    let killTimer: NodeJS.Timeout | undefined;
     const kill = (): void => {
-      child.kill('SIGKILL');
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), ABORT_GRACE_MS);
+      killTimer.unref();
     };
     signal?.addEventListener('abort', kill, { once: true });
     child.on('error', (e) => {
@@ -82,6 +88,7 @@ export function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promis
     });
     child.on('close', (code, sig) => {
       signal?.removeEventListener('abort', kill);
+      clearTimeout(killTimer);
       if (signal?.aborted) return reject(new AbortedError('image build aborted'));
       if (outcome && 'result' in outcome) return resolve(outcome.result);
       if (outcome) return reject(outcome.error);
