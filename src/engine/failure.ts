@@ -1,5 +1,5 @@
 // One failure, in words a user can act on, with the exit code the command line uses (2 for an
-// invalid file or a usage error — a flag, a setting, a variable, a builder selection —, 1 otherwise): the one error formatter of the command line and the
+// invalid file or a usage error (a flag, a setting, a variable, a builder selection), 1 otherwise): the one error formatter of the command line and the
 // Action. The message is built from the error's code (a system error's code in words, never a
 // class's prefix or code), bounded in length, and always masked.
 import { systemErrorText } from '../error-text';
