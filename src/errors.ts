@@ -4,7 +4,7 @@
 import type { UForgeError } from './model/resources';
 import type { UsageError } from './cli/command';
 import type { ApplyError } from './engine/apply';
-import type { ImagingError } from './server/imaging/errors';
+import type { ImagingError } from './imaging/errors';
 import type { ServiceError } from './server/service-error';
 import type { DataFolderError } from './server/data-folder';
 

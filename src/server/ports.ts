@@ -2,7 +2,7 @@
 // Written as interfaces so that `buildServer` takes them as explicit dependencies (style example 10)
 // and so that the real modules plug in through `src/server/adapters.ts`.
 import type { DistribProfile, Distribution, Pkg } from '../model/resources';
-import type { BuildImageOptions, BuiltImage, DiskFormat, MirrorConfig, TargetFormatInfo, OsLayer, OsLayerOptions, OsLayerSpec } from './imaging';
+import type { BuildImageOptions, BuiltImage, DiskFormat, MirrorConfig, TargetFormatInfo, OsLayer, OsLayerOptions, OsLayerSpec } from '../imaging';
 
 export interface ListParams {
   query?: string | undefined;

@@ -3,10 +3,10 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadCatalog } from './catalog';
-import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, TARGET_FORMATS, type MirrorConfig } from './imaging';
-import { OsLayerCache } from './imaging/os';
+import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, TARGET_FORMATS, type MirrorConfig } from '../imaging';
+import { OsLayerCache } from '../imaging/os';
 import { BuildSlots } from './jobs/build-slots';
-import { deleteGlanceImage, publishToGlance } from './openstack';
+import { deleteGlanceImage, publishToGlance } from '../openstack';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
 import { SecretBox } from './auth/secret-box';

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DebianIndexError, fetchSuite } from '../../src/server/debian';
+import { DebianIndexError, fetchSuite } from '../../src/imaging/debian';
 import { defaultDataFile, readCatalogData } from '../../src/server/catalog/data-file';
 import { CACHED_CATALOG, CATALOG_DIR, openLiveCatalog } from '../../src/server/catalog/live';
 import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';

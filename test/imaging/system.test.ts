@@ -1,17 +1,17 @@
 // Stages 2 and 3 of a real image build on a real OS layer (bookworm Minimal + nginx + openssh-server,
 // built by mmdebstrap through the shared layer cache): the settings applied to a copy of the tree,
 // read back with the image's own tools (chroot getent/id/passwd, stat), the disk read back with
-// sfdisk, blkid and debugfs, and ONE boot of the qcow2 under QEMU TCG through src/boot-check,
+// sfdisk, blkid and debugfs, and ONE boot of the qcow2 under QEMU TCG through src/imaging/boot,
 // logged in over the serial console as the declared user with the declared password.
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootCheck } from '../../src/boot-check';
+import { bootCheck } from '../../src/imaging/boot';
 import { currentSandbox, hostId, sandboxed } from '../../src/host/sandbox';
-import { applySystem, buildImage, copyTree, isImagingError, MANIFEST_PATH, type SystemSettings } from '../../src/server/imaging';
-import { buildOsLayer, type OsLayer } from '../../src/server/imaging/os';
-import { removeTree } from '../../src/server/imaging/os/mmdebstrap';
+import { applySystem, buildImage, copyTree, isImagingError, MANIFEST_PATH, type SystemSettings } from '../../src/imaging';
+import { buildOsLayer, type OsLayer } from '../../src/imaging/os';
+import { removeTree } from '../../src/imaging/os/mmdebstrap';
 import { requireBuildPrerequisites, scratch, spec, TEST_CACHE } from './os/helpers';
 import { debugfsCat, debugfsStat, e2fsck, qemuCheck, toRaw } from './tools';
 

@@ -3,7 +3,7 @@
 // says whether it reached a login prompt, optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
-import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../boot-check';
+import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../imaging/boot';
 import { isForgeError } from '../../errors';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { parseDuration } from '../duration';

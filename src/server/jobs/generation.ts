@@ -14,7 +14,7 @@ import { installProfile, type InstallProfile } from '../../model/resources';
 import { badRequest } from '../service-error';
 import { packageRequestsOf } from '../install/packages';
 import { systemSettingsOf } from '../install/system-settings';
-import { osLayerSpecOf, type ImageFile, type InstalledPackage, type OsLayerSpec, type SystemSettings } from '../imaging';
+import { osLayerSpecOf, type ImageFile, type InstalledPackage, type OsLayerSpec, type SystemSettings } from '../../imaging';
 import { jobKey, setStatus, throttled } from './status';
 import { failedJob, type JobStage } from './job-errors';
 import { assertDiskRoom } from './quota';

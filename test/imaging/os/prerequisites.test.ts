@@ -4,8 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isImagingError } from '../../../src/server/imaging/errors';
-import { OsLayerCache, checkPrerequisites } from '../../../src/server/imaging/os';
+import { isImagingError } from '../../../src/imaging/errors';
+import { OsLayerCache, checkPrerequisites } from '../../../src/imaging/os';
 import { currentSandbox } from '../../../src/host/sandbox';
 import { privateCache, requireBuildPrerequisites, scratch, spec } from './helpers';
 

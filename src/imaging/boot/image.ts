@@ -6,7 +6,7 @@
 // run instead: decompressing behind the user's back could fill a disk with a multi-GiB raw image.
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { messageOf } from '../errors';
+import { messageOf } from '../../errors';
 import { diskBytesOf, type DiskBytes } from './disk-bytes';
 import { hasBootSignature, sniffDisk, type DiskKind, type Found } from './disk-magic';
 import { BootCheckError } from './errors';

@@ -2,8 +2,8 @@
 // over the serial console and run commands. The image is never modified (snapshot=on), and no QEMU
 // outlives the call: timeout, abort and errors all kill its process group.
 import { performance } from 'node:perf_hooks';
-import { AbortedError } from '../errors';
-import { maskSecrets, MIN_SECRET_LENGTH } from '../model/redact';
+import { AbortedError } from '../../errors';
+import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
 import { SerialConsole } from './console';
 import { BootCheckError } from './errors';
 import { requireBootTools } from './host-tools';

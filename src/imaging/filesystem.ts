@@ -2,7 +2,7 @@
 // (`mke2fs -d`, at `-E offset=` the partition start). No loop device, no mount.
 import { lchown, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { hostId, type Sandbox } from '../../host/sandbox';
+import { hostId, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 import { mbrSector, PARTITION_OFFSET } from './mbr';
 import { runTool } from './run';

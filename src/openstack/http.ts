@@ -2,7 +2,7 @@
 // translation of transport failures into OpenStackError. Every body is consumed or dumped.
 import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
-import { AbortedError, messageOf } from '../../errors';
+import { AbortedError, messageOf } from '../errors';
 import { OpenStackError, scrub, type OpenStackErrorDetails, type OpenStackErrorKind } from './errors';
 import { shown } from './urls';
 

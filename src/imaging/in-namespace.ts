@@ -5,9 +5,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { AbortedError } from '../../errors';
-import { diesWithParent } from '../../host/child';
-import { sandboxed, type Sandbox } from '../../host/sandbox';
+import { AbortedError } from '../errors';
+import { diesWithParent } from '../host/child';
+import { sandboxed, type Sandbox } from '../host/sandbox';
 import type { BuildImageOptions, BuiltImage } from './build';
 import { ImagingError, type ImagingErrorKind } from './errors';
 import type { BuildProgress } from './progress';

@@ -1,8 +1,8 @@
 // Stage 2 of a real image build: the install profile and the appliance's files applied to a private
 // copy of the OS layer tree (docs/contracts.md "Imaging"). Every file is written through the tree's
 // own paths (see tree.ts); users and groups come from the image's own tools (accounts.ts).
-import { AbortedError } from '../../errors';
-import type { Sandbox } from '../../host/sandbox';
+import { AbortedError } from '../errors';
+import type { Sandbox } from '../host/sandbox';
 import { applyAccounts } from './accounts';
 import { ImagingError } from './errors';
 import { placeFiles, type ImageFile } from './staging';

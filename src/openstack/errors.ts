@@ -1,7 +1,7 @@
 // The one error type of the publication backend (docs/contracts.md, OpenStack). It joins the
 // ForgeError tree under code E_OPENSTACK; `kind` says what went wrong so callers can branch on it.
-import { maskSecrets } from '../../model/redact';
-import { ForgeError } from '../../errors';
+import { maskSecrets } from '../model/redact';
+import { ForgeError } from '../errors';
 
 /**
  * - `auth`: Keystone refused the login/password (401 on an unscoped request too).

@@ -2,7 +2,7 @@
 // 'tool' is an external program (mke2fs, debugfs, qemu-img) that failed, with its own message kept;
 // 'prerequisite' is a host tool that is missing, with the Debian package that provides it. A ForgeError
 // of the package's tree (src/errors.ts): `isForgeError(e, 'E_IMAGING')` narrows to it.
-import { ForgeError, isForgeError } from '../../errors';
+import { ForgeError, isForgeError } from '../errors';
 
 export type ImagingErrorKind = 'input' | 'disk-full' | 'tool' | 'prerequisite';
 

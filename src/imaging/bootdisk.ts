@@ -7,7 +7,7 @@
 import { open, readFile, rm } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { join } from 'node:path';
-import type { Sandbox } from '../../host/sandbox';
+import type { Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { PARTITION_OFFSET, SECTOR } from './mbr';

@@ -3,7 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Digester, type DigestAlgorithm } from '../../digest';
+import { Digester, type DigestAlgorithm } from '../digest';
 import { isRecord, type Answer, type CallOptions, type Connection } from './http';
 import type { Session } from './keystone';
 

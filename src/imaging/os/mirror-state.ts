@@ -1,8 +1,8 @@
 // The state of a mirror's indexes, for the cache key: the sha256 of each suite's InRelease (a few
 // hundred kB each). A point release or a security update changes it, so it gives a new layer.
 import { request } from 'undici';
-import { Digester } from '../../../digest';
-import { AbortedError, messageOf } from '../../../errors';
+import { Digester } from '../../digest';
+import { AbortedError, messageOf } from '../../errors';
 import { ImagingError } from '../errors';
 import type { OsLayerSpec } from '../system';
 

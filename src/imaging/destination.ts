@@ -2,7 +2,7 @@
 // cleaned up: anything that could leave the filesystem root or name something other than one plain
 // file is refused (same rule as upload file names, wire contract §9 "Decision").
 import { ImagingError } from './errors';
-import { RIGHTS_PATTERN } from '../../model/field-rules';
+import { RIGHTS_PATTERN } from '../model/field-rules';
 
 /** ext4 limit on one name (bytes), and a sane bound on a whole path. */
 const MAX_NAME_BYTES = 255;

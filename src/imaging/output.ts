@@ -6,8 +6,8 @@ import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { Digester, digestFile as digestWholeFile } from '../../digest';
-import { AbortedError } from '../../errors';
+import { Digester, digestFile as digestWholeFile } from '../digest';
+import { AbortedError } from '../errors';
 import { dataRanges, type Ranges } from './extents';
 
 export interface Digests {

@@ -2,7 +2,7 @@
 // file to Glance, delete a published image, read one back. A failed or aborted publication deletes
 // the image it created, so nothing half-made is left in the cloud.
 import { stat } from 'node:fs/promises';
-import { isForgeError, messageOf } from '../../errors';
+import { isForgeError, messageOf } from '../errors';
 import { OpenStackError } from './errors';
 import { createImage, deleteImage, getImage, GLANCE_DISK_FORMATS, IMAGE_ID, uploadData, waitForActive,
   type GlanceDiskFormat, type GlanceImage, type StreamedDigests } from './glance';

@@ -1,7 +1,7 @@
 // The QEMU programs the boot check runs, and the Debian packages that provide them: the `boot` list
 // of data/host-tools.json, which scripts/prereqs.sh installs from too.
-import hostTools from '../../data/host-tools.json';
-import { findOnPath } from '../host/path';
+import hostTools from '../../../data/host-tools.json';
+import { findOnPath } from '../../host/path';
 import { BootCheckError } from './errors';
 
 export type BootTool = keyof typeof hostTools.boot;

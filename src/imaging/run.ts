@@ -1,11 +1,11 @@
 // Running the e2fsprogs and qemu-img tools: no shell, abortable (the child is killed and the call
 // throws AbortedError), stderr kept (bounded) for the error message.
 import { spawn } from 'node:child_process';
-import { AbortedError } from '../../errors';
-import hostTools from '../../../data/host-tools.json';
-import { diesWithParent } from '../../host/child';
-import { findOnPath } from '../../host/path';
-import { blockedFolder, sandboxed, type Sandbox } from '../../host/sandbox';
+import { AbortedError } from '../errors';
+import hostTools from '../../data/host-tools.json';
+import { diesWithParent } from '../host/child';
+import { findOnPath } from '../host/path';
+import { blockedFolder, sandboxed, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 
 /** Keep the last bytes of a tool's stderr: enough for its message, bounded whatever it prints. */

@@ -20,8 +20,8 @@ import { lchown, link, lstat, mkdir, readdir, readFile, rename, rm, statfs, unli
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
-import { AbortedError } from '../../../errors';
-import { currentSandbox, hostId, type Sandbox } from '../../../host/sandbox';
+import { AbortedError } from '../../errors';
+import { currentSandbox, hostId, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from '../errors';
 import type { InstalledPackage, OsLayerSpec } from '../system';
 import { validateMirror } from './mirror';

@@ -4,7 +4,7 @@
 // whatever is written lands inside the tree.
 import { lstat, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Sandbox } from '../../host/sandbox';
+import type { Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 import { runTool } from './run';
 
