@@ -22,7 +22,7 @@ function holderOf(names: ReadonlyMap<string, number>, id: number): string | unde
 export async function applyAccounts(w: TreeWriter, s: SystemSettings, signal?: AbortSignal): Promise<void> {
   // The shadow tools chroot into the tree: they run as root of the build's namespace, never the host's.
   const run = (cmd: string, args: string[], input?: string) =>
-    runTool(cmd, ['--root', w.root, ...args], { signal, sandbox: w.sandbox, ...(input !== undefined ? { input } : {}) });
+    runTool(cmd, ['--root', w.root, ...args], { signal, sandbox: w.sandbox, input });
   const before = await readAccounts(w.root);
   for (const g of s.groups) {
     checkName('group', g.name);

@@ -8,6 +8,7 @@ import { open, readFile, rm } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { join } from 'node:path';
 import type { Sandbox } from '../host/sandbox';
+import { toolsMissingMessage } from '../host/tools';
 import { ImagingError } from './errors';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { PARTITION_OFFSET, SECTOR } from './mbr';
@@ -118,6 +119,6 @@ async function checkFree(rawPath: string, bytes: number, tooSmall: (why: string)
 
 function readHostBootImg(): Promise<Buffer> {
   return readFile(join(HOST_GRUB_DIR, 'boot.img')).catch((e: NodeJS.ErrnoException) => {
-    throw new ImagingError('prerequisite', `GRUB for BIOS is not installed on this host (${HOST_GRUB_DIR}/boot.img): install the Debian package grub-pc-bin`, e);
+    throw new ImagingError('prerequisite', toolsMissingMessage([join(HOST_GRUB_DIR, 'boot.img')]), e);
   });
 }

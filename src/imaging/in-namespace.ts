@@ -2,12 +2,11 @@
 // build process itself also writes into the tree, whose files belong to the namespace's ids: so the
 // whole disk stage runs in a child process that is root of that namespace (in-namespace-main.ts),
 // where it builds as a privileged build would. Progress, the result and errors come back as JSON lines.
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { AbortedError } from '../errors';
-import { diesWithParent } from '../host/child';
-import { sandboxed, type Sandbox } from '../host/sandbox';
+import { exitWords, MAX_STDERR, run } from '../host/child';
+import { sandboxPrefix, type Sandbox } from '../host/sandbox';
 import type { BuildImageOptions, BuiltImage } from './build';
 import { ImagingError, type ImagingErrorKind } from './errors';
 import type { BuildProgress } from './progress';
@@ -21,7 +20,6 @@ export type NamespaceReport =
   | { readonly result: BuiltImage }
   | { readonly error: { readonly name: string; readonly kind?: ImagingErrorKind | undefined; readonly message: string } };
 
-const MAX_STDERR = 16 * 1024;
 const ABORT_GRACE_MS = 15_000;
 const ERROR_KINDS: readonly ImagingErrorKind[] = ['input', 'disk-full', 'tool', 'prerequisite'];
 
@@ -36,65 +34,47 @@ function namespaceScript(): string {
   return join(root, 'dist', relative(root, __dirname), 'in-namespace-main.js');
 }
 
-export function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promise<BuiltImage> {
+export async function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promise<BuiltImage> {
   const script = namespaceScript();
-  if (!existsSync(script)) return Promise.reject(new ImagingError('prerequisite', `the build's namespace process ${script} is missing: build the package (npm run build)`));
+  if (!existsSync(script)) throw new ImagingError('prerequisite', `the build's namespace process ${script} is missing: build the package (npm run build)`);
   const { signal, onProgress, sandbox: _ignored, ...job } = o;
   void _ignored;
-  return new Promise<BuiltImage>((resolve, reject) => {
-    if (signal?.aborted) return reject(new AbortedError('image build aborted'));
-    const [cmd, argv] = sandboxed(sandbox, ...diesWithParent(process.execPath, [script]));
-    // In the namespace this process is root: it builds as a privileged build does, with no second namespace.
-    const child = spawn(cmd, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, APPLIANCE_FORGE_SANDBOX: 'privileged' } });
-    let outcome: { result: BuiltImage } | { error: Error } | undefined;
-    let pending = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => {
-      pending += s;
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        if (line === '') continue;
-        let r: NamespaceReport;
-        try {
-          r = JSON.parse(line) as NamespaceReport;
-        } catch {
-          // Not a report (a tool's stray output): kept with stderr for the error, never thrown in this handler.
-          stderr = (stderr + line + '\n').slice(-MAX_STDERR);
-          continue;
-        }
-        if ('progress' in r) onProgress?.(r.progress);
-        else if ('result' in r) outcome = { result: r.result };
-        else outcome = { error: rebuildError(r.error) };
+  let outcome: { result: BuiltImage } | { error: Error } | undefined;
+  let pending = '';
+  let stray = '';
+  const onStdout = (s: string): void => {
+    pending += s;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === '') continue;
+      let r: NamespaceReport;
+      try {
+        r = JSON.parse(line) as NamespaceReport;
+      } catch {
+        // Not a report (a tool's stray output): kept for the error, never thrown in this handler.
+        stray = (stray + line + '\n').slice(-MAX_STDERR);
+        continue;
       }
-    });
-    child.stderr.setEncoding('utf8').on('data', (s: string) => {
-      stderr = (stderr + s).slice(-MAX_STDERR);
-    });
-    child.stdin.on('error', () => undefined); // a child that died early: its exit says why
-    child.stdin.end(JSON.stringify(job satisfies NamespaceJob));
-    // SIGTERM first: the child aborts its build, which removes what it had written (a `.part` file, its
-    // scratch); SIGKILL only if it has not ended after ABORT_GRACE_MS.
-    let killTimer: NodeJS.Timeout | undefined;
-    const kill = (): void => {
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), ABORT_GRACE_MS);
-      killTimer.unref();
-    };
-    signal?.addEventListener('abort', kill, { once: true });
-    child.on('error', (e) => {
-      signal?.removeEventListener('abort', kill);
-      reject(new ImagingError('tool', `cannot start the build's namespace process: ${e.message}`, e));
-    });
-    child.on('close', (code, sig) => {
-      signal?.removeEventListener('abort', kill);
-      clearTimeout(killTimer);
-      if (signal?.aborted) return reject(new AbortedError('image build aborted'));
-      if (outcome && 'result' in outcome) return resolve(outcome.result);
-      if (outcome) return reject(outcome.error);
-      reject(new ImagingError('tool', `the build's namespace process ended (${code !== null ? `exit status ${code}` : `signal ${sig ?? 'unknown'}`}): ${stderr.trim() || 'no message'}`));
-    });
-  });
+      if ('progress' in r) onProgress?.(r.progress);
+      else if ('result' in r) outcome = { result: r.result };
+      else outcome = { error: rebuildError(r.error) };
+    }
+  };
+  // In the namespace this process is root: it builds as a privileged build does, with no second namespace.
+  // An abort sends SIGTERM first: the child aborts its build, which removes what it had written (a
+  // `.part` file, its scratch); SIGKILL only if it has not ended after ABORT_GRACE_MS.
+  const ended = await run(
+    {
+      command: process.execPath, args: [script], within: sandboxPrefix(sandbox), env: { APPLIANCE_FORGE_SANDBOX: 'privileged' },
+      input: JSON.stringify(job satisfies NamespaceJob), onStdout, signal, graceMs: ABORT_GRACE_MS, anyExit: true,
+    },
+    (f) => new ImagingError('tool', `cannot start the build's namespace process: ${f.message}`, f.cause),
+  );
+  if (outcome && 'result' in outcome) return outcome.result;
+  if (outcome) throw outcome.error;
+  const said = `${stray}${ended.stderr}`.trim();
+  throw new ImagingError('tool', `the build's namespace process ended (${exitWords(ended)}): ${said || 'no message'}`);
 }
 
 function rebuildError(e: { name: string; kind?: ImagingErrorKind | undefined; message: string }): Error {

@@ -8,7 +8,7 @@ import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck } from '../../src/imaging/boot';
-import { currentSandbox, hostId, sandboxed } from '../../src/host/sandbox';
+import { currentSandbox, hostId, sandboxPrefix } from '../../src/host/sandbox';
 import { applySystem, buildImage, copyTree, isImagingError, MANIFEST_PATH, type SystemSettings } from '../../src/imaging';
 import { buildOsLayer, type OsLayer } from '../../src/imaging/os';
 import { removeTree } from '../../src/imaging/os/mmdebstrap';
@@ -72,7 +72,10 @@ const trees = (): string => {
   }
   return dir;
 };
-const sh = (tree: string, ...args: string[]): string => execFileSync(...sandboxed(sandbox, 'chroot', [tree, ...args]), { encoding: 'utf8' }).trim();
+const sh = (tree: string, ...args: string[]): string => {
+  const [cmd, ...argv] = [...sandboxPrefix(sandbox), 'chroot', tree, ...args];
+  return execFileSync(cmd!, argv, { encoding: 'utf8' }).trim();
+};
 
 // An ordinary user's build applies the system inside its namespace child (in-namespace.ts), never in
 // this process: applySystem called here needs root over the tree. The ordinary user's path is the

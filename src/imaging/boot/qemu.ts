@@ -1,8 +1,8 @@
 // Running qemu-system-x86_64 for a boot check: its own process group (killed as a whole: QEMU and
 // anything it started), the serial console on stdin/stdout, and no QEMU left behind when the check
 // ends, fails, or this Node process exits.
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { start, type ChildExit } from '../../host/child';
 import { QEMU_FORMAT, type ImageFormat } from './image';
 
 export interface QemuOptions {
@@ -40,34 +40,8 @@ export function qemuArgs(o: QemuOptions): string[] {
   ];
 }
 
-const MAX_STDERR = 16 * 1024;
-const running = new Set<ChildProcess>();
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
-
-// Last resort: a QEMU still running when Node exits (an uncaught exception, process.exit) is killed.
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const c of running) killGroup(c);
-  });
-}
-
-export interface QemuExit {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  /** The last bytes QEMU wrote on stderr (its own error messages). */
-  readonly stderr: string;
-}
+/** QEMU's exit: `stderr` holds the last bytes it wrote there (its own error messages). */
+export type QemuExit = ChildExit;
 
 export interface QemuProcess {
   readonly pid: number;
@@ -79,37 +53,10 @@ export interface QemuProcess {
   kill(): Promise<QemuExit>;
 }
 
+/** QEMU in a process group of its own, killed as a whole, and with this process (host/child.ts). */
 export function startQemu(o: QemuOptions, onConsole: (bytes: Buffer) => void): QemuProcess {
-  installExitHook();
-  const child = spawn('qemu-system-x86_64', qemuArgs(o), { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
-  running.add(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (s: string) => {
-    stderr = (stderr + s).slice(-MAX_STDERR);
-  });
+  const child = start({ command: 'qemu-system-x86_64', args: qemuArgs(o), group: true, interactive: true });
   child.stdout.on('data', onConsole);
-  // A write after the guest is gone is not an error worth crashing for: the exit is reported instead.
-  child.stdin.on('error', () => undefined);
-  const exited = new Promise<QemuExit>((resolve) => {
-    const done = (code: number | null, signal: NodeJS.Signals | null): void => {
-      running.delete(child);
-      resolve({ code, signal, stderr: stderr.trim() });
-    };
-    child.on('error', (e) => {
-      stderr += `${e.message}\n`;
-      if (child.pid === undefined) done(null, null);
-    });
-    child.on('close', done);
-  });
-  return {
-    pid: child.pid ?? -1,
-    write: (text) => {
-      if (child.stdin.writable) child.stdin.write(text);
-    },
-    exited,
-    kill: () => {
-      killGroup(child);
-      return exited;
-    },
-  };
+  const exited = child.exited.then(({ error, ...x }): QemuExit => (error ? { ...x, stderr: `${x.stderr}\n${error.message}`.trim() } : x));
+  return { pid: child.pid ?? -1, write: (text) => child.write(text), exited, kill: () => child.kill().then(() => exited) };
 }

@@ -1,10 +1,11 @@
 // A suite's InRelease: its clearsigned text checked with gpgv against the Debian archive keyring, then
 // the signed part read as a deb822 paragraph (Date, Version, the SHA256 file list).
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { run } from '../../host/child';
+import { toolsMissingMessage } from '../../host/tools';
 import { DebianIndexError } from './errors';
 
 export const DEBIAN_KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg';
@@ -26,21 +27,17 @@ export interface ReleaseFile {
  * gpgv writes out is returned: text outside the signed part never reaches the parser.
  */
 export async function verifyInRelease(signed: Buffer, keyring = DEBIAN_KEYRING): Promise<string> {
-  if (!existsSync(keyring)) throw new DebianIndexError('missing-tool', `keyring ${keyring} not found: install the debian-archive-keyring package`);
+  if (!existsSync(keyring)) throw new DebianIndexError('missing-tool', keyring === DEBIAN_KEYRING ? toolsMissingMessage([keyring]) : `the keyring ${keyring} does not exist`);
   const dir = await mkdtemp(join(tmpdir(), 'af-inrelease-'));
   try {
     const input = join(dir, 'InRelease');
     await writeFile(input, signed);
-    return await new Promise<string>((resolve, reject) => {
-      execFile('gpgv', ['--keyring', keyring, '--output', '-', input], { maxBuffer: 4 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-        if (!err) return resolve(stdout);
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-          return reject(new DebianIndexError('missing-tool', 'gpgv not found: install the gpgv package'));
-        }
-        const why = stderr.split('\n').filter((l) => /BAD|no signature|not found|public key|signature/i.test(l)).join('; ');
-        reject(new DebianIndexError('bad-signature', `InRelease has no good signature from ${keyring}${why ? `: ${why}` : ''}`));
-      });
-    });
+    const gpgv = await run({ command: 'gpgv', args: ['--keyring', keyring, '--output', '-', input], collect: true, anyExit: true }, (f) =>
+      new DebianIndexError(f.kind === 'missing' ? 'missing-tool' : 'malformed', f.message),
+    );
+    if (gpgv.code === 0) return gpgv.stdout;
+    const why = gpgv.stderr.split('\n').filter((l) => /BAD|no signature|not found|public key|signature/i.test(l)).join('; ');
+    throw new DebianIndexError('bad-signature', `InRelease has no good signature from ${keyring}${why ? `: ${why}` : ''}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

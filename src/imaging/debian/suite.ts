@@ -1,14 +1,15 @@
 // One suite of a mirror (`bookworm`, `bookworm-security`…): its verified InRelease and its
 // `main/binary-amd64/Packages` index, downloaded once into a cache and reused while InRelease lists
 // the same SHA-256. Also apt's own lists, for building the catalog from what `apt-get update` fetched.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
+import { exitWords, start } from '../../host/child';
+import { missingTools, toolsMissingMessage } from '../../host/tools';
 import { DebianIndexError } from './errors';
 import { fetchSmall, fetchVerified } from './fetch';
 import { DEBIAN_KEYRING, parseRelease, verifyInRelease, type ReleaseFile } from './release';
@@ -71,7 +72,7 @@ export async function aptListsSuite(listsDir: string, files: readonly string[], 
   const inRelease = files.find((f) => f.endsWith(`_dists_${suite}_InRelease`)) ?? files.find((f) => f.endsWith(`_dists_${suite}_Release`));
   if (!packages || !inRelease) return undefined;
   const release = parseRelease(await readFile(join(listsDir, inRelease), 'utf8'));
-  return { release, source: packages, open: () => toolOutput('/usr/lib/apt/apt-helper', ['cat-file', join(listsDir, packages)], 'apt') };
+  return { release, source: packages, open: () => toolOutput('/usr/lib/apt/apt-helper', ['cat-file', join(listsDir, packages)]) };
 }
 
 interface Variant {
@@ -97,25 +98,24 @@ function hasXz(): boolean {
 }
 
 function decompress(file: string, path: string): Readable {
-  if (path.endsWith('.xz')) return toolOutput('xz', ['-dc', file], 'xz-utils');
+  if (path.endsWith('.xz')) return toolOutput('xz', ['-dc', file]);
   const raw = createReadStream(file);
   return path.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
 }
 
 /** A tool's stdout as a stream that fails (instead of ending short) when the tool does. */
-function toolOutput(cmd: string, args: string[], pkg: string): Readable {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = child.stdout;
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
-  child.on('error', (e) => {
-    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-    out.destroy(new DebianIndexError(missing ? 'missing-tool' : 'malformed', missing ? `${cmd} not found: install the ${pkg} package` : `${cmd}: ${e.message}`));
-  });
+function toolOutput(cmd: string, args: string[]): Readable {
+  if (missingTools([cmd]).length > 0) {
+    const none = new Readable({ read: () => undefined });
+    none.destroy(new DebianIndexError('missing-tool', toolsMissingMessage([cmd])));
+    return none;
+  }
+  const child = start({ command: cmd, args });
   // readline ends on 'end'; a non-zero exit after the last byte must still fail the read.
-  const check = new Promise<void>((resolve, reject) =>
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new DebianIndexError('malformed', `${cmd} ${args.join(' ')} failed (${code}): ${stderr.trim()}`)))),
-  );
+  const check = child.exited.then((e) => {
+    if (e.error !== undefined || e.code !== 0) throw new DebianIndexError('malformed', `${cmd} ${args.join(' ')} failed (${e.error?.message ?? exitWords(e)}): ${e.stderr}`);
+  });
+  const out = child.stdout;
   (out as Readable & { exited?: Promise<void> }).exited = check;
   check.catch(() => undefined);
   return out;

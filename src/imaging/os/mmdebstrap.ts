@@ -1,17 +1,14 @@
 // Running mmdebstrap (into a directory; unshare mode as root of the build's user namespace, or root
 // mode on the host when builds are privileged): in its own process group so a cancel kills it and
 // every apt/dpkg/maintainer script under it; apt's errors turned into messages naming the package.
-import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import hostTools from '../../../data/host-tools.json';
-import { AbortedError } from '../../errors';
-import { diesWithParent } from '../../host/child';
-import { hostToolPresent, sbinPath } from '../../host/path';
-import { currentSandbox, sandboxed, sandboxProblem, type Sandbox } from '../../host/sandbox';
+import { exitWords, run, runSync, type ChildExit } from '../../host/child';
+import { currentSandbox, sandboxPrefix, sandboxProblem, type Sandbox } from '../../host/sandbox';
+import { missingTools, toolsMissingMessage } from '../../host/tools';
 import { ImagingError } from '../errors';
-import { runToolOutput } from '../run';
+import { imagingFault, runToolOutput } from '../run';
 import type { InstalledPackage } from '../system';
 import { MmdebstrapProgress, type OsLayerProgress } from './progress';
 
@@ -19,22 +16,13 @@ const MAX_LOG = 64 * 1024;
 
 /** What an OS layer build runs (mmdebstrap verifies the archive with gpgv and Debian's keyring). */
 const LAYER_TOOLS = ['mmdebstrap', 'gpgv', '/usr/share/keyrings/debian-archive-keyring.gpg', 'dpkg-query', 'findmnt', 'umount'] as const;
-/** Each tool's Debian package: the project's one list (also read by scripts/prereqs.sh). */
-const TOOL_PACKAGES: Readonly<Record<string, string>> = hostTools.build;
 
 /** No way to run the build (an ordinary user without a user namespace), or a tool missing: an error that says what to do, before anything is written. */
 export function checkPrerequisites(sandbox: Sandbox): void {
   const problem = sandboxProblem(sandbox);
   if (problem !== undefined) throw new ImagingError('prerequisite', problem);
-  const missing = LAYER_TOOLS.filter((t) => !hostToolPresent(t));
-  if (missing.length > 0) {
-    const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t] ?? t))];
-    throw new ImagingError('tool', `missing ${missing.join(', ')}: install the Debian package${pkgs.length > 1 ? 's' : ''} ${pkgs.join(' ')} (apt-get install ${pkgs.join(' ')})`);
-  }
-}
-
-function pathEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, PATH: sbinPath(), LC_ALL: 'C' };
+  const missing = missingTools(LAYER_TOOLS);
+  if (missing.length > 0) throw new ImagingError('tool', toolsMissingMessage(missing));
 }
 
 export interface MmdebstrapRun {
@@ -47,52 +35,32 @@ export interface MmdebstrapRun {
 }
 
 /** Run `mmdebstrap args…`; on failure or abort the target's mounts are undone (the caller removes files). */
-export function runMmdebstrap(args: readonly string[], target: string, o: MmdebstrapRun): Promise<void> {
-  const { signal } = o;
-  return new Promise<void>((done, fail) => {
-    if (signal?.aborted) return fail(new AbortedError('image build aborted'));
-    const [cmd, argv] = sandboxed(o.sandbox, ...diesWithParent('mmdebstrap', args));
-    const env = { ...pathEnv(), TMPDIR: o.tmpDir, HOME: o.tmpDir };
-    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
-    let log = '';
-    let pending = '';
-    const progress = new MmdebstrapProgress((p) => o.onProgress?.(p));
-    const onText = (s: string): void => {
-      log = (log + s).slice(-MAX_LOG);
-      pending += s;
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const l of lines) progress.line(l);
-    };
-    child.stdout.setEncoding('utf8').on('data', onText);
-    child.stderr.setEncoding('utf8').on('data', onText);
-    const kill = (): void => {
-      // The whole group: mmdebstrap, apt, dpkg and the maintainer scripts it started.
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
-    signal?.addEventListener('abort', kill, { once: true });
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      signal?.removeEventListener('abort', kill);
-      fail(new ImagingError('tool', `cannot run mmdebstrap: ${e.message}${e.code === 'ENOENT' ? ' (install the Debian package mmdebstrap)' : ''}`, e));
-    });
-    child.on('close', (code, sig) => {
-      signal?.removeEventListener('abort', kill);
-      void (async () => {
-        // A killed (or failed) mmdebstrap may leave /proc, /sys, /dev mounted in the tree.
-        if (code !== 0) {
-          kill();
-          await unmountUnder(target);
-        }
-        if (signal?.aborted) return fail(new AbortedError('image build aborted'));
-        if (code === 0) return done();
-        fail(explain(log, code, sig));
-      })().catch(fail);
-    });
-  });
+export async function runMmdebstrap(args: readonly string[], target: string, o: MmdebstrapRun): Promise<void> {
+  let log = '';
+  let pending = '';
+  const progress = new MmdebstrapProgress((p) => o.onProgress?.(p));
+  const onText = (s: string): void => {
+    log = (log + s).slice(-MAX_LOG);
+    pending += s;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const l of lines) progress.line(l);
+  };
+  let ended: ChildExit | undefined;
+  try {
+    // Its own group: a cancel kills mmdebstrap, apt, dpkg and the maintainer scripts it started.
+    ended = await run(
+      {
+        command: 'mmdebstrap', args, within: sandboxPrefix(o.sandbox), env: { TMPDIR: o.tmpDir, HOME: o.tmpDir },
+        group: true, signal: o.signal, onStdout: onText, onStderr: onText, anyExit: true,
+      },
+      imagingFault,
+    );
+  } finally {
+    // A killed (or failed) mmdebstrap may leave /proc, /sys, /dev mounted in the tree.
+    if (ended?.code !== 0) await unmountUnder(target);
+  }
+  if (ended.code !== 0) throw explain(log, ended.code, ended.signal);
 }
 
 /** apt's own words for a bad request (every package it names), else the end of the log. */
@@ -106,7 +74,7 @@ export function explain(log: string, code: number | null, sig: NodeJS.Signals | 
   const fetch = /E: Failed to fetch (\S+)\s+(.*)/.exec(log) ?? /W: Failed to fetch (\S+)\s+(.*)/.exec(log);
   if (fetch) return new ImagingError('tool', `Debian mirror error: cannot fetch ${fetch[1]}: ${fetch[2]}`);
   if (/No space left on device/.test(log)) return new ImagingError('disk-full', 'no space left on the device while building the OS layer');
-  const why = code !== null ? `exit status ${code}` : `signal ${sig ?? 'unknown'}`;
+  const why = exitWords({ code, signal: sig });
   const tail = log.trim().split('\n').filter((l) => /^(E|W): /.test(l)).slice(-5).join('\n') || log.trim().split('\n').slice(-8).join('\n');
   return new ImagingError('tool', `mmdebstrap failed (${why}): ${tail}`);
 }
@@ -129,8 +97,7 @@ export async function unmountUnder(dir: string): Promise<void> {
     const points = mountsUnder(dir);
     if (points.length === 0) return;
     for (const p of points) {
-      const r = spawnSync('umount', [p], { env: pathEnv(), encoding: 'utf8' });
-      if (r.status !== 0) spawnSync('umount', ['--lazy', p], { env: pathEnv() });
+      if (runSync({ command: 'umount', args: [p] }).code !== 0) runSync({ command: 'umount', args: ['--lazy', p] });
     }
   }
   const left = mountsUnder(dir);
