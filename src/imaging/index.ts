@@ -1,4 +1,5 @@
 // The image builder (docs/contracts.md "Imaging").
+export { imageBuilder, type ImageBuilder, type ImageBuilderOptions, type ImageOrder, type ImageRecipe, type ImageProgress, type BuildStage } from './builder';
 export { buildImage, MIN_DISK_MIB, MAX_DISK_MIB, type BuildImageOptions, type BuiltImage } from './build';
 export { TARGET_FORMATS, targetFormatByName, imageFileName, type TargetFormatInfo, type DiskFormat } from './formats';
 export { MANIFEST_PATH, type ImageFile } from './staging';

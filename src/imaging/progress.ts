@@ -4,8 +4,8 @@
 export interface BuildProgress {
   readonly percentage: number;
   readonly message: string;
-  readonly bytesDone?: number;
-  readonly bytesTotal?: number;
+  readonly bytesDone?: number | undefined;
+  readonly bytesTotal?: number | undefined;
 }
 
 export type ProgressSink = (p: BuildProgress) => void;
@@ -26,7 +26,7 @@ export function reporter(onProgress?: ProgressSink): Reporter {
       if (pct === lastPct && message === lastMsg) return;
       lastPct = pct;
       lastMsg = message;
-      onProgress({ percentage: pct, message, ...(bytes ? { bytesDone: bytes.done, bytesTotal: bytes.total } : {}) });
+      onProgress({ percentage: pct, message, bytesDone: bytes?.done, bytesTotal: bytes?.total });
     },
   };
 }

@@ -15,9 +15,9 @@ export interface ImageFile {
   /** Path inside the image, e.g. `/opt/app/bin/tool`. */
   readonly destination: string;
   /** Octal mode such as `"0755"`; `0644` when absent. */
-  readonly rights?: string;
+  readonly rights?: string | undefined;
   /** `user:group` (or `user`) of the image; root 0:0 when absent. */
-  readonly ownerGroup?: string;
+  readonly ownerGroup?: string | undefined;
 }
 
 /** Where the appliance manifest is written in every image. */

@@ -9,7 +9,7 @@ export interface MirrorConfig {
   /** e.g. `http://deb.debian.org/debian` */
   readonly archive: string;
   /** e.g. `http://deb.debian.org/debian-security`; absent: no security suite. */
-  readonly security?: string;
+  readonly security?: string | undefined;
 }
 
 /** Kernel flavour: `cloud` (linux-image-cloud-amd64) for cloud formats, `generic` (linux-image-amd64) otherwise. */

@@ -29,7 +29,7 @@ export interface StreamedDigests {
   readonly bytes: number;
   readonly md5: string;
   readonly sha512: string;
-  readonly sha256?: string;
+  readonly sha256?: string | undefined;
 }
 
 /** Glance ids are UUIDs; anything else is refused before it can reach a URL path. */
@@ -90,7 +90,7 @@ export async function uploadData(
   });
   if (a.status !== 204 && a.status !== 200) throw failure(conn, o, a, id);
   const { size, md5, sha512, sha256 } = d.digests();
-  return { bytes: size, md5, sha512, ...(req.sha256 ? { sha256 } : {}) };
+  return { bytes: size, md5, sha512, sha256: req.sha256 ? sha256 : undefined };
 }
 
 /** Polls until `active` within `activeTimeoutMs`; a dead end (`killed`, back to `queued`, …) fails at once. */

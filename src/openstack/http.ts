@@ -102,8 +102,8 @@ export class Connection {
         path: pathOf(o.url),
         method: o.method,
         headers,
-        ...(body !== undefined ? { body } : {}),
-        ...(abortable && this.signal ? { signal: this.signal } : {}),
+        body: body ?? null,
+        signal: abortable ? this.signal ?? null : null,
         headersTimeout: o.headersTimeoutMs ?? this.timeouts.requestTimeoutMs,
       });
       const text = await readCapped(res.body, MAX_ANSWER_BYTES);

@@ -90,14 +90,14 @@ const run: Command = async (args) => {
   try {
     const r = await bootCheck({
       image,
-      ...(format !== undefined ? { format: format as ImageFormat } : {}),
-      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-      ...(values.memory !== undefined ? { memoryMiB: Number(values.memory) } : {}),
+      format: format as ImageFormat | undefined,
+      timeoutMs,
+      memoryMiB: values.memory === undefined ? undefined : Number(values.memory),
       network: values.network,
-      ...(login ? { login } : {}),
+      login,
       commands,
       signal: ac.signal,
-      ...(values.console ? { onLine: (line: string) => process.stderr.write(`console | ${line}\n`) } : {}),
+      onLine: values.console ? (line: string) => process.stderr.write(`console | ${line}\n`) : undefined,
     });
     const ok = bootCheckPassed(r, { login, commands });
     process.stdout.write(values.json ? `${JSON.stringify({ ok, ...r })}\n` : human(r, { login: login?.user, commands }, ok));

@@ -23,12 +23,12 @@ export interface BootCheckOptions {
   /** Path of the disk image: a self-contained image, its format named by its extension (image.ts). */
   readonly image: string;
   /** Its format, in place of the extension; still checked against the file's magic. */
-  readonly format?: ImageFormat;
+  readonly format?: ImageFormat | undefined;
   /** For the whole check: boot, login and commands. Default DEFAULT_BOOT_TIMEOUT_MS. */
-  readonly timeoutMs?: number;
-  readonly memoryMiB?: number;
+  readonly timeoutMs?: number | undefined;
+  readonly memoryMiB?: number | undefined;
   /** Log in over the serial console once `login:` shows. */
-  readonly login?: { readonly user: string; readonly password: string };
+  readonly login?: { readonly user: string; readonly password: string } | undefined;
   /** Run after the login, each by `sh -c`, stdin /dev/null; needs `login`. */
   readonly commands?: readonly string[];
   /** 'user': a user-mode NIC with DHCP (no forwarding from the host); default 'none'. */
@@ -36,7 +36,7 @@ export interface BootCheckOptions {
   /** Aborting kills QEMU and rejects with AbortedError. */
   readonly signal?: AbortSignal;
   /** Each console line as it comes, ANSI escapes removed, the password masked. */
-  readonly onLine?: (line: string) => void;
+  readonly onLine?: ((line: string) => void) | undefined;
 }
 
 export interface BootCheckResult {
@@ -45,11 +45,11 @@ export interface BootCheckResult {
   /** `login:` showed on the serial console. */
   readonly reachedLogin: boolean;
   /** Present when a login was asked for: the shell answered. */
-  readonly loggedIn?: boolean;
+  readonly loggedIn?: boolean | undefined;
   /** Present once logged in: one per command that finished, in order. */
-  readonly results?: readonly CommandResult[];
+  readonly results?: readonly CommandResult[] | undefined;
   /** Why the check stopped short of what was asked (timeout, login refused, QEMU exited). */
-  readonly reason?: string;
+  readonly reason?: string | undefined;
   /** The last 8 KiB of the console (ANSI removed, password masked). */
   readonly consoleTail: string;
   readonly elapsedMs: number;
@@ -146,9 +146,9 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     image: o.image,
     format,
     reachedLogin: state.reachedLogin,
-    ...(state.loggedIn !== undefined ? { loggedIn: state.loggedIn } : {}),
-    ...(state.results !== undefined ? { results: state.results } : {}),
-    ...(state.reason !== undefined ? { reason: state.reason } : {}),
+    loggedIn: state.loggedIn,
+    results: state.results,
+    reason: state.reason,
     consoleTail: con.consoleTail(),
     elapsedMs: Math.round(performance.now() - started),
     qemuPid: qemu.pid,

@@ -15,7 +15,7 @@ const agent: Dispatcher = new Agent({ connectTimeout: 20_000, headersTimeout: 30
 async function get(url: string, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
   let res: Dispatcher.ResponseData;
   try {
-    res = await request(url, { dispatcher: agent, ...(signal ? { signal } : {}) });
+    res = await request(url, { dispatcher: agent, signal: signal ?? null });
   } catch (e) {
     throw new DebianIndexError('unreachable', `GET ${url}: ${messageOf(e)}`);
   }

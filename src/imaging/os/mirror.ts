@@ -63,7 +63,7 @@ export function mirrorFromSources(sources: readonly AptSource[]): MirrorConfig |
   const archive = http.find((s) => s.suites.some((x) => !x.endsWith('-security')));
   if (!archive) return undefined;
   const security = http.find((s) => s.suites.some((x) => x.endsWith('-security')));
-  return { archive: trimSlash(archive.uri), ...(security ? { security: trimSlash(security.uri) } : {}) };
+  return { archive: trimSlash(archive.uri), security: security && trimSlash(security.uri) };
 }
 
 /** The host's apt sources (deb822 files first, as apt reads them, then sources.list), else deb.debian.org. */
@@ -101,7 +101,7 @@ export function validateMirror(m: MirrorConfig): MirrorConfig {
     if (/\s/.test(url)) throw new ImagingError('input', `${what} mirror must not contain spaces`);
     return trimSlash(u.toString());
   };
-  return { archive: check('archive', m.archive), ...(m.security !== undefined ? { security: check('security', m.security) } : {}) };
+  return { archive: check('archive', m.archive), security: m.security === undefined ? undefined : check('security', m.security) };
 }
 
 function trimSlash(u: string): string {
