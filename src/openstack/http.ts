@@ -173,8 +173,8 @@ function parseJson(text: string): unknown {
 
 /**
  * Keystone puts its words in `error.message`, Glance in `message` (with `<br />` padding). Any other
- * answer is not echoed at all: the URL is the user's, so its answer may be some internal page (SSRF,
- * issue 12). What is echoed is short, printable ASCII.
+ * answer is not echoed at all: the URL is the user's, so its answer may be some internal page (SSRF).
+ * What is echoed is short, printable ASCII.
  */
 function remoteMessage(a: Answer, secrets: readonly string[]): string {
   let m: unknown;
