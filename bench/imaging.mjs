@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 const require = createRequire(import.meta.url);
-const { writeExt4Disk } = require('../dist/src/server/imaging/filesystem.js');
-const { qcow2FromRaw } = require('../dist/src/server/imaging/qcow2.js');
-const { writeDigested, digestFile } = require('../dist/src/server/imaging/output.js');
+const { writeExt4Disk } = require('../dist/src/imaging/filesystem.js');
+const { qcow2FromRaw } = require('../dist/src/imaging/qcow2.js');
+const { writeDigested, digestFile } = require('../dist/src/imaging/output.js');
 
 const DISK_MIB = Number(process.argv[2] ?? 2048);
 const PAYLOAD_MIB = Number(process.argv[3] ?? 256);

@@ -14,8 +14,8 @@ import { CLI, peakRssMiB, summary } from './lib/servers.mjs';
 
 const require = createRequire(import.meta.url);
 const { createUser } = require('../dist/src/server/index.js');
-const imaging = require('../dist/src/server/imaging/index.js');
-const recipe = require('../dist/src/server/imaging/os/recipe.js');
+const imaging = require('../dist/src/imaging/index.js');
+const recipe = require('../dist/src/imaging/os/recipe.js');
 const EXAMPLES = fileURLToPath(new URL('../examples/', import.meta.url));
 
 if (process.getuid?.() !== 0) {

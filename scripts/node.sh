@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A supported Node for this shell, from the npm registry's node-linux-<arch> package (the official
 # build, with its C headers under include/node), unpacked once into the cache folder
-# (<cache>/node/<version>/, the cache of src/server/imaging/cache-dir.ts).
+# (<cache>/node/<version>/, the cache of src/imaging/cache-dir.ts).
 # Usage: eval "$(bash scripts/node.sh)"        Node ≥ the floor of package.json's engines, or the newest of the floor's major
 #        eval "$(bash scripts/node.sh 24)"     exactly major 24
 #        bash scripts/node.sh 24 --bin         prints the node binary's path only

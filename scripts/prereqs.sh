@@ -2,8 +2,9 @@
 # The Debian packages appliance-forge needs on this host, by purpose (data/host-tools.json):
 #   build  — real image builds on the embedded server (mmdebstrap, GRUB, e2fsprogs, qemu-img, …)
 #   boot   — `appliance-forge boot` (QEMU)
+#   catalog — the package catalog refreshed from a Debian mirror (gpgv, xz, apt-helper)
 #   test   — what the tests read images and documents with
-# Usage: bash scripts/prereqs.sh [build] [boot] [test]   (default: build boot)
+# Usage: bash scripts/prereqs.sh [build] [boot] [catalog] [test]   (default: build boot)
 # As root with apt-get (CI, a fresh Debian 12), the missing packages are installed; otherwise they are named.
 set -eu
 cd "$(dirname "$0")/.."

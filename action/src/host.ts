@@ -2,13 +2,13 @@
 // with Debian's image tools. GitHub's hosted runners run a step as a user with passwordless sudo and
 // without those tools: the step re-runs itself under sudo, installs what is missing with apt-get,
 // and gives the files it wrote back to the runner's user. Where that is impossible, a clear error.
-import { spawnSync } from 'node:child_process';
 import { lchownSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import hostTools from '../../data/host-tools.json';
 import { ForgeError } from '../../src/errors';
-import { findOnPath, hostToolPresent, sbinPath } from '../../src/host/path';
+import { runSync } from '../../src/host/child';
+import { findOnPath, sbinPath } from '../../src/host/path';
 import { currentSandbox } from '../../src/host/sandbox';
+import { missingTools, packagesOf, toolsFor, toolsMissingMessage } from '../../src/host/tools';
 
 /** Set in the re-run under sudo: never re-run twice. */
 const RERUN = 'APPLIANCE_FORGE_ACTION_RERUN';
@@ -34,32 +34,31 @@ export function rerunAsRoot(log: (line: string) => void): number | undefined {
     return undefined;
   }
   if (process.env[RERUN]) throw new HostError('sudo did not run the step as root');
-  if (spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status !== 0) {
+  if (runSync({ command: 'sudo', args: ['-n', 'true'] }).code !== 0) {
     throw new HostError(
       "url embedded builds images in the runner user's namespace or as root: this runner's user has no subordinate id range (or lacks the image tools) and cannot use sudo without a password: run the job as root (a container job), on a runner with passwordless sudo (GitHub's hosted runners have it), or install uidmap and the tools and give the user a range (bash scripts/prereqs.sh build)",
     );
   }
-  const r = spawnSync('sudo', ['-n', '--preserve-env', process.execPath, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, [RERUN]: '1' } });
-  return r.status ?? 1;
+  return runSync({ command: 'sudo', args: ['-n', '--preserve-env', process.execPath, ...process.argv.slice(1)], inherit: true, env: { [RERUN]: '1' } }).code ?? 1;
 }
 
 /** The Debian packages of the image tools this host lacks (data/host-tools.json, `build`). */
 export function missingToolPackages(): string[] {
-  return [...new Set(Object.entries(hostTools.build).filter(([tool]) => !hostToolPresent(tool)).map(([, pkg]) => pkg))].sort();
+  return packagesOf(missingTools(toolsFor('build')));
 }
 
 /** Installs the missing image tools with apt-get (as root); a clear error where there is no apt-get or it fails. */
 export function installImageTools(log: (line: string) => void): void {
-  const missing = missingToolPackages();
-  if (!missing.length) return;
+  const tools = missingTools(toolsFor('build'));
+  if (!tools.length) return;
+  const missing = packagesOf(tools);
   if (!findOnPath('apt-get', sbinPath())) {
-    throw new HostError(`the image tools are missing (Debian packages: ${missing.join(' ')}) and this runner has no apt-get to install them: use a Debian or Ubuntu runner, or install them before this step`);
+    throw new HostError(`${toolsMissingMessage(tools)}; this runner has no apt-get to install them: use a Debian or Ubuntu runner, or install them before this step`);
   }
   log(`installing the image tools: apt-get install ${missing.join(' ')}`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive', PATH: sbinPath() };
   for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', ...missing]]) {
-    const r = spawnSync('apt-get', args, { env, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.status !== 0) throw new HostError(`apt-get ${args[0]} failed (${r.status ?? r.signal}): ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' ')}`);
+    const r = runSync({ command: 'apt-get', args, env: { DEBIAN_FRONTEND: 'noninteractive' } });
+    if (r.code !== 0) throw new HostError(`apt-get ${args[0]} failed (${r.code ?? r.signal}): ${r.stderr.split('\n').slice(-3).join(' ')}`);
   }
 }
 

@@ -4,7 +4,7 @@
 // values. plan and apply leave them to the service they talk to, whose lists may be longer.
 import { SSH_KEY_RULE, SSH_KEY_TYPES, TIMEZONE_RULE, TIMEZONES } from '../model/field-rules';
 import { distribution, installProfile } from '../model/resources';
-import { TARGET_FORMATS } from '../server/imaging/formats';
+import { TARGET_FORMATS } from '../imaging/formats';
 import { NOT_A_GROUP, STANDARD_GROUPS, SYSTEM_USERS, TAKEN_GROUP, TAKEN_USER } from '../server/install/accounts';
 import { nearMiss } from './platform-keys';
 

@@ -4,11 +4,12 @@
 // user namespace whose ids 0…count-1 are the host's subordinate ids: a root that owns the tree and
 // nothing else of the host. Without them, a server running as root builds as it always did
 // ("privileged"), and says so once at start.
-import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
+import { runSync } from './child';
 import { findOnPath, sbinPath } from './path';
+import { missingTools, toolsMissingMessage } from './tools';
 
 /** The ids a Debian system uses (0…65535): the namespace must map at least these. */
 export const MAPPED_IDS = 65536;
@@ -72,10 +73,10 @@ export function detectSandbox(choice: SandboxChoice = choiceFromEnv()): Sandbox 
   const name = userInfo().username;
   const uidBase = subordinateRange(readOr('/etc/subuid'), [name, String(uid)]);
   const gidBase = subordinateRange(readOr('/etc/subgid'), [name, String(uid)]);
-  const missing = ['newuidmap', 'newgidmap', 'unshare'].filter((t) => findOnPath(t, sbinPath()) === undefined);
+  const missing = missingTools(['newuidmap', 'newgidmap', 'unshare']);
   let why: string | undefined;
   let found: Sandbox | undefined;
-  if (missing.length > 0) why = `${missing.join(' and ')} not installed (Debian packages uidmap, util-linux)`;
+  if (missing.length > 0) why = toolsMissingMessage(missing);
   else if (uidBase === undefined || gidBase === undefined) why = `no subordinate id range of ${MAPPED_IDS} ids for ${name} in /etc/subuid and /etc/subgid`;
   else {
     const candidate = {
@@ -84,9 +85,9 @@ export function detectSandbox(choice: SandboxChoice = choiceFromEnv()): Sandbox 
         ? `sandboxed builds: image tools run as root of a user namespace (host ids ${uidBase}…${uidBase + MAPPED_IDS - 1})`
         : `sandboxed builds: image tools run as root of a user namespace (${name} and its subordinate ids ${uidBase}…${uidBase + MAPPED_IDS - 2})`,
     } as const;
-    const probe = spawnSync(findOnPath('unshare', sbinPath())!, [...unshareArgs(candidate), '--', 'true'], { encoding: 'utf8', timeout: 10_000 });
-    if (probe.status === 0) found = candidate;
-    else why = `a user namespace cannot be made here (${(probe.stderr || probe.error?.message || 'unshare failed').trim().split('\n')[0]})`;
+    const probe = runSync({ command: 'true', args: [], within: sandboxPrefix(candidate), timeoutMs: 10_000 });
+    if (probe.code === 0) found = candidate;
+    else why = `a user namespace cannot be made here (${(probe.stderr || probe.error?.message || 'unshare failed').split('\n')[0]})`;
   }
   if (found) return found;
   if (root && choice === 'auto') return { kind: 'privileged', reason: `privileged builds as root: ${why ?? 'no user namespace'} (bash scripts/prereqs.sh sets one up)` };
@@ -128,10 +129,10 @@ export function hostId(s: Sandbox, n: number, kind: 'uid' | 'gid'): number {
   return n === 0 ? zero : base + n - 1;
 }
 
-/** The command line that runs `command args` as the namespace's root (unchanged when privileged). */
-export function sandboxed(s: Sandbox, command: string, args: readonly string[]): [string, string[]] {
-  if (s.kind === 'privileged') return [command, [...args]];
-  return [findOnPath('unshare', sbinPath()) ?? 'unshare', [...unshareArgs(s), '--', command, ...args]];
+/** The command prefix that runs a program as the namespace's root (none when privileged): host/child.ts's `within`. */
+export function sandboxPrefix(s: Sandbox | undefined): string[] {
+  if (s === undefined || s.kind === 'privileged') return [];
+  return [findOnPath('unshare', sbinPath()) ?? 'unshare', ...unshareArgs(s), '--'];
 }
 
 /**

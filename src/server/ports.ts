@@ -2,7 +2,7 @@
 // Written as interfaces so that `buildServer` takes them as explicit dependencies (style example 10)
 // and so that the real modules plug in through `src/server/adapters.ts`.
 import type { DistribProfile, Distribution, Pkg } from '../model/resources';
-import type { BuildImageOptions, BuiltImage, DiskFormat, MirrorConfig, TargetFormatInfo, OsLayer, OsLayerOptions, OsLayerSpec } from './imaging';
+import type { DiskFormat, ImageBuilder, MirrorConfig, TargetFormatInfo } from '../imaging';
 
 export interface ListParams {
   query?: string | undefined;
@@ -26,8 +26,8 @@ export interface CatalogPort {
 /** A target format as the routes and jobs see it: the imaging table's own type (imaging/formats.ts). */
 export type TargetFormatSpec = TargetFormatInfo;
 
-/** Imaging contract: the formats, the OS layers (cached) and the disk stage (README "Real images"). */
-export interface ImagingPort {
+/** Imaging contract: the formats and the library's one entry point, `build` (README "Real images"). */
+export interface ImagingPort extends Pick<ImageBuilder, 'build'> {
   readonly targetFormats: readonly TargetFormatSpec[];
   /** The Debian mirror the OS layers are installed from. */
   readonly mirror: MirrorConfig;
@@ -35,9 +35,6 @@ export interface ImagingPort {
   readonly cacheDir?: string | undefined;
   /** Remove what builds of dead processes left in the cache (mounts, then trees): called when the server starts. */
   sweep?(): Promise<void>;
-  /** The cached root tree of `spec` (built when missing); `release()` it when done. */
-  osLayer(spec: OsLayerSpec, o: OsLayerOptions): Promise<OsLayer>;
-  buildImage(o: BuildImageOptions): Promise<BuiltImage>;
 }
 
 export interface OpenStackCredentials {

@@ -1,12 +1,10 @@
 // `startServer`: open the data dir, recover from a previous crash, listen on loopback
 // (docs/contracts.md "Server"). `createUser` is the command line's way in.
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadCatalog } from './catalog';
-import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, TARGET_FORMATS, type MirrorConfig } from './imaging';
-import { OsLayerCache } from './imaging/os';
+import { defaultMirror, imageBuilder, TARGET_FORMATS, type MirrorConfig } from '../imaging';
 import { BuildSlots } from './jobs/build-slots';
-import { deleteGlanceImage, publishToGlance } from './openstack';
+import { deleteGlanceImage, publishToGlance } from '../openstack';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
 import { SecretBox } from './auth/secret-box';
@@ -68,19 +66,10 @@ function openDataDir(dataDir: string, clock: Clock): DataDir {
   return { store: new Store(dir, clock), box, files };
 }
 
-/** The real imaging port: OS layers cached under `<cacheDir>/os`, the disk stage of `buildImage`. */
+/** The real imaging port: the image library's builder (OS layers cached under `<cacheDir>/os`). */
 export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>): ImagingPort {
-  // Layers under <cache>/os: the other stages may keep their own folders beside it.
-  const cacheDir = join(o.cacheDir ?? defaultCacheDir(), 'os');
-  return {
-    targetFormats: TARGET_FORMATS,
-    mirror: o.mirror ?? defaultMirror(),
-    cacheDir,
-    osLayer: (spec, opts) => buildOsLayer(spec, { ...opts, cacheDir, ...(o.maxCacheBytes !== undefined ? { maxBytes: o.maxCacheBytes } : {}) }),
-    sweep: () => new OsLayerCache({ dir: cacheDir }).sweep(),
-    // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
-    buildImage: (b) => buildImage({ ...b, workDir: join(cacheDir, 'tmp') }),
-  };
+  const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes });
+  return { targetFormats: TARGET_FORMATS, mirror: o.mirror ?? defaultMirror(), cacheDir: builder.cacheDir, sweep: builder.sweep, build: builder.build };
 }
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {

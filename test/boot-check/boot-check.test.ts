@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootCheck, isBootCheckError } from '../../src/boot-check';
+import { bootCheck, isBootCheckError } from '../../src/imaging/boot';
 import { AbortedError, isForgeError } from '../../src/errors';
 import { MASK } from '../../src/model/redact';
 import { cliBundle, runCli } from '../cli/helpers/cli';

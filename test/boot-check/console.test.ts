@@ -1,7 +1,7 @@
 // The serial console reader without a guest: bytes split anywhere (inside an escape sequence, inside a
 // UTF-8 character), escapes and control characters removed, the password masked everywhere it leaves.
 import { describe, expect, it } from 'vitest';
-import { SerialConsole } from '../../src/boot-check/console';
+import { SerialConsole } from '../../src/imaging/boot/console';
 import { maskSecrets } from '../../src/model/redact';
 
 const mask = (s: string): string => maskSecrets(s, ['s3cret']);

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, osLayerSpecOf, type SystemSettings } from '../../src/server/imaging';
+import { buildImage, buildOsLayer, defaultCacheDir, defaultMirror, osLayerSpecOf, type SystemSettings } from '../../src/imaging';
 
 /** The root password set in the fixture (a test constant: the image is throwaway and booted with -snapshot). */
 export const FIXTURE_ROOT_PASSWORD = 'af-boot-fixture-Pw1';

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bookwormSuites, compareVersions, fetchSuite, mergeSuites, packageKey } from '../../src/server/debian';
+import { bookwormSuites, compareVersions, fetchSuite, mergeSuites, packageKey } from '../../src/imaging/debian';
 import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';
 
 const CACHE = sharedIndexCacheDir();

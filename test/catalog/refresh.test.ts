@@ -9,7 +9,8 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DebianIndexError, fetchSuite } from '../../src/server/debian';
+import { DEBIAN_KEYRING, DebianIndexError, fetchSuite } from '../../src/imaging/debian';
+import { toolsMissingMessage } from '../../src/host/tools';
 import { defaultDataFile, readCatalogData } from '../../src/server/catalog/data-file';
 import { CACHED_CATALOG, CATALOG_DIR, openLiveCatalog } from '../../src/server/catalog/live';
 import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';
@@ -136,11 +137,12 @@ describe('catalog refresh failures (127.0.0.1 double of a mirror)', () => {
     expect((err as Error).message).toMatch(/signed for codename "bookworm-updates", not bookworm$/);
   });
 
-  it('names the keyring package when the keyring is missing', async () => {
+  it('names the keyring when it is missing (Debian\'s own: the package, from the one tool vocabulary)', async () => {
     ({ inRelease, packages } = genuine());
     const err = await fetchSuite({ mirror: base, suite: 'bookworm-updates' }, { cacheDir: join(tmp, 'c3'), keyring: join(tmp, 'no-keyring.gpg') }).catch((e: unknown) => e);
     expect((err as DebianIndexError).kind).toBe('missing-tool');
-    expect((err as Error).message).toContain('debian-archive-keyring');
+    expect((err as Error).message).toBe(`the keyring ${join(tmp, 'no-keyring.gpg')} does not exist`);
+    expect(toolsMissingMessage([DEBIAN_KEYRING])).toContain('install the Debian package debian-archive-keyring');
   });
 
   it('keeps the catalog it has when the refresh fails (tampered mirror, unreachable mirror), and logs why', async () => {

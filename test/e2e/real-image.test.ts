@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootCheck } from '../../src/boot-check';
+import { bootCheck } from '../../src/imaging/boot';
 import { examplesWorkspace, startTestService, type TestService } from '../engine/helpers/service';
 import { cliBundle, runCli } from '../cli/helpers/cli';
 

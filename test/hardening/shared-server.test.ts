@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { connect, type AddressInfo } from 'node:net';
 import type { OpStatus } from '../../src/model/resources';
 import { createUser } from '../../src/server';
-import { publishToGlance } from '../../src/server/openstack';
+import { publishToGlance } from '../../src/openstack';
 import { spawnServer } from './support/child-server';
 import { generatableAppliance } from './support/fixtures';
 import { healthy, PASSWORDS, sendSigned, startHarness, tempDir, whyNotClientError, XML_HEADERS, type Harness, type Res } from './support/harness';

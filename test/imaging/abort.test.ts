@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError, isForgeError } from '../../src/errors';
-import { buildImage, type BuildProgress, type DiskFormat } from '../../src/server/imaging';
+import { buildImage, type BuildProgress, type DiskFormat } from '../../src/imaging';
 import { fakeOs, fakeTree, filesIn, tempDir } from './tools';
 
 const tmp = tempDir('abort');

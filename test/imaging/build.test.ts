@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImage, MANIFEST_PATH, type BuildProgress, type DiskFormat } from '../../src/server/imaging';
+import { buildImage, MANIFEST_PATH, type BuildProgress, type DiskFormat } from '../../src/imaging';
 import { debugfsCat, debugfsStat, e2fsck, fakeOs, fakeTree, filesIn, fsType, partitions, qemuCheck, qemuInfo, tempDir, toRaw } from './tools';
 
 const tmp = tempDir('build');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { imageFileName, TARGET_FORMATS, targetFormatByName } from '../../src/server/imaging';
+import { imageFileName, TARGET_FORMATS, targetFormatByName } from '../../src/imaging';
 
 describe('TARGET_FORMATS', () => {
   it('lists the nine formats; only the OpenStack ones can be published', () => {

@@ -4,8 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImage, isImagingError, type ImageFile } from '../../src/server/imaging';
-import { destinationSegments } from '../../src/server/imaging/destination';
+import { buildImage, isImagingError, type ImageFile } from '../../src/imaging';
+import { destinationSegments } from '../../src/imaging/destination';
 import { fakeOs, fakeTree, filesIn, tempDir } from './tools';
 
 const tmp = tempDir('input');

@@ -5,7 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildImage, type DiskFormat } from '../../src/server/imaging';
+import { buildImage, type DiskFormat } from '../../src/imaging';
 import { fakeOs, fakeTree, qemuCheck, qemuInfo, tempDir } from './tools';
 
 const tmp = tempDir('memory');

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { openSync, closeSync, ftruncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeDigested } from '../../src/server/imaging/output';
-import { dataRanges, parseFilefrag } from '../../src/server/imaging/extents';
-import { qcow2FromRaw, QCOW2_CLUSTER, scanAllocated } from '../../src/server/imaging/qcow2';
+import { writeDigested } from '../../src/imaging/output';
+import { dataRanges, parseFilefrag } from '../../src/imaging/extents';
+import { qcow2FromRaw, QCOW2_CLUSTER, scanAllocated } from '../../src/imaging/qcow2';
 import { open } from 'node:fs/promises';
 import { qemuCheck, qemuInfo, tempDir } from './tools';
 

@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, wri
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { currentSandbox, detectSandbox, hostId, MAPPED_IDS, subordinateRange, unshareArgs } from '../../src/host/sandbox';
-import { buildImage, isImagingError } from '../../src/server/imaging';
-import { runToolOutput } from '../../src/server/imaging/run';
+import { buildImage, isImagingError } from '../../src/imaging';
+import { runToolOutput } from '../../src/imaging/run';
 import { fakeOs, fakeTree, tempDir } from './tools';
 
 const tmp = tempDir('sandbox');

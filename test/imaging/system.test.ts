@@ -1,17 +1,17 @@
 // Stages 2 and 3 of a real image build on a real OS layer (bookworm Minimal + nginx + openssh-server,
 // built by mmdebstrap through the shared layer cache): the settings applied to a copy of the tree,
 // read back with the image's own tools (chroot getent/id/passwd, stat), the disk read back with
-// sfdisk, blkid and debugfs, and ONE boot of the qcow2 under QEMU TCG through src/boot-check,
+// sfdisk, blkid and debugfs, and ONE boot of the qcow2 under QEMU TCG through src/imaging/boot,
 // logged in over the serial console as the declared user with the declared password.
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootCheck } from '../../src/boot-check';
-import { currentSandbox, hostId, sandboxed } from '../../src/host/sandbox';
-import { applySystem, buildImage, copyTree, isImagingError, MANIFEST_PATH, type SystemSettings } from '../../src/server/imaging';
-import { buildOsLayer, type OsLayer } from '../../src/server/imaging/os';
-import { removeTree } from '../../src/server/imaging/os/mmdebstrap';
+import { bootCheck } from '../../src/imaging/boot';
+import { currentSandbox, hostId, sandboxPrefix } from '../../src/host/sandbox';
+import { applySystem, buildImage, copyTree, isImagingError, MANIFEST_PATH, type SystemSettings } from '../../src/imaging';
+import { buildOsLayer, type OsLayer } from '../../src/imaging/os';
+import { removeTree } from '../../src/imaging/os/mmdebstrap';
 import { requireBuildPrerequisites, scratch, spec, TEST_CACHE } from './os/helpers';
 import { debugfsCat, debugfsStat, e2fsck, qemuCheck, toRaw } from './tools';
 
@@ -72,7 +72,10 @@ const trees = (): string => {
   }
   return dir;
 };
-const sh = (tree: string, ...args: string[]): string => execFileSync(...sandboxed(sandbox, 'chroot', [tree, ...args]), { encoding: 'utf8' }).trim();
+const sh = (tree: string, ...args: string[]): string => {
+  const [cmd, ...argv] = [...sandboxPrefix(sandbox), 'chroot', tree, ...args];
+  return execFileSync(cmd!, argv, { encoding: 'utf8' }).trim();
+};
 
 // An ordinary user's build applies the system inside its namespace child (in-namespace.ts), never in
 // this process: applySystem called here needs root over the tree. The ordinary user's path is the

@@ -5,7 +5,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { currentSandbox, hostId } from '../../src/host/sandbox';
-import type { SystemSettings } from '../../src/server/imaging';
+import type { SystemSettings } from '../../src/imaging';
 
 export function tempDir(label: string): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), `af-imaging-${label}-`));

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isForgeError } from '../../src/errors';
-import { deleteGlanceImage, publishToGlance, OpenStackError, type PublishRequest } from '../../src/server/openstack';
+import { deleteGlanceImage, publishToGlance, OpenStackError, type PublishRequest } from '../../src/openstack';
 import { startFaultProxy } from './fault-proxy';
 import { imagesNamed, openStackServices, type OpenStackEnv } from '../support/openstack';
 

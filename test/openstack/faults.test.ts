@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError, isForgeError } from '../../src/errors';
-import { publishToGlance, OpenStackError, type PublishRequest } from '../../src/server/openstack';
+import { publishToGlance, OpenStackError, type PublishRequest } from '../../src/openstack';
 import { startFaultProxy } from './fault-proxy';
 import { imagesNamed, openStackServices, randomFile, type OpenStackEnv } from '../support/openstack';
 

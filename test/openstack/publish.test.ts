@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isForgeError } from '../../src/errors';
-import { deleteGlanceImage, getGlanceImage, OpenStackError, publishToGlance, type PublishProgress } from '../../src/server/openstack';
+import { deleteGlanceImage, getGlanceImage, OpenStackError, publishToGlance, type PublishProgress } from '../../src/openstack';
 import { imagesNamed, openStackServices, type OpenStackEnv } from '../support/openstack';
 
 const svc = openStackServices();

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteGlanceImage, getGlanceImage, publishToGlance } from '../../src/server/openstack';
+import { deleteGlanceImage, getGlanceImage, publishToGlance } from '../../src/openstack';
 import { openStackServices, randomFile, type OpenStackEnv } from '../support/openstack';
 
 const svc = openStackServices();

@@ -1,6 +1,6 @@
 // Wire contract §9: keystoneUrl and glanceUrl with or without their version segment. Pure, no services.
 import { describe, expect, it } from 'vitest';
-import { glanceBase, keystoneBase, OpenStackError } from '../../src/server/openstack';
+import { glanceBase, keystoneBase, OpenStackError } from '../../src/openstack';
 
 describe('OpenStack base URLs', () => {
   it.each([

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { ForgeError, isForgeError } from '../../src/errors';
 import { toServiceError } from '../../src/server/http/errors';
-import { ImagingError, isImagingError } from '../../src/server/imaging/errors';
+import { ImagingError, isImagingError } from '../../src/imaging/errors';
 import { isServiceError, notFound, ServiceError } from '../../src/server/service-error';
 import { decodeXml, decodeJson } from '../../src/codec';
 import { startTestServer, validatesAgainstXsd, type RawResponse, type TestServer } from './helpers';

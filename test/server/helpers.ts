@@ -13,7 +13,7 @@ import { loadCatalog } from '../../src/server/catalog';
 import { FileStore } from '../../src/server/files/file-store';
 import { BuildSlots } from '../../src/server/jobs/build-slots';
 import { JobRunner } from '../../src/server/jobs/runner';
-import { deleteGlanceImage, publishToGlance } from '../../src/server/openstack';
+import { deleteGlanceImage, publishToGlance } from '../../src/openstack';
 import { systemClock } from '../../src/server/ports';
 import { realImaging } from '../../src/server/start';
 import type { Store } from '../../src/server/store/store';

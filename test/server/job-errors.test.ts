@@ -7,10 +7,10 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ImagingError } from '../../src/server/imaging';
-import { explain } from '../../src/server/imaging/os/mmdebstrap';
-import { mirrorState } from '../../src/server/imaging/os/mirror-state';
-import { runTool } from '../../src/server/imaging/run';
+import { ImagingError } from '../../src/imaging';
+import { explain } from '../../src/imaging/os/mmdebstrap';
+import { mirrorState } from '../../src/imaging/os/mirror-state';
+import { runTool } from '../../src/imaging/run';
 import { jobErrorWords } from '../../src/server/jobs/job-errors';
 import { ServiceError } from '../../src/server/service-error';
 

@@ -3,7 +3,7 @@
 // says whether it reached a login prompt, optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
-import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../boot-check';
+import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../imaging/boot';
 import { AbortedError, isForgeError } from '../../errors';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { parseDuration } from '../duration';
@@ -90,14 +90,14 @@ const run: Command = async (args) => {
   try {
     const r = await bootCheck({
       image,
-      ...(format !== undefined ? { format: format as ImageFormat } : {}),
-      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-      ...(values.memory !== undefined ? { memoryMiB: Number(values.memory) } : {}),
+      format: format as ImageFormat | undefined,
+      timeoutMs,
+      memoryMiB: values.memory === undefined ? undefined : Number(values.memory),
       network: values.network,
-      ...(login ? { login } : {}),
+      login,
       commands,
       signal: ac.signal,
-      ...(values.console ? { onLine: (line: string) => process.stderr.write(`console | ${line}\n`) } : {}),
+      onLine: values.console ? (line: string) => process.stderr.write(`console | ${line}\n`) : undefined,
     });
     const ok = bootCheckPassed(r, { login, commands });
     process.stdout.write(values.json ? `${JSON.stringify({ ok, ...r })}\n` : human(r, { login: login?.user, commands }, ok));

@@ -4,7 +4,7 @@
 import { startServer } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';
 import { isPublicBaseUrl } from '../../server/http/errors';
-import { defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../server/imaging';
+import { defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../imaging';
 import { ignoreInGit } from '../../engine/embedded';
 import { DEFAULT_DATA_DIR, UsageError, type Command, type CommandModule } from '../command';
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';

@@ -2,7 +2,7 @@
 // once from the data file that scripts/build-catalog.mjs writes, and cached.
 import { resolve } from 'node:path';
 import { listQuery, type ListOptions } from '../../fiql';
-import { formatVersion, packageKey } from '../debian';
+import { formatVersion, packageKey } from '../../imaging/debian';
 import type { DistribProfile, Distribution, Pkg } from '../../model/resources';
 import { defaultDataFile, readCatalogData, type CatalogMeta, type PackageEntry } from './data-file';
 import { buildDistributions, buildProfile, DEBIAN_ID, PROFILES, selectProfilePackages } from './distributions';

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import {
   aptListsSuite, bookwormSuites, DebianIndexError, DEFAULT_MIRROR, DEFAULT_SECURITY_MIRROR, fetchSuite, mergeSuites,
   type MergedIndex, type SuiteIndex,
-} from '../debian';
+} from '../../imaging/debian';
 import { buildCatalogText, gzipCatalog, writeCatalogFile } from './build';
 import { readCatalogData } from './data-file';
-import { defaultCacheDir } from '../imaging/cache-dir';
+import { defaultCacheDir } from '../../imaging/cache-dir';
 
 export type IndexSource =
   | { readonly lists: string }

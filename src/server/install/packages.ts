@@ -5,7 +5,7 @@ import { fiql } from '../../fiql/builder';
 import type { Pkg } from '../../model/resources';
 import { parseUri } from '../../model/uris';
 import type { Ctx } from '../context';
-import type { PackageRequest } from '../imaging/system';
+import type { PackageRequest } from '../../imaging/system';
 import { badRequest } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { CatalogPort } from '../ports';

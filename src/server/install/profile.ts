@@ -2,7 +2,7 @@
 // profile is written (appliance create/update, image generation), so that the image build gets only
 // values it can apply. Passwords leave this module only as crypt(3) hashes (`encrypted: true`).
 // Schema fields the build cannot honour never get here: the codec refuses them (model `refused`).
-import { MAX_DISK_MIB, MIN_DISK_MIB } from '../imaging';
+import { MAX_DISK_MIB, MIN_DISK_MIB } from '../../imaging';
 import { SSH_KEY_RULE, SSH_KEY_TYPES, TIMEZONE_RULE, TIMEZONES } from '../../model/field-rules';
 import { redactRecord } from '../../model/redact';
 import { installProfile, type InstallProfile, type OsGroup, type OsUser, type SshKeyRecord } from '../../model/resources';

@@ -2,7 +2,6 @@
 // then the OS layer (from the cache, or mmdebstrap from the mirror: 0–40 %), then the disk stage
 // (software, settings, bootable disk, format: 40–99 %). The image record follows the progress and
 // ends complete (with size and checksums), in error, or cancelled.
-import { mkdir } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { Ctx } from '../context';
 import type { TargetFormatSpec } from '../ports';
@@ -14,7 +13,7 @@ import { installProfile, type InstallProfile } from '../../model/resources';
 import { badRequest } from '../service-error';
 import { packageRequestsOf } from '../install/packages';
 import { systemSettingsOf } from '../install/system-settings';
-import { osLayerSpecOf, type ImageFile, type InstalledPackage, type OsLayerSpec, type SystemSettings } from '../imaging';
+import { osLayerSpecOf, type ImageFile, type ImageRecipe, type InstalledPackage, type SystemSettings } from '../../imaging';
 import { jobKey, setStatus, throttled } from './status';
 import { failedJob, type JobStage } from './job-errors';
 import { assertDiskRoom } from './quota';
@@ -23,15 +22,13 @@ import { uris } from '../views/uris';
 /** Debian releases the image builder installs, by the catalog's version. */
 const DEBIAN_SUITES: Readonly<Record<string, string>> = { '12': 'bookworm' };
 
-/** What the image is built from, captured when the generation is asked for. */
+/** What the image is built from, captured when the generation is asked for (the library's recipe but `compress`, the image's own). */
 export interface GenerationInput {
-  format: TargetFormatSpec;
-  os: OsLayerSpec;
-  settings: SystemSettings;
-  files: ImageFile[];
-  /** The manifest, once the versions actually installed are known. */
-  manifest(installed: readonly InstalledPackage[]): string;
-  fileName: string;
+  readonly format: TargetFormatSpec;
+  readonly recipe: Omit<ImageRecipe, 'compress'>;
+  readonly settings: SystemSettings;
+  readonly files: readonly ImageFile[];
+  readonly fileName: string;
 }
 
 /** Manifest: template, OS, profile, packages with the versions installed, software (README "Real images"). */
@@ -47,14 +44,14 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
   const cloudInit = format.credAccountType === 'openstack';
   const os = osLayerSpecOf({ suite, profile: asked.profile, packages: asked.packages, disk: format.disk, cloudInit, settings, mirror: ctx.imaging.mirror });
   const sw = softwareFiles(ctx, appliance.owner, d.softwareIds);
-  const files = sw.map(({ artifact }) => {
+  const files = sw.map(({ artifact }): ImageFile => {
     const a = artifact.doc;
     return {
       source: ctx.files.abs(a.file!.path),
       // installLocation is the destination directory of the artifact's file.
       destination: posix.join(a.installLocation ?? '/opt', a.file!.fileName),
-      ...(a.rights ? { rights: a.rights } : {}),
-      ...(a.ownerGroup ? { ownerGroup: a.ownerGroup } : {}),
+      rights: a.rights || undefined,
+      ownerGroup: a.ownerGroup || undefined,
     };
   });
   const template = { name: d.name, version: d.version, description: d.description, revision: d.revision, uuid: d.uuid };
@@ -70,7 +67,7 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
         os: { name: dist!.name, version: dist!.version, suite, arch: os.arch, kernel: os.kernel, cloudInit: os.cloudInit, mirror: os.mirror },
         profile: { name: profile.doc.name, base: os.profile, standardProfileUri: uris.profile(d.distId, profile.doc.profileId) },
         // The template's own packages as installed (pins included), then everything dpkg installed.
-        packages: os.packages.map((p) => ({ name: p.name, ...(p.version ? { pinned: p.version } : {}), installed: byName.get(p.name)?.version ?? null })),
+        packages: os.packages.map((p) => ({ name: p.name, pinned: p.version || undefined, installed: byName.get(p.name)?.version ?? null })),
         installed,
         software,
         // Without password hashes: the manifest is readable by every user of the image.
@@ -82,7 +79,7 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
     );
   };
   const base = `${d.name}-${d.version}`.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '') || 'image';
-  return { format, os, settings, files, manifest, fileName: `${base}.${format.extension.replace(/^\./, '')}` };
+  return { format, recipe: { os, disk: format.disk, manifest }, settings, files, fileName: `${base}.${format.extension.replace(/^\./, '')}` };
 }
 
 /** setTimeout's bound (2^31 - 1 ms, about 24.8 days): a longer delay would fire at once. */
@@ -93,21 +90,12 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
   ctx.jobs.start(jobKey('image', id), async (signal) => {
     const progress = throttled(ctx, 'image', id);
     const outRel = ctx.files.fresh('images', input.fileName);
-    const workRel = ctx.files.fresh('tmp', `job-${id}`);
     // The build time limit aborts the same signal plumbing as a cancel: child processes are killed, files removed.
     const overtime = new AbortController();
     const build = AbortSignal.any([signal, overtime.signal]);
     let timer: NodeJS.Timeout | undefined;
     let stage: JobStage = 'preparation';
     try {
-      await mkdir(ctx.files.abs(workRel), { recursive: true });
-      const report = (percentage: number, message: string, bytes?: { done?: number | undefined; total?: number | undefined }): void =>
-        progress({
-          percentage: Math.min(99, Math.max(0, Math.floor(percentage))),
-          message,
-          ...(bytes?.done !== undefined ? { bytesLoaded: bytes.done } : {}),
-          ...(bytes?.total !== undefined ? { bytesTotal: bytes.total } : {}),
-        });
       const releaseSlot = await ctx.buildSlots.acquire(
         signal,
         (ahead) => setStatus(ctx, 'image', id, { message: `waiting for a build slot (${ahead + 1} build${ahead === 0 ? '' : 's'} ahead)` }),
@@ -118,28 +106,11 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
       try {
         // Checked again now: the space free when the generation was asked for may be gone after the wait.
         assertDiskRoom(ctx, input.settings.diskMiB);
-        setStatus(ctx, 'image', id, { message: 'resolving packages', percentage: 1 });
-        stage = 'os-layer';
-        const layer = await ctx.imaging.osLayer(input.os, { signal: build, onProgress: (p) => report(1 + 39 * p.fraction, p.message) });
-        try {
-          stage = 'disk';
-          result = await ctx.imaging.buildImage({
-            layerDir: layer.dir,
-            settings: input.settings,
-            cloudInit: input.os.cloudInit,
-            disk: input.format.disk,
-            compress: image.doc.compress,
-            files: input.files,
-            manifest: input.manifest(layer.installed),
-            outFile: ctx.files.abs(outRel),
-            workDir: ctx.files.abs(workRel),
-            signal: build,
-            progressRange: { from: 40, to: 99 },
-            onProgress: (p) => report(p.percentage, p.message, { done: p.bytesDone, total: p.bytesTotal }),
-          });
-        } finally {
-          await layer.release();
-        }
+        const order = { recipe: { ...input.recipe, compress: image.doc.compress }, settings: input.settings, files: input.files, outFile: ctx.files.abs(outRel) };
+        result = await ctx.imaging.build(order, build, (p) => {
+          stage = p.stage;
+          progress({ percentage: Math.min(99, Math.max(1, p.percentage)), message: p.message, bytesLoaded: p.bytesDone, bytesTotal: p.bytesTotal });
+        });
       } finally {
         clearTimeout(timer);
         releaseSlot();
@@ -165,13 +136,11 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
     } catch (e) {
       // Files first: once the status says the job ended, nothing of it is left on disk.
       await ctx.files.remove(outRel);
-      await ctx.files.remove(workRel);
       if (signal.aborted) setStatus(ctx, 'image', id, { cancelled: true, message: 'cancelled' });
       else if (overtime.signal.aborted) setStatus(ctx, 'image', id, failedJob(ctx, 'image', id, e, stage, overtimeWords(ctx.limits.buildTimeoutMs)));
       else setStatus(ctx, 'image', id, failedJob(ctx, 'image', id, e, stage));
     } finally {
       clearTimeout(timer);
-      await ctx.files.remove(workRel);
     }
   });
 }

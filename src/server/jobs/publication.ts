@@ -12,7 +12,7 @@ export function publicationCredentials(ctx: Ctx, p: Row<'pimage'>): OpenStackCre
   const a = p.doc.account;
   return {
     keystoneUrl: a.keystoneUrl ?? '',
-    ...(a.glanceUrl ? { glanceUrl: a.glanceUrl } : {}),
+    glanceUrl: a.glanceUrl || undefined,
     login: a.login ?? '',
     password: p.secret ? ctx.box.open(p.secret) : '',
     domain: p.doc.keystoneDomain,

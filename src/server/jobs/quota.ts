@@ -1,5 +1,5 @@
 // How many generations and publications may be open (queued or running) at once, per user and in
-// all (issue 12, weakness 4): beyond it a new job is a 429 (the user's) or a 503 (the server's) with
+// all: beyond it a new job is a 429 (the user's) or a 503 (the server's) with
 // Retry-After, never an unbounded pile of builds. Call it inside the transaction that inserts the job.
 // Also what a user may keep (images per user: 403) and whether the disk has room for a build (507).
 import { statfsSync } from 'node:fs';

@@ -7,9 +7,9 @@ import { linkSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSy
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OsLayerCache } from '../../../src/server/imaging/os';
-import { mountsUnder } from '../../../src/server/imaging/os/mmdebstrap';
-import { isImagingError } from '../../../src/server/imaging';
+import { OsLayerCache } from '../../../src/imaging/os';
+import { mountsUnder } from '../../../src/imaging/os/mmdebstrap';
+import { isImagingError } from '../../../src/imaging';
 import { startServer } from '../../../src/server';
 import { removeWorkerScript, scratch, spec, startWorker } from './helpers';
 

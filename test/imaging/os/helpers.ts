@@ -5,9 +5,9 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync, linkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildSync } from 'esbuild';
-import type { OsLayerSpec } from '../../../src/server/imaging/system';
-import { defaultMirror } from '../../../src/server/imaging/os';
-import { defaultCacheDir } from '../../../src/server/imaging/cache-dir';
+import type { OsLayerSpec } from '../../../src/imaging/system';
+import { defaultMirror } from '../../../src/imaging/os';
+import { defaultCacheDir } from '../../../src/imaging/cache-dir';
 import { sandboxProblem } from '../../../src/host/sandbox';
 
 /** The suite-wide OS layer cache (the integrator's image tests reuse its layers and .deb files): the server's default. */

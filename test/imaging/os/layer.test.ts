@@ -7,8 +7,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../../src/errors';
-import { isImagingError } from '../../../src/server/imaging/errors';
-import { layerKey, OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/server/imaging/os';
+import { isImagingError } from '../../../src/imaging/errors';
+import { layerKey, OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/imaging/os';
 import { TEST_CACHE, countMmdebstrap, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');

@@ -2,9 +2,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isImagingError } from '../../../src/server/imaging/errors';
-import { DEFAULT_MIRROR, defaultMirror, validateMirror } from '../../../src/server/imaging/os';
-import { mirrorFromSources, parseDeb822Sources, parseOneLineSources } from '../../../src/server/imaging/os/mirror';
+import { isImagingError } from '../../../src/imaging/errors';
+import { DEFAULT_MIRROR, defaultMirror, validateMirror } from '../../../src/imaging/os';
+import { mirrorFromSources, parseDeb822Sources, parseOneLineSources } from '../../../src/imaging/os/mirror';
 import { scratch } from './helpers';
 
 const DEB822 = `# Managed by the installer

@@ -1,7 +1,7 @@
 // What mmdebstrap is asked for: the package set of each profile, pins, sources; hostile input refused.
 import { describe, expect, it } from 'vitest';
-import { isImagingError } from '../../../src/server/imaging/errors';
-import { checkSpec, includeList, mmdebstrapArgs, sourceLines } from '../../../src/server/imaging/os/recipe';
+import { isImagingError } from '../../../src/imaging/errors';
+import { checkSpec, includeList, mmdebstrapArgs, sourceLines } from '../../../src/imaging/os/recipe';
 import { spec } from './helpers';
 
 const m = { archive: 'http://deb.debian.org/debian', security: 'http://deb.debian.org/debian-security' };

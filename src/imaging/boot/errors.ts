@@ -1,0 +1,23 @@
+// Errors of the boot check. 'missing-tool': a QEMU program is not installed (the Debian packages are
+// named); 'input': a bad image or option, nothing was started; 'qemu': QEMU itself refused to start.
+// A guest that does not boot or refuses the login is not an error: it is the check's result.
+import { ForgeError } from '../../errors';
+
+export type BootCheckErrorKind = 'missing-tool' | 'input' | 'qemu';
+
+export class BootCheckError extends ForgeError {
+  static readonly code = 'E_BOOT_CHECK';
+  constructor(
+    readonly kind: BootCheckErrorKind,
+    message: string,
+    /** For 'missing-tool': the Debian packages that provide what is missing. */
+    readonly packages: readonly string[] = [],
+  ) {
+    super(message);
+    this.name = 'BootCheckError';
+  }
+}
+
+export function isBootCheckError(e: unknown, kind?: BootCheckErrorKind): e is BootCheckError {
+  return e instanceof BootCheckError && (kind === undefined || e.kind === kind);
+}

@@ -1,0 +1,156 @@
+// Boot an image under QEMU (TCG) and report whether it reached a login prompt; optionally log in
+// over the serial console and run commands. The image is never modified (snapshot=on), and no QEMU
+// outlives the call: timeout, abort and errors all kill its process group.
+import { performance } from 'node:perf_hooks';
+import { AbortedError } from '../../errors';
+import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
+import { SerialConsole } from './console';
+import { BootCheckError } from './errors';
+import { requireBootTools } from './host-tools';
+import { checkImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
+import { startQemu } from './qemu';
+import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } from './session';
+
+export { BootCheckError, isBootCheckError, type BootCheckErrorKind } from './errors';
+export { IMAGE_FORMATS, type ImageFormat } from './image';
+export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './session';
+
+/** Generous: a boot under TCG reaches login in ~35 s on an idle machine, several times that under load. */
+export const DEFAULT_BOOT_TIMEOUT_MS = 300_000;
+export const DEFAULT_MEMORY_MIB = 1024;
+
+export interface BootCheckOptions {
+  /** Path of the disk image: a self-contained image, its format named by its extension (image.ts). */
+  readonly image: string;
+  /** Its format, in place of the extension; still checked against the file's magic. */
+  readonly format?: ImageFormat | undefined;
+  /** For the whole check: boot, login and commands. Default DEFAULT_BOOT_TIMEOUT_MS. */
+  readonly timeoutMs?: number | undefined;
+  readonly memoryMiB?: number | undefined;
+  /** Log in over the serial console once `login:` shows. */
+  readonly login?: { readonly user: string; readonly password: string } | undefined;
+  /** Run after the login, each by `sh -c`, stdin /dev/null; needs `login`. */
+  readonly commands?: readonly string[];
+  /** 'user': a user-mode NIC with DHCP (no forwarding from the host); default 'none'. */
+  readonly network?: 'none' | 'user';
+  /** Aborting kills QEMU and rejects with AbortedError. */
+  readonly signal?: AbortSignal;
+  /** Each console line as it comes, ANSI escapes removed, the password masked. */
+  readonly onLine?: ((line: string) => void) | undefined;
+}
+
+export interface BootCheckResult {
+  readonly image: string;
+  readonly format: ImageFormat;
+  /** `login:` showed on the serial console. */
+  readonly reachedLogin: boolean;
+  /** Present when a login was asked for: the shell answered. */
+  readonly loggedIn?: boolean | undefined;
+  /** Present once logged in: one per command that finished, in order. */
+  readonly results?: readonly CommandResult[] | undefined;
+  /** Why the check stopped short of what was asked (timeout, login refused, QEMU exited). */
+  readonly reason?: string | undefined;
+  /** The last 8 KiB of the console (ANSI removed, password masked). */
+  readonly consoleTail: string;
+  readonly elapsedMs: number;
+  /** QEMU's pid (already killed): lets a caller check that nothing is left running. */
+  readonly qemuPid: number;
+}
+
+/** The check passed: login reached, the login (if asked) worked, every command (if any) ran and exited 0. */
+export function bootCheckPassed(r: BootCheckResult, asked: { login?: unknown; commands?: readonly string[] }): boolean {
+  if (!r.reachedLogin || r.reason !== undefined) return false;
+  if (asked.login && r.loggedIn !== true) return false;
+  const n = asked.commands?.length ?? 0;
+  return (r.results?.length ?? 0) === n && (r.results ?? []).every((c) => c.exitCode === 0);
+}
+
+/** A stop of the session that is a result, not an error (its message becomes `reason`). */
+class SessionStop extends Error {}
+
+function checkOptions(o: BootCheckOptions): void {
+  const bad = (m: string): never => {
+    throw new BootCheckError('input', m);
+  };
+  if (o.format !== undefined && !isImageFormat(o.format)) bad(`format must be one of ${IMAGE_FORMATS.join(', ')}`);
+  if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0)) bad('timeoutMs must be a positive number');
+  if (o.memoryMiB !== undefined && !(Number.isInteger(o.memoryMiB) && o.memoryMiB >= 128 && o.memoryMiB <= 65536)) bad('memoryMiB must be an integer from 128 to 65536');
+  if (o.network !== undefined && o.network !== 'none' && o.network !== 'user') bad(`network must be 'none' or 'user'`);
+  if (o.login) {
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(o.login.user) || o.login.user.length > 32) bad('the login user must be a plain user name');
+    // Shorter passwords would not be masked in the console (one masker, one minimum: src/model/redact.ts).
+    // eslint-disable-next-line no-control-regex
+    if (o.login.password.length < MIN_SECRET_LENGTH || /[\x00-\x1f\x7f]/.test(o.login.password)) {
+      bad(`the password must have at least ${MIN_SECRET_LENGTH} characters and hold no control characters`);
+    }
+  }
+  const commands = o.commands ?? [];
+  if (commands.length > 0 && !o.login) bad('commands need a login');
+  for (const c of commands) {
+    if (c.trim() === '' || c.includes('\0') || Buffer.byteLength(c) > MAX_COMMAND_BYTES) bad(`each command must be non-empty, without NUL, at most ${MAX_COMMAND_BYTES} bytes`);
+  }
+}
+
+export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
+  const started = performance.now();
+  checkOptions(o);
+  if (o.signal?.aborted) throw new AbortedError('boot check aborted');
+  requireBootTools(['qemu-system-x86_64']);
+  const format = await checkImage(o.image, o.format);
+  const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
+  const password = o.login?.password;
+  const mask = (s: string): string => maskSecrets(s, password ? [password] : []);
+  const stop = new AbortController();
+  // An exception in the caller's onLine ends the check with that exception (after QEMU is killed).
+  const onLine = o.onLine && ((line: string): void => {
+    try {
+      o.onLine!(line);
+    } catch (e) {
+      stop.abort(e);
+    }
+  });
+  const con = new SerialConsole(mask, onLine);
+  const state: SessionState = { reachedLogin: false };
+
+  const qemu = startQemu({ image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.network ?? 'none' }, (b) => con.feed(b));
+  const phase = (): string => (!state.reachedLogin ? 'login prompt' : state.loggedIn !== true ? 'login' : 'commands');
+  const timer = setTimeout(() => stop.abort(new SessionStop(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the ${phase()}`)), timeoutMs);
+  const onAbort = (): void => stop.abort(new AbortedError('boot check aborted'));
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  let early: BootCheckError | undefined;
+  let stopping = false;
+  void qemu.exited.then((x) => {
+    if (stopping) return;
+    const how = x.signal ? `signal ${x.signal}` : `code ${x.code}`;
+    // QEMU refusing to start (bad image, no memory) is an error; the guest powering off is a result.
+    if (x.code !== 0 && !state.reachedLogin && con.consoleTail() === '') early = new BootCheckError('qemu', `qemu-system-x86_64 exited (${how}): ${x.stderr || 'no message'}`);
+    const e = new SessionStop(`qemu exited (${how}) while waiting for the ${phase()}${x.stderr ? `: ${x.stderr}` : ''}`);
+    con.close(e);
+    stop.abort(e);
+  });
+  try {
+    await runSession({ console: con, write: qemu.write }, { login: o.login, commands: o.commands ?? [] }, state, stop.signal);
+  } catch (e) {
+    if (!(e instanceof SessionStop)) throw e;
+    state.reason ??= e.message;
+  } finally {
+    clearTimeout(timer);
+    o.signal?.removeEventListener('abort', onAbort);
+    // -snapshot: nothing of the guest is worth a clean shutdown, so QEMU is killed, not powered off.
+    stopping = true;
+    con.close(new SessionStop('qemu stopped'));
+    await qemu.kill();
+  }
+  if (early) throw early;
+  return {
+    image: o.image,
+    format,
+    reachedLogin: state.reachedLogin,
+    loggedIn: state.loggedIn,
+    results: state.results,
+    reason: state.reason,
+    consoleTail: con.consoleTail(),
+    elapsedMs: Math.round(performance.now() - started),
+    qemuPid: qemu.pid,
+  };
+}

@@ -1,0 +1,62 @@
+// Running qemu-system-x86_64 for a boot check: its own process group (killed as a whole: QEMU and
+// anything it started), the serial console on stdin/stdout, and no QEMU left behind when the check
+// ends, fails, or this Node process exits.
+import path from 'node:path';
+import { start, type ChildExit } from '../../host/child';
+import { QEMU_FORMAT, type ImageFormat } from './image';
+
+export interface QemuOptions {
+  readonly image: string;
+  readonly format: ImageFormat;
+  readonly memoryMiB: number;
+  /** 'user': a user-mode NIC (DHCP and outbound NAT, no forwarding from the host); 'none': no NIC. */
+  readonly network: 'none' | 'user';
+}
+
+/**
+ * The disk as QEMU block options: the format named (QEMU never probes), the protocol `file` named (a
+ * path never reads as `nbd:…`), and `backing: null`, so no backing file is opened whatever the header
+ * says. Given to `-drive` as a `json:` filename, where `snapshot=on` still applies; commas are doubled.
+ */
+function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
+  const blockdev = { driver: QEMU_FORMAT[o.format], backing: null, file: { driver: 'file', filename: path.resolve(o.image) } };
+  return `file=json:${JSON.stringify(blockdev).replace(/,/g, ',,')},if=virtio,snapshot=on`;
+}
+
+/**
+ * TCG, not KVM: /dev/kvm exists on the build hosts but does not work there (docs/design/real-images.md).
+ * `-nodefaults` drops the default VGA, monitor, NIC and drives; the serial port is the only device we talk to.
+ * `snapshot=on`: writes go to a temporary overlay, the image is never modified.
+ */
+export function qemuArgs(o: QemuOptions): string[] {
+  return [
+    '-accel', 'tcg',
+    '-m', String(o.memoryMiB),
+    '-nodefaults',
+    '-display', 'none',
+    '-serial', 'stdio',
+    '-drive', driveSpec(o),
+    ...(o.network === 'user' ? ['-nic', 'user,model=virtio-net-pci'] : ['-nic', 'none']),
+  ];
+}
+
+/** QEMU's exit: `stderr` holds the last bytes it wrote there (its own error messages). */
+export type QemuExit = ChildExit;
+
+export interface QemuProcess {
+  readonly pid: number;
+  /** Bytes for the guest's serial port. */
+  write(text: string): void;
+  /** Settles when QEMU has exited (never rejects). */
+  readonly exited: Promise<QemuExit>;
+  /** SIGKILL to the process group; resolves once QEMU is gone. */
+  kill(): Promise<QemuExit>;
+}
+
+/** QEMU in a process group of its own, killed as a whole, and with this process (host/child.ts). */
+export function startQemu(o: QemuOptions, onConsole: (bytes: Buffer) => void): QemuProcess {
+  const child = start({ command: 'qemu-system-x86_64', args: qemuArgs(o), group: true, interactive: true });
+  child.stdout.on('data', onConsole);
+  const exited = child.exited.then(({ error, ...x }): QemuExit => (error ? { ...x, stderr: `${x.stderr}\n${error.message}`.trim() } : x));
+  return { pid: child.pid ?? -1, write: (text) => child.write(text), exited, kill: () => child.kill().then(() => exited) };
+}

@@ -1,0 +1,205 @@
+// buildImage: the OS layer copied → settings and the appliance's files applied → bootable raw disk
+// (MBR + GRUB + ext4) → target format → the output file, written under a temporary name beside it and renamed only when complete
+// (docs/contracts.md "Imaging"). Whatever happens, the work directory is removed, and on failure
+// or abort the temporary output too; an existing `outFile` is only replaced by a finished image.
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lchown, mkdir, mkdtemp, rename, rm, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { AbortedError } from '../errors';
+import { currentSandbox, hostId, sandboxProblem, type Sandbox } from '../host/sandbox';
+import { ImagingError } from './errors';
+import { writeBootableRaw } from './bootdisk';
+import type { DiskFormat } from './formats';
+import { digestFile, writeDigested, type Digests } from './output';
+import { reporter, type ProgressSink, type Reporter } from './progress';
+import { qcow2FromRaw } from './qcow2';
+import { qemuConvert } from './qemu';
+import { assertReachable, runTool } from './run';
+import type { ImageFile } from './staging';
+import type { SystemSettings } from './system';
+import { applySystem } from './system-apply';
+import { buildInNamespace } from './in-namespace';
+import { copyTree } from './tree';
+import { processOwner } from './os/owner';
+
+const MiB = 1024 * 1024;
+/** Smallest disk: a Minimal Debian with its kernel and initramfs takes about 400 MiB, with room to run. */
+export const MIN_DISK_MIB = 1024;
+/** Largest disk an MBR partition table can describe with 512-byte sectors (2 TiB). */
+export const MAX_DISK_MIB = 2 * 1024 * 1024;
+const DISKS: readonly DiskFormat[] = ['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'];
+
+export interface BuildImageOptions {
+  /** The OS layer: a Debian root tree, read only (copied, never changed). */
+  readonly layerDir: string;
+  /** The install profile to apply; `diskMiB` is the virtual size of the disk. */
+  readonly settings: SystemSettings;
+  /** The layer carries cloud-init: it configures the network itself. */
+  readonly cloudInit: boolean;
+  readonly disk: DiskFormat;
+  /** gzip the final file; name it `….<ext>.gz` (see imageFileName). */
+  readonly compress: boolean;
+  readonly files: readonly ImageFile[];
+  /** Content of MANIFEST_PATH in the image. */
+  readonly manifest: string;
+  /** The finished image; its directory must exist. Replaced only when the new image is complete. */
+  readonly outFile: string;
+  /**
+   * Where scratch files go (a private subdirectory is made and removed). In a user namespace the
+   * namespace's root must be able to reach it (the OS layer cache's tmp folder is made for that).
+   */
+  readonly workDir: string;
+  /** Who the tools touching the tree run as; default: this process's (host/sandbox.ts). */
+  readonly sandbox?: Sandbox | undefined;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: ProgressSink;
+  /** Percentages this build reports span `from`..`to` (default 0..100): the caller's job may have done work before. */
+  readonly progressRange?: { readonly from: number; readonly to: number };
+}
+
+export interface BuiltImage extends Digests {
+  readonly virtualSizeBytes: number;
+}
+
+async function checkOptions(o: BuildImageOptions): Promise<void> {
+  const bad = (m: string): never => {
+    throw new ImagingError('input', m);
+  };
+  if (!DISKS.includes(o.disk)) bad(`unknown disk format ${JSON.stringify(o.disk)} (expected one of ${DISKS.join(', ')})`);
+  const diskMiB = o.settings?.diskMiB;
+  if (!Number.isSafeInteger(diskMiB) || diskMiB < MIN_DISK_MIB || diskMiB > MAX_DISK_MIB) {
+    bad(`disk size must be a whole number of MiB from ${MIN_DISK_MIB} to ${MAX_DISK_MIB}, got ${String(diskMiB)}`);
+  }
+  if (typeof o.manifest !== 'string') bad('the manifest must be a string');
+  if (!Array.isArray(o.files)) bad('files must be a list');
+  const layer = await stat(o.layerDir).catch(() => undefined);
+  if (!layer?.isDirectory()) bad(`the OS layer is not a directory: ${o.layerDir}`);
+  const outDir = await stat(dirname(o.outFile)).catch(() => undefined);
+  if (!outDir?.isDirectory()) bad(`the directory of the output file does not exist: ${dirname(o.outFile)}`);
+  if (basename(o.outFile) === '') bad('the output file has no name');
+}
+
+function checkAbort(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new AbortedError('image build aborted');
+}
+
+/** Map this build's 0..100 onto the caller's range. */
+function ranged(sink: ProgressSink | undefined, range: { from: number; to: number } | undefined): ProgressSink | undefined {
+  if (!sink || !range) return sink;
+  const { from, to } = range;
+  return (p) => sink({ ...p, percentage: Math.floor(from + ((to - from) * p.percentage) / 100) });
+}
+
+/** The sandbox a build runs in, or why it cannot run (before anything is written). */
+function sandboxOf(o: BuildImageOptions): Sandbox {
+  const sandbox = o.sandbox ?? currentSandbox();
+  const problem = sandboxProblem(sandbox);
+  if (problem !== undefined) throw new ImagingError('prerequisite', problem);
+  assertReachable(sandbox, o.workDir, 'build folder');
+  return sandbox;
+}
+
+export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
+  checkAbort(o.signal);
+  await checkOptions(o);
+  const sandbox = sandboxOf(o);
+  if (sandbox.kind === 'userns' && sandbox.self) return buildInNamespace(o, sandbox);
+  const progress = reporter(ranged(o.onProgress, o.progressRange));
+  const diskBytes = o.settings.diskMiB * MiB;
+  progress.stage(0, 0, 'applying software and settings');
+  await mkdir(o.workDir, { recursive: true });
+  // Named for this process, so the cache's sweep removes it after a crash and never while it runs.
+  const buildDir = await mkdtemp(join(o.workDir, `${processOwner()}-image-`));
+  const partOut = join(dirname(o.outFile), `.${basename(o.outFile)}.${randomUUID().slice(0, 8)}.part`);
+  try {
+    // The namespace's root writes the tree and the disk here.
+    await lchown(buildDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+    const tree = join(buildDir, 'root');
+    await copyTree(o.layerDir, tree, sandbox, o.signal);
+    progress.stage(0, 20, 'applying software and settings', 0.5);
+    checkAbort(o.signal);
+    await applySystem(tree, { settings: o.settings, files: o.files, manifest: o.manifest, cloudInit: o.cloudInit, signal: o.signal, sandbox });
+    checkAbort(o.signal);
+
+    // The raw disk is made in the work dir (reachable from the namespace), every other disk from it.
+    const rawPath = join(buildDir, 'disk.raw');
+    await writeBootableRaw({
+      tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
+      scratchDir: buildDir, signal: o.signal, sandbox,
+      onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
+    });
+    await rm(tree, { recursive: true, force: true });
+    if (o.disk === 'raw' && !o.compress) await moveFile(rawPath, partOut, o.signal);
+    progress.stage(50, 50, `converting to ${o.disk}`);
+    checkAbort(o.signal);
+
+    const digests = await writeDisk(o, rawPath, partOut, buildDir, diskBytes, progress);
+    checkAbort(o.signal);
+    await rename(partOut, o.outFile);
+    progress.stage(100, 100, 'image ready', 1, { done: digests.fileSize, total: digests.fileSize });
+    return { ...digests, virtualSizeBytes: diskBytes };
+  } catch (e) {
+    await unlink(partOut).catch(() => undefined);
+    throw o.signal?.aborted && !(e instanceof AbortedError) ? new AbortedError('image build aborted') : e;
+  } finally {
+    await rm(buildDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** Percentages 50..98: the target format, compressed or not, digested on the way. */
+async function writeDisk(o: BuildImageOptions, rawPath: string, partOut: string, buildDir: string, diskBytes: number, progress: Reporter): Promise<Digests> {
+  const { signal, compress } = o;
+  const written = (from: number, to: number, message: string, total: number) => (n: number) =>
+    progress.stage(from, to, message, n / total, { done: n, total });
+  switch (o.disk) {
+    case 'raw':
+      if (!compress) return digestFile(partOut, signal, written(50, 98, 'computing checksums', diskBytes));
+      return writeDigested(readCounted(rawPath, written(50, 98, 'compressing the disk', diskBytes)), partOut, { compress, signal });
+    case 'qcow2': {
+      const chunks = qcow2FromRaw(rawPath, diskBytes, {
+        signal,
+        onProgress: (p) =>
+          p.phase === 'scan'
+            ? progress.stage(50, 70, 'finding the used clusters', p.done / p.total, p)
+            : progress.stage(70, 98, 'converting to qcow2', p.done / p.total, p),
+      });
+      return writeDigested(chunks, partOut, { compress, signal });
+    }
+    case 'vmdk':
+    case 'vhd':
+    case 'vdi': {
+      const converted = compress ? join(buildDir, `disk.${o.disk}`) : partOut;
+      await qemuConvert(rawPath, converted, o.disk, {
+        signal,
+        onFraction: (f) => progress.stage(50, 80, `converting to ${o.disk} (qemu-img)`, f),
+      });
+      checkAbort(signal);
+      const size = (await stat(converted)).size;
+      if (!compress) return digestFile(converted, signal, written(80, 98, 'computing checksums', size));
+      return writeDigested(readCounted(converted, written(80, 98, 'compressing the disk', size)), partOut, { compress, signal });
+    }
+  }
+}
+
+/** Rename, or copy keeping holes when the work dir is on another filesystem than the output. */
+async function moveFile(from: string, to: string, signal?: AbortSignal): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+    await runTool('cp', ['--sparse=always', '--', from, to], { signal });
+    await unlink(from);
+  }
+}
+
+/** A file's bytes, counting them as they are read (progress of a compression, whose output size is unknown). */
+async function* readCounted(path: string, onRead: (n: number) => void): AsyncGenerator<Buffer> {
+  let n = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    const b = chunk as Buffer;
+    n += b.length;
+    onRead(n);
+    yield b;
+  }
+}

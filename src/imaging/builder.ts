@@ -1,0 +1,86 @@
+// The library's one entry point for a whole image: the OS layer (from the cache, or mmdebstrap from
+// the mirror: 0–40 %), then the disk stage (software, settings, bootable disk, format: 40–100 %).
+// A caller (the server's job runner, a script) hands over what to build and where, a signal and a
+// progress sink; the layer's lease, the scratch folder and the stages' percentages stay in here.
+import { join } from 'node:path';
+import { buildImage, type BuiltImage } from './build';
+import { defaultCacheDir } from './cache-dir';
+import type { DiskFormat } from './formats';
+import { OsLayerCache } from './os/cache';
+import type { BuildProgress } from './progress';
+import type { ImageFile } from './staging';
+import type { InstalledPackage, OsLayerSpec, SystemSettings } from './system';
+
+/** What an image is made of. */
+export interface ImageRecipe {
+  readonly os: OsLayerSpec;
+  readonly disk: DiskFormat;
+  /** gzip the final file. */
+  readonly compress: boolean;
+  /** The manifest written into the image, once the versions actually installed are known. */
+  manifest(installed: readonly InstalledPackage[]): string;
+}
+
+/** Where a build is when it reports (and when it fails). */
+export type BuildStage = 'os-layer' | 'disk';
+
+export interface ImageProgress extends BuildProgress {
+  readonly stage: BuildStage;
+}
+
+/** One image to build: the recipe, the install profile to apply, the files to add, the finished file's path. */
+export interface ImageOrder {
+  readonly recipe: ImageRecipe;
+  readonly settings: SystemSettings;
+  readonly files: readonly ImageFile[];
+  /** Its directory must exist; replaced only by a complete image. */
+  readonly outFile: string;
+}
+
+export interface ImageBuilder {
+  /** The OS layer cache's folder (its paths are the builder's, never a user's). */
+  readonly cacheDir: string;
+  /** Removes what builds of dead processes left in the cache (mounts, then trees). */
+  sweep(): Promise<void>;
+  build(order: ImageOrder, signal: AbortSignal, progress: (p: ImageProgress) => void): Promise<BuiltImage>;
+}
+
+export interface ImageBuilderOptions {
+  /** Default: defaultCacheDir(); the layers go under `<cacheDir>/os`. */
+  readonly cacheDir?: string | undefined;
+  /** Bound on the layer cache's disk usage (OsLayerCache's default when undefined). */
+  readonly maxCacheBytes?: number | undefined;
+}
+
+/** Share of the whole build that the OS layer takes. */
+const LAYER_PERCENT = 40;
+
+export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
+  // Layers under <cache>/os: the other stages may keep their own folders beside it.
+  const cacheDir = join(o.cacheDir ?? defaultCacheDir(), 'os');
+  const cache = new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes });
+  return {
+    cacheDir,
+    sweep: () => cache.sweep(),
+    async build({ recipe, settings, files, outFile }, signal, progress) {
+      progress({ stage: 'os-layer', percentage: 0, message: 'resolving packages' });
+      const layer = await cache.acquire(recipe.os, {
+        signal,
+        onProgress: (p) => progress({ stage: 'os-layer', percentage: Math.floor(LAYER_PERCENT * p.fraction), message: p.message }),
+      });
+      try {
+        progress({ stage: 'disk', percentage: LAYER_PERCENT, message: 'applying software and settings' });
+        return await buildImage({
+          layerDir: layer.dir, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
+          manifest: recipe.manifest(layer.installed), outFile,
+          // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
+          workDir: join(cacheDir, 'tmp'),
+          signal, progressRange: { from: LAYER_PERCENT, to: 100 },
+          onProgress: (p) => progress({ ...p, stage: 'disk' }),
+        });
+      } finally {
+        await layer.release();
+      }
+    },
+  };
+}

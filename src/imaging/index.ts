@@ -1,0 +1,16 @@
+// The image builder (docs/contracts.md "Imaging").
+export { imageBuilder, type ImageBuilder, type ImageBuilderOptions, type ImageOrder, type ImageRecipe, type ImageProgress, type BuildStage } from './builder';
+export { buildImage, MIN_DISK_MIB, MAX_DISK_MIB, type BuildImageOptions, type BuiltImage } from './build';
+export { TARGET_FORMATS, targetFormatByName, imageFileName, type TargetFormatInfo, type DiskFormat } from './formats';
+export { MANIFEST_PATH, type ImageFile } from './staging';
+export { applySystem, SWAP_FILE, type ApplySystemOptions } from './system-apply';
+export { writeBootableRaw, grubConfig, BASE_KERNEL_PARAMS, GRUB_MODULES, type BootableRawOptions } from './bootdisk';
+export { copyTree } from './tree';
+export type { SystemSettings, SystemUser, SystemGroup, SshKey } from './system';
+export { PARTITION_OFFSET } from './mbr';
+export { ImagingError, isImagingError, type ImagingErrorKind } from './errors';
+export type { BuildProgress } from './progress';
+export { defaultCacheDir } from './cache-dir';
+export { kernelFor, osLayerSpecOf, settingsPackages } from './recipe';
+export { buildOsLayer, defaultMirror, validateMirror, type OsLayer, type OsLayerOptions } from './os';
+export type { InstalledPackage, KernelFlavour, MirrorConfig, OsLayerSpec, PackageRequest } from './system';

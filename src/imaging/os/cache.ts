@@ -1,0 +1,425 @@
+// The OS layer cache: one directory, shared by every process on the machine that builds images.
+//
+//   <dir>/layers/<key>/{tree/,meta.json,used}  complete entries only (renamed in whole); `used`'s mtime is the LRU clock
+//   <dir>/leases/<key>/<owner>-<n>             a lease: the entry is in use by that (live) process
+//   <dir>/tmp/<owner>-…/                       builds in progress and entries being removed
+//   <dir>/debs/                                downloaded .deb files, hard-linked into each build's apt archive
+//
+// The size bound (maxBytes) covers all three: the layers, the .deb files and the trees being built.
+// Before a new layer is built, least recently used layers and then .deb files no build links are
+// removed until the bound leaves room for it; a build that still has no room is refused.
+//   <dir>/locks/                               proper-lockfile locks: `cache` (short sections) and one per key being built
+//
+// An owner is `<pid>.<start time>` (/proc/<pid>/stat field 22): a crashed process's temporary
+// directories and leases are recognised as dead (even if its pid is reused) and swept.
+// proper-lockfile gives atomic (mkdir) locks with a heartbeat so a crashed holder's lock goes stale:
+// that is the hard part of a cross-process lock, and it is well used; the leases are plain files
+// because they are shared (many readers), which no lock library offers.
+import { randomBytes, createHash } from 'node:crypto';
+import { lchown, link, lstat, mkdir, readdir, readFile, rename, rm, statfs, unlink, utimes, writeFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import lockfile from 'proper-lockfile';
+import { AbortedError } from '../../errors';
+import { currentSandbox, hostId, type Sandbox } from '../../host/sandbox';
+import { ImagingError } from '../errors';
+import type { InstalledPackage, OsLayerSpec } from '../system';
+import { validateMirror } from './mirror';
+import { mirrorState } from './mirror-state';
+import { assertReachable, runTool } from '../run';
+import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
+import { ownerAlive, processOwner } from './owner';
+import type { OsLayerProgress } from './progress';
+import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
+
+export const DEFAULT_MAX_BYTES = 8 * 1024 ** 3;
+/**
+ * Room a new layer is assumed to need before it is built (its tree and the .deb files it downloads):
+ * a Minimal layer with the cloud kernel takes about half of it. The largest cached layer counts
+ * instead when it is bigger (a Standard profile), and never more than the bound itself.
+ */
+export const NEW_LAYER_BYTES = 768 * 1024 ** 2;
+
+export interface OsLayer {
+  /** The root tree: read-only for callers (copy it with `cp -a`, or `mke2fs -d` it). */
+  readonly dir: string;
+  readonly key: string;
+  readonly installed: readonly InstalledPackage[];
+  readonly fromCache: boolean;
+  /** Ends the lease: the entry may be evicted again. Idempotent. */
+  release(): Promise<void>;
+}
+
+export interface OsLayerOptions {
+  readonly signal?: AbortSignal | undefined;
+  readonly onProgress?: (p: OsLayerProgress) => void;
+}
+
+export interface OsLayerCacheOptions {
+  readonly dir: string;
+  /** Bound on the cache's disk usage: layers, downloaded .deb files and trees being built; default 8 GiB. */
+  readonly maxBytes?: number | undefined;
+}
+
+interface Meta {
+  readonly key: string;
+  readonly bytes: number;
+  readonly installed: InstalledPackage[];
+  readonly canonical: unknown;
+  readonly builtAt: string;
+}
+
+const OWNER = processOwner();
+
+/** The canonical form of everything that determines the tree, and its sha256: the cache key. */
+export function layerKey(spec: OsLayerSpec, indexes: Record<string, string>, sandbox: Sandbox = { kind: 'privileged', reason: '' }): { key: string; canonical: unknown } {
+  const canonical = {
+    recipe: RECIPE_VERSION,
+    // The host ids of the tree's owners: a tree made in a namespace is read only through the same one.
+    owners: sandbox.kind === 'userns' ? [sandbox.uid0, sandbox.gid0, sandbox.uidBase, sandbox.gidBase].join(':') : 'host',
+    suite: spec.suite,
+    arch: spec.arch,
+    profile: spec.profile,
+    kernel: spec.kernel,
+    cloudInit: spec.cloudInit,
+    mirror: { archive: spec.mirror.archive, security: spec.mirror.security ?? null },
+    packages: [...spec.packages].map((p) => [p.name, p.arch ?? '', p.version ?? '']).sort((a, b) => (a.join('\0') < b.join('\0') ? -1 : 1)),
+    indexes: Object.keys(indexes).sort().map((u) => [u, indexes[u]]),
+  };
+  return { key: createHash('sha256').update(JSON.stringify(canonical)).digest('hex'), canonical };
+}
+
+/** Disk usage of a tree (allocated blocks, each hard-linked inode once), like `du -sx`: mounts inside it are not walked. */
+export async function diskUsage(dir: string): Promise<number> {
+  return usageOf(dir, new Set());
+}
+
+/**
+ * `diskUsage` with the inodes already counted in `seen` (shared between trees: a build's hard links to
+ * the .deb files count once). Entries that vanish while walked (a build in progress) count nothing.
+ */
+async function usageOf(dir: string, seen: Set<string>): Promise<number> {
+  const top = await lstat(dir).catch(() => undefined);
+  if (!top) return 0;
+  let total = 0;
+  const count = (s: { dev: number; ino: number; blocks: number }): boolean => {
+    const id = `${s.dev}:${s.ino}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    total += s.blocks * 512;
+    return true;
+  };
+  const walk = async (d: string): Promise<void> => {
+    // A folder of another namespace id that this process may not read (an ordinary user's build) counts as empty.
+    for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
+      const p = join(d, e.name);
+      const s = await lstat(p).catch(() => undefined);
+      // Another file system (a build's /proc, /sys, /dev/shm) is not the cache's.
+      if (!s || s.dev !== top.dev) continue;
+      if (count(s) && s.isDirectory()) await walk(p);
+    }
+  };
+  count(top);
+  if (top.isDirectory()) await walk(dir);
+  return total;
+}
+
+export class OsLayerCache {
+  readonly dir: string;
+  readonly maxBytes: number;
+  private swept = false;
+  private leaseCount = 0;
+
+  constructor(o: OsLayerCacheOptions) {
+    this.dir = o.dir;
+    this.maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (!(this.maxBytes > 0)) throw new ImagingError('input', `maxBytes must be positive, not ${o.maxBytes}`);
+  }
+
+  private p(...parts: string[]): string {
+    return join(this.dir, ...parts);
+  }
+
+  /** The layer for a spec: from the cache when an entry of its key exists, else built (once, whoever asks). */
+  async acquire(spec: OsLayerSpec, o: OsLayerOptions = {}): Promise<OsLayer> {
+    checkSpec(spec);
+    const mirror = validateMirror(spec.mirror);
+    const s: OsLayerSpec = { ...spec, mirror };
+    await this.init();
+    o.onProgress?.({ phase: 'resolving', fraction: 0, message: 'reading the mirror state' });
+    const sandbox = currentSandbox();
+    const { key, canonical } = layerKey(s, await mirrorState(s, o.signal), sandbox);
+    for (;;) {
+      const hit = await this.lease(key);
+      if (hit) {
+        o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (from the cache)' });
+        return hit;
+      }
+      checkPrerequisites(sandbox);
+      const release = await this.tryLock(`build-${key}`);
+      if (!release) {
+        // Another process builds this key: wait for its entry (or for its failure, then build here).
+        o.onProgress?.({ phase: 'resolving', fraction: 0, message: 'waiting for the same OS layer being built by another job' });
+        await sleep(1000, undefined, { signal: o.signal }).catch(() => {
+          throw new AbortedError('image build aborted');
+        });
+        continue;
+      }
+      try {
+        const again = await this.lease(key);
+        if (again) {
+          o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (built by another job)' });
+          return again;
+        }
+        return await this.build(s, key, canonical, sandbox, o);
+      } finally {
+        await release().catch(() => undefined);
+      }
+    }
+  }
+
+  /**
+   * Remove layers, least recently used first (leased ones stay), then .deb files no build links, oldest
+   * first, until layers + .deb files + trees being built fit in maxBytes less `reserve`. The removed
+   * layers' keys.
+   */
+  async evict(reserve = 0): Promise<string[]> {
+    return (await this.evictFor(reserve)).removed;
+  }
+
+  private async evictFor(reserve: number): Promise<{ removed: string[]; total: number }> {
+    await this.init();
+    return this.withLock('cache', async () => {
+      const entries = await this.entries();
+      const seen = new Set<string>();
+      const debs = await this.debFiles(seen);
+      let inProgress = 0;
+      for (const name of await readdir(this.p('tmp')).catch(() => [] as string[])) inProgress += await usageOf(this.p('tmp', name), seen);
+      let total = entries.reduce((n, e) => n + e.bytes, 0) + debs.reduce((n, d) => n + d.bytes, 0) + inProgress;
+      const bound = this.maxBytes - reserve;
+      const removed: string[] = [];
+      for (const e of entries.sort((a, b) => a.used - b.used)) {
+        if (total <= bound) break;
+        if (await this.leased(e.key)) continue;
+        const trash = this.p('tmp', `${OWNER}-evict-${randomBytes(4).toString('hex')}`);
+        await rename(this.p('layers', e.key), trash);
+        await removeTree(trash);
+        total -= e.bytes;
+        removed.push(e.key);
+      }
+      // A .deb file with one link is in no build's archive: a later build downloads it again if needed.
+      for (const d of debs.filter((x) => x.links === 1).sort((a, b) => a.mtime - b.mtime)) {
+        if (total <= bound) break;
+        await unlink(d.path).catch(() => undefined);
+        total -= d.bytes;
+      }
+      return { removed, total };
+    });
+  }
+
+  /** The downloaded .deb files with their disk usage (their inodes added to `seen`). */
+  private async debFiles(seen: Set<string>): Promise<{ path: string; bytes: number; links: number; mtime: number }[]> {
+    const out: { path: string; bytes: number; links: number; mtime: number }[] = [];
+    for (const name of await readdir(this.p('debs')).catch(() => [] as string[])) {
+      const path = this.p('debs', name);
+      const s = await lstat(path).catch(() => undefined);
+      if (!s?.isFile()) continue;
+      const id = `${s.dev}:${s.ino}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      out.push({ path, bytes: s.blocks * 512, links: s.nlink, mtime: s.mtimeMs });
+    }
+    return out;
+  }
+
+  /**
+   * Make room for a new layer before it is built: evict down to the bound less its estimated size,
+   * and check the file system has that much free. Refused (disk-full) when either is short.
+   */
+  private async makeRoom(): Promise<void> {
+    const largest = Math.max(0, ...(await this.entries()).map((e) => e.bytes));
+    const reserve = Math.min(this.maxBytes, Math.max(NEW_LAYER_BYTES, largest));
+    const { total } = await this.evictFor(reserve);
+    if (total + reserve > this.maxBytes) {
+      throw new ImagingError(
+        'disk-full',
+        `the OS layer cache has no room for another layer: ${mib(total)} MiB of its ${mib(this.maxBytes)} MiB bound are layers in use, downloaded packages in use and builds in progress, and a new layer needs about ${mib(reserve)} MiB; retry when other builds end, or raise the bound (serve --max-cache-mib)`,
+      );
+    }
+    const fs = await statfs(this.dir);
+    const free = fs.bavail * fs.bsize;
+    if (free < reserve) {
+      throw new ImagingError('disk-full', `the file system of the OS layer cache has ${mib(free)} MiB free and a new layer needs about ${mib(reserve)} MiB: free space there or lower the cache bound`);
+    }
+  }
+
+  /** The complete entries: size (from their meta.json) and when last used. */
+  private async entries(): Promise<{ key: string; bytes: number; used: number }[]> {
+    const entries: { key: string; bytes: number; used: number }[] = [];
+    for (const key of await readdir(this.p('layers')).catch(() => [] as string[])) {
+      try {
+        const meta = JSON.parse(await readFile(this.p('layers', key, 'meta.json'), 'utf8')) as Meta;
+        const used = (await stat(this.p('layers', key, 'used'))).mtimeMs;
+        entries.push({ key, bytes: meta.bytes, used });
+      } catch {
+        // not an entry (cannot happen through this class): leave it alone
+      }
+    }
+    return entries;
+  }
+
+  /** Remove what dead processes left (builds with their mounts, evictions, leases); the server calls it when it starts. */
+  async sweep(): Promise<void> {
+    await this.init();
+  }
+
+  /** Keys of the complete entries, for inspection. */
+  async keys(): Promise<string[]> {
+    return (await readdir(this.p('layers')).catch(() => [] as string[])).sort();
+  }
+
+  /** Create the layout; once per instance: sweep what dead processes left (builds, evictions, leases). */
+  private async init(): Promise<void> {
+    for (const d of ['layers', 'leases', 'tmp', 'debs', 'locks']) await mkdir(this.p(d), { recursive: true });
+    if (this.swept) return;
+    this.swept = true;
+    for (const name of await readdir(this.p('tmp'))) if (!ownerAlive(name)) await removeTree(this.p('tmp', name));
+    for (const key of await readdir(this.p('leases'))) {
+      for (const l of await readdir(this.p('leases', key)).catch(() => [] as string[])) {
+        if (!ownerAlive(l)) await unlink(this.p('leases', key, l)).catch(() => undefined);
+      }
+    }
+  }
+
+  private async leased(key: string): Promise<boolean> {
+    const leases = await readdir(this.p('leases', key)).catch(() => [] as string[]);
+    return leases.some(ownerAlive);
+  }
+
+  /** The entry of `key`, leased, or undefined when there is none (under the cache lock, so eviction cannot interleave). */
+  async lease(key: string, fromCache = true): Promise<OsLayer | undefined> {
+    await this.init();
+    return this.withLock('cache', async () => {
+      let meta: Meta;
+      try {
+        meta = JSON.parse(await readFile(this.p('layers', key, 'meta.json'), 'utf8')) as Meta;
+      } catch {
+        return undefined;
+      }
+      await mkdir(this.p('leases', key), { recursive: true });
+      const lease = this.p('leases', key, `${OWNER}-${++this.leaseCount}-${randomBytes(4).toString('hex')}`);
+      await writeFile(lease, '');
+      const now = new Date();
+      await utimes(this.p('layers', key, 'used'), now, now);
+      let released = false;
+      return {
+        dir: this.p('layers', key, 'tree'),
+        key,
+        installed: meta.installed,
+        fromCache,
+        release: async () => {
+          if (released) return;
+          released = true;
+          await unlink(lease).catch(() => undefined);
+        },
+      };
+    });
+  }
+
+  private async build(spec: OsLayerSpec, key: string, canonical: unknown, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
+    await this.makeRoom();
+    const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
+    const tree = join(work, 'tree');
+    assertReachable(sandbox, this.dir, 'cache folder');
+    try {
+      await mkdir(work);
+      // mmdebstrap makes the tree here as the namespace's root.
+      await lchown(work, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+      const tmpDir = join(work, 'tmp');
+      await mkdir(tmpDir, { mode: 0o700 });
+      await lchown(tmpDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+      const mode = sandbox.kind === 'userns' ? 'unshare' : 'root';
+      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), mode), tree, { sandbox, tmpDir, signal: o.signal, onProgress: o.onProgress });
+      await rm(tmpDir, { recursive: true, force: true });
+      o.onProgress?.({ phase: 'installing', fraction: 0.97, message: 'recording the installed packages' });
+      await this.harvestDebs(tree, sandbox);
+      const installed = await installedPackages(tree, sandbox, o.signal);
+      const meta: Meta = { key, bytes: await diskUsage(work), installed, canonical, builtAt: new Date().toISOString() };
+      await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
+      await writeFile(join(work, 'used'), '');
+      if (o.signal?.aborted) throw new AbortedError('image build aborted');
+      // dpkg ran without fsync (recipe.ts): one syncfs makes the tree durable before it is published.
+      await runTool('sync', ['--file-system', work], { signal: o.signal });
+      await this.withLock('cache', () => rename(work, this.p('layers', key)));
+    } catch (e) {
+      await removeTree(work);
+      throw e;
+    }
+    const layer = await this.lease(key, false);
+    if (!layer) throw new ImagingError('tool', `OS layer ${key} vanished right after it was built`);
+    await this.evict();
+    o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready' });
+    return layer;
+  }
+
+  /**
+   * Keep one downloaded .deb (a hard link). A kept file of other owners (a privileged build's, which the
+   * namespace's root may not link: protected_hardlinks) is replaced atomically, so the next builds link
+   * it instead of downloading it again; EPERM: this process may not link the new one, it is not kept.
+   */
+  private async keepDeb(file: string, name: string, sandbox: Sandbox): Promise<void> {
+    const kept = this.p('debs', name);
+    const err = await link(file, kept).then(() => undefined, (e: NodeJS.ErrnoException) => e);
+    if (err === undefined || err.code === 'EPERM') return;
+    if (err.code !== 'EEXIST') throw err;
+    const st = await lstat(kept).catch(() => undefined);
+    if (st === undefined || st.uid === hostId(sandbox, 0, 'uid')) return;
+    const fresh = this.p('debs', `.${name}.${randomBytes(4).toString('hex')}`);
+    await link(file, fresh).then(() => rename(fresh, kept), () => unlink(fresh).catch(() => undefined));
+  }
+
+  /** Keep the downloaded .deb files for the next builds (hard links: atomic, no copy), and out of the tree. */
+  private async harvestDebs(tree: string, sandbox: Sandbox): Promise<void> {
+    const archives = join(tree, 'var/cache/apt/archives');
+    for (const name of await readdir(archives)) {
+      if (!name.endsWith('.deb')) continue;
+      await this.keepDeb(join(archives, name), name, sandbox);
+      await unlink(join(archives, name));
+    }
+    await rm(join(archives, 'partial'), { recursive: true, force: true });
+    await mkdir(join(archives, 'partial'), { recursive: true });
+    await lchown(join(archives, 'partial'), hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+    for (const bin of ['pkgcache.bin', 'srcpkgcache.bin']) await rm(join(tree, 'var/cache/apt', bin), { force: true });
+  }
+
+  private async tryLock(name: string): Promise<(() => Promise<void>) | undefined> {
+    try {
+      return await lockfile.lock(this.p('locks', name), { realpath: false, stale: 30_000, update: 5_000, retries: 0, onCompromised: () => undefined });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ELOCKED') return undefined;
+      throw e;
+    }
+  }
+
+  private async withLock<T>(name: string, f: () => Promise<T>): Promise<T> {
+    const release = await lockfile.lock(this.p('locks', name), {
+      realpath: false,
+      stale: 30_000,
+      update: 5_000,
+      retries: { retries: 600, minTimeout: 20, maxTimeout: 200 },
+      onCompromised: () => undefined,
+    });
+    try {
+      return await f();
+    } finally {
+      await release().catch(() => undefined);
+    }
+  }
+}
+
+const mib = (bytes: number): number => Math.ceil(bytes / 1024 ** 2);
+
+/** Build (or take from the cache at `cacheDir`) the OS layer of a spec. The caller must `release()` it. */
+export function buildOsLayer(spec: OsLayerSpec, o: OsLayerOptions & { cacheDir: string; maxBytes?: number | undefined }): Promise<OsLayer> {
+  return new OsLayerCache({ dir: o.cacheDir, maxBytes: o.maxBytes }).acquire(spec, o);
+}
