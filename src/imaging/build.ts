@@ -16,10 +16,10 @@ import { reporter, type ProgressSink, type Reporter } from './progress';
 import { qcow2FromRaw } from './qcow2';
 import { qemuConvert } from './qemu';
 import { assertReachable, runTool } from './run';
-import type { ImageFile } from './staging';
-import type { SystemSettings } from './system';
 import { applySystem } from './system-apply';
 import { buildInNamespace } from './in-namespace';
+import type { BuildImageOptions, BuiltImage } from './build-options';
+export type { BuildImageOptions, BuiltImage } from './build-options';
 import { copyTree } from './tree';
 import { processOwner } from './os/owner';
 
@@ -30,37 +30,6 @@ export const MIN_DISK_MIB = 1024;
 export const MAX_DISK_MIB = 2 * 1024 * 1024;
 const DISKS: readonly DiskFormat[] = ['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'];
 
-export interface BuildImageOptions {
-  /** The OS layer: a Debian root tree, read only (copied, never changed). */
-  readonly layerDir: string;
-  /** The install profile to apply; `diskMiB` is the virtual size of the disk. */
-  readonly settings: SystemSettings;
-  /** The layer carries cloud-init: it configures the network itself. */
-  readonly cloudInit: boolean;
-  readonly disk: DiskFormat;
-  /** gzip the final file; name it `….<ext>.gz` (see imageFileName). */
-  readonly compress: boolean;
-  readonly files: readonly ImageFile[];
-  /** Content of MANIFEST_PATH in the image. */
-  readonly manifest: string;
-  /** The finished image; its directory must exist. Replaced only when the new image is complete. */
-  readonly outFile: string;
-  /**
-   * Where scratch files go (a private subdirectory is made and removed). In a user namespace the
-   * namespace's root must be able to reach it (the OS layer cache's tmp folder is made for that).
-   */
-  readonly workDir: string;
-  /** Who the tools touching the tree run as; default: this process's (host/sandbox.ts). */
-  readonly sandbox?: Sandbox | undefined;
-  readonly signal?: AbortSignal;
-  readonly onProgress?: ProgressSink;
-  /** Percentages this build reports span `from`..`to` (default 0..100): the caller's job may have done work before. */
-  readonly progressRange?: { readonly from: number; readonly to: number };
-}
-
-export interface BuiltImage extends Digests {
-  readonly virtualSizeBytes: number;
-}
 
 async function checkOptions(o: BuildImageOptions): Promise<void> {
   const bad = (m: string): never => {

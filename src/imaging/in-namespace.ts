@@ -7,7 +7,7 @@ import { dirname, join, relative } from 'node:path';
 import { AbortedError } from '../errors';
 import { exitWords, MAX_STDERR, run } from '../host/child';
 import { sandboxPrefix, type Sandbox } from '../host/sandbox';
-import type { BuildImageOptions, BuiltImage } from './build';
+import type { BuildImageOptions, BuiltImage } from './build-options';
 import { ImagingError, type ImagingErrorKind } from './errors';
 import type { BuildProgress } from './progress';
 

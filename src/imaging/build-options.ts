@@ -1,0 +1,39 @@
+// What one image build takes and gives: shared by the build and its namespace child, apart from both.
+import type { Sandbox } from '../host/sandbox';
+import type { DiskFormat } from './formats';
+import type { Digests } from './output';
+import type { ProgressSink } from './progress';
+import type { ImageFile } from './staging';
+import type { SystemSettings } from './system';
+
+export interface BuildImageOptions {
+  /** The OS layer: a Debian root tree, read only (copied, never changed). */
+  readonly layerDir: string;
+  /** The install profile to apply; `diskMiB` is the virtual size of the disk. */
+  readonly settings: SystemSettings;
+  /** The layer carries cloud-init: it configures the network itself. */
+  readonly cloudInit: boolean;
+  readonly disk: DiskFormat;
+  /** gzip the final file; name it `….<ext>.gz` (see imageFileName). */
+  readonly compress: boolean;
+  readonly files: readonly ImageFile[];
+  /** Content of MANIFEST_PATH in the image. */
+  readonly manifest: string;
+  /** The finished image; its directory must exist. Replaced only when the new image is complete. */
+  readonly outFile: string;
+  /**
+   * Where scratch files go (a private subdirectory is made and removed). In a user namespace the
+   * namespace's root must be able to reach it (the OS layer cache's tmp folder is made for that).
+   */
+  readonly workDir: string;
+  /** Who the tools touching the tree run as; default: this process's (host/sandbox.ts). */
+  readonly sandbox?: Sandbox | undefined;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: ProgressSink;
+  /** Percentages this build reports span `from`..`to` (default 0..100): the caller's job may have done work before. */
+  readonly progressRange?: { readonly from: number; readonly to: number };
+}
+
+export interface BuiltImage extends Digests {
+  readonly virtualSizeBytes: number;
+}
