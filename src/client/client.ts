@@ -5,6 +5,7 @@ import type { Format } from '../codec/index';
 import { echo } from '../error-text';
 import { fillPath, operations, operationsById, type Operation, type OperationId } from '../model/operations';
 import { documents, type DocumentOf, type DocumentRoot, type OpStatus, type SoftwareArtifact } from '../model/resources';
+import { hasControl } from '../model/text-rules';
 import { ResponseCache, type CacheOptions } from './cache';
 import { waitForJob, type Job, type JobTarget, type WaitForJobOptions } from './jobs';
 import type { ArgsOf, OperationMethods, ResultOf, SendResult } from './methods';
@@ -156,8 +157,7 @@ export function createClient(options: ClientOptions): Client {
       rel = uri.slice(baseUrl.length + 1);
     }
     rel = rel.replace(/^\/+/, '');
-    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-    if (/[\s\u0000-\u001f#]/.test(rel) || rel.split('?')[0]!.split('/').some((s) => s === '..' || s === '.')) {
+    if (/[\s#]/.test(rel) || hasControl(rel) || rel.split('?')[0]!.split('/').some((s) => s === '..' || s === '.')) {
       throw new TypeError(`uri ${JSON.stringify(uri)} is not a plain resource URI`);
     }
     return rel;

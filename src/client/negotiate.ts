@@ -6,6 +6,7 @@ import { decodeBody, encode, formatOfContentType, MEDIA_TYPE, type Format } from
 import { ApiError, DecodeError, HttpError } from '../errors';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import { maskSecrets, secretFieldNames, secretsIn } from '../model/redact';
+import { replaceControls } from '../model/text-rules';
 import { dump, readBody, type Exchange, type Handler, type Reply, type WireRequest } from './wire';
 
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
@@ -84,8 +85,7 @@ export function snippet(text: string, secrets: readonly string[]): string {
       .replace(new RegExp(`(<${f}>)[^<]*(</${f}>)`, 'g'), '$1***$2')
       .replace(new RegExp(`("${f}"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'g'), '$1"***"');
   }
-  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-  s = s.replace(/(signature=)[^&\s"'<]*/gi, '$1***').replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  s = replaceControls(s.replace(/(signature=)[^&\s"'<]*/gi, '$1***'), () => ' ').replace(/\s+/g, ' ').trim();
   return s.length > SNIPPET_CHARS ? `${s.slice(0, SNIPPET_CHARS)}…` : s;
 }
 

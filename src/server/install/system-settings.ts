@@ -3,7 +3,7 @@
 import type { SystemGroup, SystemSettings, SystemUser } from '../imaging/system';
 import type { InstallProfile, OsUser } from '../../model/resources';
 import { KEYBOARD_XKB } from '../../model/keyboards';
-import { DEFAULT_DISK_MIB } from './profile';
+import { DEFAULT_DISK_MIB } from '../../model/limits';
 
 /**
  * A valid static hostname (RFC 1123 label, at most 63 characters) from a template's name:
