@@ -9,7 +9,7 @@ import type { PackageRequest } from '../imaging/system';
 import { badRequest } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { CatalogPort } from '../ports';
-import { idParam, uris } from '../views/uris';
+import { idParam, uris } from '../uris';
 
 /** Debian policy §5.6.12: `[epoch:]upstream[-revision]`, upstream starting with a digit. */
 const DEBIAN_VERSION = /^(?:\d{1,9}:)?[0-9][A-Za-z0-9.+~-]*$/;

@@ -13,7 +13,7 @@ import { parseUri } from '../../model/uris';
 import { applianceView } from '../views/appliance';
 import { distributionOf } from '../views/catalog';
 import { DEFAULT_ORG_ID } from '../views/org';
-import { idParam, uris } from '../views/uris';
+import { idParam, uris } from '../uris';
 import { viewCache } from '../view-cache';
 import { ifMatch, owned, requireText } from './common';
 import { removeApplianceImages } from '../jobs/removal';

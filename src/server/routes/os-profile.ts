@@ -9,7 +9,7 @@ import type { OsProfileDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { parseUri } from '../../model/uris';
 import { osProfileView, packagesOf } from '../views/os-profile';
-import { idParam, uris } from '../views/uris';
+import { idParam, uris } from '../uris';
 import { saveAppliance } from './appliances';
 import { ifMatch, owned, requireText } from './common';
 import { packageOfEntry, pinOf } from '../install/packages';

@@ -12,7 +12,7 @@ import type { ArtifactDoc, SoftwareDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { artifactView, softwareView } from '../views/software';
 import type { Located } from '../views/stamp';
-import { uris } from '../views/uris';
+import { uris } from '../uris';
 import { hasNonXmlChar } from '../../model/text-rules';
 import { ifMatch, owned, requireText } from './common';
 

@@ -7,7 +7,7 @@ import type { Row } from '../store/store';
 import { distributionName, distributionOf } from './catalog';
 import { DEFAULT_ORG_ID } from './org';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 export function applianceView(ctx: Ctx, r: Row<'appliance'>): Located<Appliance> {
   const uid = r.owner;

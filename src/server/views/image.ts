@@ -7,7 +7,7 @@ import type { Row } from '../store/store';
 import { distributionName, distributionOf } from './catalog';
 import { stamp, type Located } from './stamp';
 import { targetFormatRecord } from './target-format';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 export function imageStatus(r: Row<'image'>): OpStatus {
   const ids = { uid: r.owner, aid: r.parentId!, itid: r.id };

@@ -7,7 +7,7 @@ import type { OsProfileDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { distributionOf } from './catalog';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 /** The profile's packages from the catalog, each with its pinned version. */
 export function packagesOf(ctx: Ctx, d: OsProfileDoc): Pkg[] {

@@ -6,7 +6,7 @@ import type { Row } from '../store/store';
 import { accountRecord } from './account';
 import { imageView } from './image';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 const pubIds = (r: Row<'pimage'>) => ({ uid: r.owner, aid: r.doc.applianceId, itid: r.doc.imageId, pitid: r.id });
 

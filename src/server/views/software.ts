@@ -4,7 +4,7 @@ import { uriOf } from '../../model/uris';
 import type { Ctx } from '../context';
 import type { Row } from '../store/store';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 export function softwareView(ctx: Ctx, r: Row<'software'>): Located<MySoftware> {
   const uri = uris.software(r.owner, r.id);
