@@ -58,9 +58,9 @@ async function uploadFile(client: Client, uid: string, msid: string, f: Software
       name,
       fullName: name,
       origName: name,
-      ...(f.destination ? { installLocation: f.destination } : {}),
-      ...(f.rights ? { rights: f.rights } : {}),
-      ...(f.ownerGroup ? { ownerGroup: f.ownerGroup } : {}),
+      installLocation: f.destination,
+      rights: f.rights,
+      ownerGroup: f.ownerGroup,
     },
   });
   if (!artifact.uri) throw new Error(`the service returned no uri for the artifact ${name}`);
@@ -122,7 +122,7 @@ export const software: Handler<SoftwareInputs> = {
         sw = await client.mySoftware_update({ uid, msid, body: { ...found, description } });
       }
     } else {
-      sw = await created(`software ${name} ${version}`, client.mySoftware_create({ body: { name, version, ...(description ? { description } : {}) } }));
+      sw = await created(`software ${name} ${version}`, client.mySoftware_create({ body: { name, version, description } }));
     }
     if (!sw.uri) throw new Error(`the service returned no uri for software ${name} ${version}`);
     const artifactUris = await syncFiles(client, sw.uri, [], haveUris, inputs.files);

@@ -19,7 +19,7 @@ export function negotiate(format: Format, clientSecrets: readonly string[], next
     const headers: Record<string, string> = { ...call.headers };
     // Binary answers still carry errors in the negotiated format (§5).
     headers.accept = call.expect === 'stream' ? `application/octet-stream, ${media};q=0.9` : media;
-    const req: WireRequest = { method: call.method, target: call.target, headers, ...(call.signal ? { signal: call.signal } : {}) };
+    const req: WireRequest = { method: call.method, target: call.target, headers, signal: call.signal };
     const secrets = [...clientSecrets];
     if (call.document) {
       const root = call.document.root;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { type Document, isScalar, isSeq, LineCounter, parseDocument, type YAMLError } from 'yaml';
 import { echo } from '../error-text';
 import { RULES } from '../model/field-rules';
+import { present } from '../model/present';
 import type {
   AccountDecl, AccountRef, BuilderDecl, BundleDecl, BundleFileDecl, Declaration, PackageDecl, PublicationDecl, StackDecl,
 } from './declaration';
@@ -240,7 +241,7 @@ function readBuilders(r: YamlReader, root: MapView<typeof DECLARATION>, accounts
     if (!type) return;
     out.push({
       index, type, typeAt: m.valueAt('type'),
-      installProfile: { ...(diskSize !== undefined ? { diskSize } : {}), ...(memorySize !== undefined ? { memorySize } : {}) },
+      installProfile: present({ diskSize, memorySize }),
       compress, publication, at: m.at,
     });
   });

@@ -78,9 +78,9 @@ export const applianceRoutes = (ctx: Ctx) =>
         distId: distIdOf(ctx, v.distributionUri),
         softwareIds: softwareIds(ctx, uid, v.mySoftwareList ?? []),
         revision: 0,
-        ...(v.description !== undefined ? { description: v.description } : {}),
-        ...(v.tag !== undefined ? { tag: v.tag } : {}),
-        ...(installProfile ? { installProfile } : {}),
+        description: v.description,
+        tag: v.tag,
+        installProfile,
       };
       const row = ctx.store.insert('appliance', { owner: uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
       return req.created(applianceView(ctx, row));

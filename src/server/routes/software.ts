@@ -127,8 +127,8 @@ export const softwareRoutes = (ctx: Ctx) =>
         name: requireText(v.name, 'name'),
         version: requireText(v.version, 'version'),
         revision: 0,
-        ...(v.description !== undefined ? { description: v.description } : {}),
-        ...(v.tag !== undefined ? { tag: v.tag } : {}),
+        description: v.description,
+        tag: v.tag,
       };
       const row = ctx.store.insert('software', { owner: req.params.uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
       return req.created(softwareView(ctx, row));
