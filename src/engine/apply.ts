@@ -3,9 +3,10 @@
 // waiter), each publication as soon as its image is ready. Abort (SIGINT, timeout) reaches every
 // call; `waitForJob` cancels a running job on the service before it throws AbortedError.
 import type { Client } from '../client';
-import { AbortedError, ForgeError, isForgeError, messageOf } from '../errors';
+import { AbortedError, isForgeError, messageOf } from '../errors';
 import type { Appliance, Image, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
+import { ApplyError } from './errors';
 import type { EventSink } from './events';
 import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, recordUri, type SoftwarePlan, urisOf, applianceTag } from './plan';
 import { publishImageBody } from './publication-body';
@@ -48,18 +49,6 @@ export interface ApplyResult {
   readonly images: readonly ImageResult[];
   /** What `--prune` removed (the plan's removals), after every image and publication succeeded. */
   readonly removed: readonly Removed[];
-}
-
-/** Some tasks of an apply failed; the others ran to their end. */
-export class ApplyError extends ForgeError {
-  readonly code = 'E_APPLY' as const;
-  constructor(
-    readonly failures: ReadonlyArray<{ readonly what: string; readonly error: unknown }>,
-    readonly partial?: ApplyResult,
-  ) {
-    super(`apply failed:\n${failures.map((f) => `  ${f.what}: ${messageOf(f.error)}`).join('\n')}`);
-    this.name = 'ApplyError';
-  }
 }
 
 interface Ctx {
@@ -132,7 +121,7 @@ export async function applyPlan(
 async function settleAll<T>(tasks: ReadonlyArray<{ what: string; run: () => Promise<T> }>, signal?: AbortSignal): Promise<T[]> {
   const results = await Promise.allSettled(tasks.map((t) => t.run()));
   const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [{ what: tasks[i]!.what, error: r.reason as unknown }] : []));
-  const aborted = failures.find((f) => isForgeError(f.error, 'E_ABORTED'));
+  const aborted = failures.find((f) => isForgeError(f.error, AbortedError));
   if (aborted) throw aborted.error;
   if (signal?.aborted && failures.length) throw failures[0]!.error;
   if (failures.length === 1 && !(failures[0]!.error instanceof ApplyError)) throw failures[0]!.error;
