@@ -10,6 +10,7 @@ import { uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import { shapes } from '../shapes';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
 import { checkNamed, type Inputs, type Named } from './inputs';
+import { installationFailures } from './installation';
 import { isRecord, isUnknown, stringOf, stringsOf } from './plain';
 import { removeObject } from '../../src/engine/remove';
 import { created, unlessGone } from './service-answers';
@@ -51,7 +52,7 @@ function checkPackage(p: Inputs, raw: unknown): PackageSpec | undefined {
 
 /**
  * `installation`, the declaration's section: every key the image build does not set is a failure (never
- * dropped); values (ranges, timezone names, keys) are the service's to judge, and its 400 names the field.
+ * dropped); values (ranges, timezone names, keys) break the service's own rules here (installation.ts).
  */
 function checkInstallation(r: Inputs): InstallationInput | string | undefined {
   const raw = r.raw('installation');
@@ -68,6 +69,7 @@ function checkInstallation(r: Inputs): InstallationInput | string | undefined {
   each(raw.users, USER_KEYS, 'installation.users');
   if (Array.isArray(raw.users)) raw.users.forEach((u, i) => isRecord(u) && each(u.sshKeys, KEY_KEYS, `installation.users[${i}].sshKeys`));
   each(raw.groups, GROUP_KEYS, 'installation.groups');
+  r.failures.push(...installationFailures(raw));
   return raw;
 }
 

@@ -1,5 +1,6 @@
 // Reads a resource's inputs in `check`: one clear failure per property, UNKNOWN (preview) passed through
 // unvalidated, nothing sent to the service.
+import type { Rule } from '../../src/model/field-rules';
 import { isRecord, UNKNOWN, type Props } from './plain';
 
 export interface CheckFailure { property: string; reason: string }
@@ -24,7 +25,8 @@ export class Inputs {
     return this.src[key];
   }
 
-  string(key: string, o: { required?: boolean; pattern?: RegExp; hint?: string; default?: string } = {}): string | undefined {
+  /** Text; with `rule` (a model rule), "<key> must be <what it says>" when it breaks it. */
+  string(key: string, o: { required?: boolean; pattern?: RegExp; hint?: string; default?: string; rule?: Rule } = {}): string | undefined {
     const v = this.src[key];
     if (v === undefined || v === null || v === '') {
       if (o.default !== undefined) return o.default;
@@ -34,6 +36,7 @@ export class Inputs {
     if (v === UNKNOWN) return UNKNOWN;
     if (typeof v !== 'string') return void this.fail(key, `${key} must be a string, not ${typeName(v)}`);
     if (o.pattern && !o.pattern.test(v)) return void this.fail(key, `${key} ${o.hint ?? `must match ${o.pattern}`}: "${v}"`);
+    if (o.rule && !o.rule.test(v)) return void this.fail(key, `${key} must be ${o.rule.says}: ${JSON.stringify(v)}`);
     return v;
   }
 

@@ -64,11 +64,7 @@ export const publication: Handler<PublicationInputs> = {
   async read(client, id, props) {
     const p = await unlessGone(client.getByUri('publishImage', id));
     if (!p || !isAlive(p)) return undefined;
-    const now = {
-      ...props,
-      ...(p.displayName !== undefined ? { displayName: p.displayName } : {}),
-      ...(p.keystoneProject !== undefined ? { keystoneProject: p.keystoneProject } : {}),
-    };
+    const now = { ...props, displayName: p.displayName ?? props.displayName, keystoneProject: p.keystoneProject ?? props.keystoneProject };
     return withOutputs('publication', now, outputsOf(p, id));
   },
 

@@ -4,7 +4,7 @@
 import { basename, resolve } from 'node:path';
 import type { Client } from '../../src/client';
 import { sha256FileSync } from '../../src/digest';
-import { RIGHTS_PATTERN } from '../../src/model/field-rules';
+import { RULES } from '../../src/model/field-rules';
 import { fiql } from '../../src/fiql/builder';
 import type { MySoftware } from '../../src/model/resources';
 import { uriParams } from '../../src/model/uris';
@@ -30,9 +30,10 @@ function checkFile(f: Inputs, raw: unknown): SoftwareFileState | undefined {
   if (!isRecord(raw)) return void f.fail('source', 'each file must be an object {source, destination?, rights?, ownerGroup?}');
   const source = f.string('source', { required: true });
   const rest = {
-    destination: f.string('destination', { pattern: /^\//, hint: 'must be an absolute path' }),
-    rights: f.string('rights', { pattern: RIGHTS_PATTERN, hint: 'must be octal permissions such as 0644' }),
-    ownerGroup: f.string('ownerGroup', { pattern: /^[^:\s]+:[^:\s]+$/, hint: 'must be owner:group' }),
+    // The service's rules for a file's place, mode and owner (installLocation, rights, ownerGroup).
+    destination: f.string('destination', { rule: RULES.installLocation }),
+    rights: f.string('rights', { rule: RULES.rights }),
+    ownerGroup: f.string('ownerGroup', { rule: RULES.ownerGroup }),
   };
   if (source === undefined) return undefined;
   if (isUnknown(source)) return { source, ...rest, sha256: UNKNOWN };
@@ -57,9 +58,9 @@ async function uploadFile(client: Client, uid: string, msid: string, f: Software
       name,
       fullName: name,
       origName: name,
-      ...(f.destination ? { installLocation: f.destination } : {}),
-      ...(f.rights ? { rights: f.rights } : {}),
-      ...(f.ownerGroup ? { ownerGroup: f.ownerGroup } : {}),
+      installLocation: f.destination,
+      rights: f.rights,
+      ownerGroup: f.ownerGroup,
     },
   });
   if (!artifact.uri) throw new Error(`the service returned no uri for the artifact ${name}`);
@@ -121,7 +122,7 @@ export const software: Handler<SoftwareInputs> = {
         sw = await client.mySoftware_update({ uid, msid, body: { ...found, description } });
       }
     } else {
-      sw = await created(`software ${name} ${version}`, client.mySoftware_create({ body: { name, version, ...(description ? { description } : {}) } }));
+      sw = await created(`software ${name} ${version}`, client.mySoftware_create({ body: { name, version, description } }));
     }
     if (!sw.uri) throw new Error(`the service returned no uri for software ${name} ${version}`);
     const artifactUris = await syncFiles(client, sw.uri, [], haveUris, inputs.files);

@@ -5,6 +5,7 @@ import type { Format } from '../codec/index';
 import { echo } from '../error-text';
 import { fillPath, operations, operationsById, type Operation, type OperationId } from '../model/operations';
 import { documents, type DocumentOf, type DocumentRoot, type OpStatus, type SoftwareArtifact } from '../model/resources';
+import { hasControl } from '../model/text-rules';
 import { ResponseCache, type CacheOptions } from './cache';
 import { waitForJob, type Job, type JobTarget, type WaitForJobOptions } from './jobs';
 import type { ArgsOf, OperationMethods, ResultOf, SendResult } from './methods';
@@ -40,7 +41,7 @@ export interface ClientOptions {
 
 export interface DownloadOptions {
   to: string | Writable;
-  onProgress?: (p: Progress) => void;
+  onProgress?: ((p: Progress) => void) | undefined;
   signal?: AbortSignal | undefined;
   /** Expected sha256 (hex) of the bytes: a mismatch throws ChecksumError and, for a path, keeps nothing. */
   sha256?: string;
@@ -122,10 +123,10 @@ export function createClient(options: ClientOptions): Client {
     const signal = args.signal as AbortSignal | undefined;
     const onProgress = args.onProgress as ((p: Progress) => void) | undefined;
     if (op.binary === 'download') {
-      const r = await download(target, { to: args.to as string | Writable, ...(onProgress ? { onProgress } : {}), ...(signal ? { signal } : {}) });
+      const r = await download(target, { to: args.to as string | Writable, onProgress, signal });
       return { status: 200, headers: {}, value: r, fromCache: false };
     }
-    const call: Call = { method: op.method, target, idempotent: op.idempotent, expect: op.response, ...(signal ? { signal } : {}) };
+    const call: Call = { method: op.method, target, idempotent: op.idempotent, expect: op.response, signal };
     if (typeof args.ifMatch === 'string') call.headers = { 'if-match': args.ifMatch };
     if (op.binary === 'upload') {
       call.raw = await uploadBody(args.body as UploadSource, onProgress);
@@ -143,8 +144,8 @@ export function createClient(options: ClientOptions): Client {
     }
     const target = relativeTarget(source);
     const signal = d.signal;
-    const r = await handler({ method: 'GET', target, idempotent: true, expect: 'stream', ...(signal ? { signal } : {}) });
-    return saveBody(r.body!, r.headers, d.to, { method: 'GET', target, ...(signal ? { signal } : {}) }, d.onProgress, d.sha256);
+    const r = await handler({ method: 'GET', target, idempotent: true, expect: 'stream', signal });
+    return saveBody(r.body!, r.headers, d.to, { method: 'GET', target, signal }, d.onProgress, d.sha256);
   }
 
   /** A URI from a document, relative (`users/…`) or absolute under the base URL; nothing else. */
@@ -156,8 +157,7 @@ export function createClient(options: ClientOptions): Client {
       rel = uri.slice(baseUrl.length + 1);
     }
     rel = rel.replace(/^\/+/, '');
-    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-    if (/[\s\u0000-\u001f#]/.test(rel) || rel.split('?')[0]!.split('/').some((s) => s === '..' || s === '.')) {
+    if (/[\s#]/.test(rel) || hasControl(rel) || rel.split('?')[0]!.split('/').some((s) => s === '..' || s === '.')) {
       throw new TypeError(`uri ${JSON.stringify(uri)} is not a plain resource URI`);
     }
     return rel;
@@ -184,7 +184,7 @@ export function createClient(options: ClientOptions): Client {
     send: ((id: OperationId, args?: unknown) => run(id, args)) as Client['send'],
     async getByUri<R extends DocumentRoot>(root: R, uri: string, opts: { signal?: AbortSignal | undefined } = {}): Promise<DocumentOf<R>> {
       if (!Object.prototype.hasOwnProperty.call(documents, root)) throw new TypeError(`getByUri: unknown document root ${String(root)}`);
-      const call: Call = { method: 'GET', target: relativeTarget(uri), idempotent: true, expect: root, ...(opts.signal ? { signal: opts.signal } : {}) };
+      const call: Call = { method: 'GET', target: relativeTarget(uri), idempotent: true, expect: root, signal: opts.signal };
       return (await handler(call)).value as DocumentOf<R>;
     },
     upload: (where, source, opts = {}) =>

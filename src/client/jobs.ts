@@ -75,7 +75,7 @@ export async function waitForJob(calls: JobCalls, target: JobTarget, o: WaitForJ
         return s;
       },
       (s) => jobState(s) !== 'running',
-      { minDelayMs, maxDelayMs, deadline: Date.now() + timeoutMs, ...(o.signal ? { signal: o.signal } : {}) },
+      { minDelayMs, maxDelayMs, deadline: Date.now() + timeoutMs, signal: o.signal },
     );
     if (!r.done) throw new WaitTimeoutError(timeoutMs, r.last);
     const state = jobState(r.value);

@@ -7,6 +7,7 @@ import { DecodeError } from '../errors';
 import { ApiError, HttpError } from './errors';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import { maskSecrets, secretFieldNames, secretsIn } from '../model/redact';
+import { replaceControls } from '../model/text-rules';
 import { dump, readBody, type Exchange, type Handler, type Reply, type WireRequest } from './wire';
 
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
@@ -19,7 +20,7 @@ export function negotiate(format: Format, clientSecrets: readonly string[], next
     const headers: Record<string, string> = { ...call.headers };
     // Binary answers still carry errors in the negotiated format (§5).
     headers.accept = call.expect === 'stream' ? `application/octet-stream, ${media};q=0.9` : media;
-    const req: WireRequest = { method: call.method, target: call.target, headers, ...(call.signal ? { signal: call.signal } : {}) };
+    const req: WireRequest = { method: call.method, target: call.target, headers, signal: call.signal };
     const secrets = [...clientSecrets];
     if (call.document) {
       const root = call.document.root;
@@ -85,8 +86,7 @@ export function snippet(text: string, secrets: readonly string[]): string {
       .replace(new RegExp(`(<${f}>)[^<]*(</${f}>)`, 'g'), '$1***$2')
       .replace(new RegExp(`("${f}"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'g'), '$1"***"');
   }
-  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-  s = s.replace(/(signature=)[^&\s"'<]*/gi, '$1***').replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  s = replaceControls(s.replace(/(signature=)[^&\s"'<]*/gi, '$1***'), () => ' ').replace(/\s+/g, ' ').trim();
   return s.length > SNIPPET_CHARS ? `${s.slice(0, SNIPPET_CHARS)}…` : s;
 }
 

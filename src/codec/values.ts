@@ -2,16 +2,10 @@
 // integers, ISO-8601 dates, enumerations matched case-insensitively and written canonically.
 import { DecodeError } from '../errors';
 import type { ScalarField } from '../model/schema';
+import { hasNonXmlChar } from '../model/text-rules';
 
 const INT = /^[+-]?\d{1,16}$/;
 const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/;
-// XML 1.0 forbids these control characters even as character references.
-// A lone surrogate (`&#xD800;`, JSON "\ud800") is not a character either.
-// eslint-disable-next-line no-control-regex -- control characters are what it looks for
-const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Whether `s` holds a character an XML 1.0 document cannot carry: such a value is never stored. */
-export const hasNonXmlChar = (s: string): boolean => FORBIDDEN.test(s);
 
 /** Decode the text of a scalar element (XML) into its typed value. */
 export function scalarFromText(f: ScalarField, text: string, path: string): unknown {

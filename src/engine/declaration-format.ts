@@ -3,15 +3,12 @@
 // (yaml-reader.ts takes known keys, required keys, minimums, checks and defaults from here, and the
 // compiler holds parse.ts and installation.ts to reading each key as the kind it has here), and
 // declaration-schema.ts turns it into the JSON Schema that editors use.
-import { HTTP_URL_PATTERN, RIGHTS_PATTERN } from '../model/field-rules';
+import { matching, RULES, type Rule } from '../model/field-rules';
 import { openStackAccountFields, osUser } from '../model/resources';
 import type { Fields } from '../model/schema';
 
-/** A value test that is not a kind: the message says "<field> must be <says>". */
-export interface Check {
-  readonly pattern: RegExp;
-  readonly says: string;
-}
+/** A value test that is not a kind (a model rule): the message says "<field> must be <says>". */
+export type Check = Rule;
 
 export interface TextSpec {
   readonly kind: 'text';
@@ -84,7 +81,6 @@ const map = <S extends Shape, const O extends Omit<MapSpec, 'kind' | 'shape' | '
 const list = (doc: string, item: FieldSpec, o: Omit<ListSpec, 'kind' | 'doc' | 'item'> = {}): ListSpec => ({ kind: 'list', doc, item, ...o });
 const ignored = (doc: string): IgnoredSpec => ({ kind: 'ignored', doc });
 
-const HTTP_URL: Check = { pattern: HTTP_URL_PATTERN, says: 'an http(s) URL' };
 /** Every installation key changes the machine: one this service does not set is an error, never dropped. */
 export const NOT_SET = `the image build does not set it (known: see README "installation")`;
 
@@ -163,10 +159,10 @@ export const BUNDLE_FILE = shape({
   fields: {
     name: text('Name in the image (default: the source file name).'),
     source: text('Path relative to the declaration file.', { required: true }),
-    destination: text('Folder in the image.'),
-    installLocation: text('The same as destination (an older name).'),
-    rights: text('Octal mode, e.g. 0644.', { check: { pattern: RIGHTS_PATTERN, says: 'an octal mode such as 0644' } }),
-    ownerGroup: text('Owner and group, e.g. root:root.'),
+    destination: text('Folder in the image.', { check: RULES.installLocation }),
+    installLocation: text('The same as destination (an older name).', { check: RULES.installLocation }),
+    rights: text('Octal mode, e.g. 0644.', { check: RULES.rights }),
+    ownerGroup: text('Owner, or owner and group, e.g. root or root:adm.', { check: RULES.ownerGroup }),
   },
 });
 
@@ -196,11 +192,11 @@ export const STACK = shape({
 export const ACCOUNT = shape({
   name: 'account', doc: 'An OpenStack cloud account.', model: openStackAccountFields,
   fields: {
-    type: text('OpenStack.', { required: true, check: { pattern: /^openstack$/i, says: 'OpenStack: only OpenStack accounts are supported' } }),
+    type: text('OpenStack.', { required: true, check: matching(/^openstack$/i, 'OpenStack: only OpenStack accounts are supported') }),
     name: text('Account name.', { required: true }),
-    glanceUrl: text('Glance endpoint (default: from the Keystone catalogue).', { check: HTTP_URL }),
-    keystoneUrl: text('Keystone endpoint, e.g. https://keystone:5000/v3.', { required: true, check: HTTP_URL }),
-    keystoneVersion: text('Identity API version.', { default: 'v3', check: { pattern: /^v3$/, says: 'v3' } }),
+    glanceUrl: text('Glance endpoint (default: from the Keystone catalogue).', { check: RULES.httpUrl }),
+    keystoneUrl: text('Keystone endpoint, e.g. https://keystone:5000/v3.', { required: true, check: RULES.httpUrl }),
+    keystoneVersion: text('Identity API version.', { default: 'v3', check: matching(/^v3$/, 'v3') }),
     login: text('User name (write ${env:NAME}).', { required: true }),
     password: text('Password (a secret: masked in every output; write ${env:NAME}).', { required: true }),
   },

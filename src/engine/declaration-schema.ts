@@ -44,7 +44,7 @@ function value(spec: FieldSpec, shapes: Map<string, Shape>): Schema {
   switch (spec.kind) {
     case 'text': {
       // A number or boolean is read as the text it was written as (`version: 1.0` is "1.0").
-      const base: Schema = spec.check
+      const base: Schema = spec.check?.pattern
         ? { type: ['string', 'number'], pattern: `${schemaPattern(spec.check.pattern)}|\\$\\{` }
         : { type: ['string', 'number', 'boolean'], ...(spec.required ? { pattern: '\\S' } : {}) };
       return { description, ...base, ...(spec.default !== undefined ? { default: spec.default } : {}) };

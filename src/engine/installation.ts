@@ -1,67 +1,68 @@
 // `stack.installation` (the platform tool's field names) read into the appliance's install profile.
-// The parser checks shapes with file/line/column; values (ranges, names, keys) are the service's to
-// judge, and its 400 names the field. Passwords never reach a plan or a message: the service only
-// shows `encrypted: true`, so the engine compares them through a scrypt fingerprint kept in the tag.
+// The parser checks shapes with file/line/column; `validate` also runs the model's checker of the
+// profile (model/install-profile.ts, the server's own) and reports each problem at its value's line.
+// Passwords never reach a plan or a message: the service only shows `encrypted: true`, so the engine
+// compares them through a scrypt fingerprint kept in the tag.
 import { scryptSync } from 'node:crypto';
 import { isSeq } from 'yaml';
+import { checkProfile, type ProfileProblem } from '../model/install-profile';
+import { present } from '../model/present';
 import { redactRecord } from '../model/redact';
 import { installProfile, type InstallProfile, type OsGroup, type OsUser } from '../model/resources';
 import { INSTALLATION, keyNames, OS_GROUP, OS_USER, ROOT_USER, SSH_KEY } from './declaration-format';
 import type { Position } from './problems';
-import { notIn, sshKeyProblem, takenName, timezoneProblem, unknownGroup, VOCABULARIES } from './vocabularies';
+import { notIn, VOCABULARIES } from './vocabularies';
 import type { MapView, YamlReader } from './yaml-reader';
 
 export interface SshKeyDecl {
-  readonly name?: string;
+  readonly name?: string | undefined;
   readonly publicKey: string;
 }
 
 export interface OsUserDecl {
   readonly name: string;
-  readonly fullName?: string;
-  readonly userId?: number;
-  readonly primaryGroup?: string;
-  readonly secondaryGroups?: readonly string[];
-  readonly homeDir?: string;
-  readonly shell?: string;
-  readonly systemUser?: boolean;
-  readonly password?: string;
-  readonly disablePasswordLogin?: boolean;
-  readonly sshKeys?: readonly SshKeyDecl[];
-  readonly at: Position;
+  readonly fullName?: string | undefined;
+  readonly userId?: number | undefined;
+  readonly primaryGroup?: string | undefined;
+  readonly secondaryGroups?: readonly string[] | undefined;
+  readonly homeDir?: string | undefined;
+  readonly shell?: string | undefined;
+  readonly systemUser?: boolean | undefined;
+  readonly password?: string | undefined;
+  readonly disablePasswordLogin?: boolean | undefined;
+  readonly sshKeys?: readonly SshKeyDecl[] | undefined;
 }
 
 export interface OsGroupDecl {
   readonly name: string;
-  readonly groupId?: number;
-  readonly systemGroup?: boolean;
-  readonly at: Position;
+  readonly groupId?: number | undefined;
+  readonly systemGroup?: boolean | undefined;
 }
 
-/** Appliance-level install settings (`stack.installation`), sizes in MiB. */
+/**
+ * Appliance-level install settings (`stack.installation`, and the provider's `installation` input), sizes
+ * in MiB: the declaration's names for the model's install profile (installProfileOf turns one into the other).
+ */
 export interface InstallationDecl {
-  readonly diskSize?: number;
-  readonly swapSize?: number;
-  readonly memorySize?: number;
-  readonly timezone?: string;
-  readonly keyboard?: string;
+  readonly diskSize?: number | undefined;
+  readonly swapSize?: number | undefined;
+  readonly memorySize?: number | undefined;
+  readonly timezone?: string | undefined;
+  readonly keyboard?: string | undefined;
   /** Kernel command-line words, space separated. */
-  readonly kernelParams?: string;
+  readonly kernelParams?: string | undefined;
   readonly rootUser?: {
-    readonly password?: string;
-    readonly disablePasswordLogin?: boolean;
-    readonly sshKeys?: readonly SshKeyDecl[];
-  };
-  readonly users?: readonly OsUserDecl[];
-  readonly groups?: readonly OsGroupDecl[];
-  readonly welcomeMessage?: string;
+    readonly password?: string | undefined;
+    readonly disablePasswordLogin?: boolean | undefined;
+    readonly sshKeys?: readonly SshKeyDecl[] | undefined;
+  } | undefined;
+  readonly users?: readonly OsUserDecl[] | undefined;
+  readonly groups?: readonly OsGroupDecl[] | undefined;
+  readonly welcomeMessage?: string | undefined;
 }
 
-/** The same section without source positions: the Pulumi provider's `installation` input. */
-export type InstallationInput = Omit<InstallationDecl, 'users' | 'groups'> & {
-  readonly users?: readonly Omit<OsUserDecl, 'at'>[];
-  readonly groups?: readonly Omit<OsGroupDecl, 'at'>[];
-};
+/** The same section as the Pulumi provider's `installation` input takes it. */
+export type InstallationInput = InstallationDecl;
 
 export const INSTALL_KEYS = keyNames(INSTALLATION);
 export const ROOT_KEYS = keyNames(ROOT_USER);
@@ -69,16 +70,41 @@ export const USER_KEYS = keyNames(OS_USER);
 export const GROUP_KEYS = keyNames(OS_GROUP);
 export const KEY_KEYS = keyNames(SSH_KEY);
 
-/** `sshKeys` of root or a user: the items read, or undefined where the key is absent. */
-function readKeys(r: YamlReader, m: MapView<typeof ROOT_USER> | MapView<typeof OS_USER>, what: string): SshKeyDecl[] | undefined {
+/** The declaration's names of the profile's fields where they differ (`kernelParameters` is `kernelParams`). */
+const DECLARED_AS: Readonly<Record<string, string>> = { kernelParameters: 'kernelParams', welcomeMsg: 'welcomeMessage' };
+
+/**
+ * Where each value of the section was written, by its path (`users[0].name`; a map's own path gives its
+ * start), so that a problem the model's checker finds is reported there.
+ */
+class Places {
+  private readonly at = new Map<string, Position>();
+  add(path: string, m: Pick<MapView, 'at' | 'keys' | 'valueAt'>): void {
+    this.at.set(path, m.at);
+    for (const k of m.keys()) this.at.set(`${path}${path ? '.' : ''}${k}`, m.valueAt(k));
+  }
+  /** The place of a path, or of the nearest map holding it. */
+  of(path: string, fallback: Position): Position {
+    for (let p = path; p !== ''; p = p.replace(/(?:\.[^.[]*|\[\d+\])$/, '')) {
+      const found = this.at.get(p);
+      if (found) return found;
+    }
+    return fallback;
+  }
+}
+
+/** `sshKeys` of root or a user (at `path` in the profile): the items read, or undefined where the key is absent. */
+function readKeys(r: YamlReader, m: MapView<typeof ROOT_USER> | MapView<typeof OS_USER>, what: string, places: Places, path: string): SshKeyDecl[] | undefined {
   if (!m.has('sshKeys')) return undefined;
-  return (m as MapView<typeof ROOT_USER>).seq('sshKeys').flatMap((item) => {
+  const out: SshKeyDecl[] = [];
+  for (const item of (m as MapView<typeof ROOT_USER>).seq('sshKeys')) {
     const k = r.map(item, `${what}.sshKeys[]`, SSH_KEY, m.keyAt('sshKeys'));
     const publicKey = k?.str('publicKey');
-    if (k && publicKey) r.vocabulary(k.valueAt('publicKey'), () => sshKeyProblem(`${what}.sshKeys[].publicKey`, publicKey));
-    const name = k?.str('name');
-    return publicKey ? [{ ...(name !== undefined ? { name } : {}), publicKey: publicKey.trim() }] : [];
-  });
+    if (!k || !publicKey) continue;
+    places.add(`${path}.sshKeys[${out.length}]`, k);
+    out.push({ name: k.str('name'), publicKey: publicKey.trim() });
+  }
+  return out;
 }
 
 /** Comma-separated text (the service's form) or a YAML list. */
@@ -93,37 +119,33 @@ function readGroupList(r: YamlReader, m: MapView<typeof OS_USER>, what: string):
 export function readInstallation(r: YamlReader, m: MapView<typeof INSTALLATION> | undefined): InstallationDecl {
   if (!m) return {};
   const what = 'stack.installation';
-  const opt = <K extends string, V>(k: K, v: V | undefined) => (v !== undefined ? ({ [k]: v } as { [P in K]: V }) : {});
+  const places = new Places();
+  places.add('', m);
   // Passwords are secrets (the shapes' model: osUser.password), masked in every output.
   const root = m.has('rootUser') ? m.map('rootUser') : undefined;
+  if (root) places.add('rootUser', root);
   const users: OsUserDecl[] = [];
   const seenUsers = new Set<string>();
-  // A user's groups, checked once every declared group is known.
-  const groupRefs: Array<{ at: Position; label: string; group: string }> = [];
   for (const item of m.seq('users')) {
     const u = r.map(item, `${what}.users[]`, OS_USER, m.keyAt('users'));
     const name = u?.str('name');
     if (!u || !name) continue;
     if (seenUsers.has(name)) r.problems.add(u.valueAt('name'), `user "${name}" is declared twice`);
     seenUsers.add(name);
-    r.vocabulary(u.valueAt('name'), () => takenName(`${what}.users[].name`, name, 'user'));
-    const primary = u.str('primaryGroup');
-    const secondary = readGroupList(r, u, `${what}.users[]`);
-    if (primary !== undefined) groupRefs.push({ at: u.valueAt('primaryGroup'), label: `${what}.users[].primaryGroup`, group: primary });
-    for (const g of secondary ?? []) groupRefs.push({ at: u.valueAt('secondaryGroups'), label: `${what}.users[].secondaryGroups`, group: g });
+    const path = `users[${users.length}]`;
+    places.add(path, u);
     users.push({
       name,
-      ...opt('fullName', u.str('fullName')),
-      ...opt('userId', u.int('userId')),
-      ...opt('primaryGroup', primary),
-      ...opt('secondaryGroups', secondary),
-      ...opt('homeDir', u.str('homeDir')),
-      ...opt('shell', u.str('shell')),
-      ...opt('systemUser', u.bool('systemUser')),
-      ...opt('password', u.str('password')),
-      ...opt('disablePasswordLogin', u.bool('disablePasswordLogin')),
-      ...opt('sshKeys', readKeys(r, u, `${what}.users[]`)),
-      at: u.at,
+      fullName: u.str('fullName'),
+      userId: u.int('userId'),
+      primaryGroup: u.str('primaryGroup'),
+      secondaryGroups: readGroupList(r, u, `${what}.users[]`),
+      homeDir: u.str('homeDir'),
+      shell: u.str('shell'),
+      systemUser: u.bool('systemUser'),
+      password: u.str('password'),
+      disablePasswordLogin: u.bool('disablePasswordLogin'),
+      sshKeys: readKeys(r, u, `${what}.users[]`, places, path),
     });
   }
   const groups: OsGroupDecl[] = [];
@@ -134,52 +156,60 @@ export function readInstallation(r: YamlReader, m: MapView<typeof INSTALLATION> 
     if (!g || !name) continue;
     if (seenGroups.has(name)) r.problems.add(g.valueAt('name'), `group "${name}" is declared twice`);
     seenGroups.add(name);
-    r.vocabulary(g.valueAt('name'), () => takenName(`${what}.groups[].name`, name, 'group'));
-    groups.push({ name, ...opt('groupId', g.int('groupId')), ...opt('systemGroup', g.bool('systemGroup')), at: g.at });
+    places.add(`groups[${groups.length}]`, g);
+    groups.push({ name, groupId: g.int('groupId'), systemGroup: g.bool('systemGroup') });
   }
-  for (const g of groupRefs) r.vocabulary(g.at, () => unknownGroup(g.label, g.group, seenGroups));
-  const timezone = m.str('timezone');
   const keyboard = m.str('keyboard');
-  if (timezone !== undefined) r.vocabulary(m.valueAt('timezone'), () => timezoneProblem(`${what}.timezone`, timezone));
   if (keyboard !== undefined) r.vocabulary(m.valueAt('keyboard'), () => notIn(`${what}.keyboard`, keyboard, VOCABULARIES.keyboard));
-  const kernel = m.str('kernelParams');
-  return {
-    ...opt('diskSize', m.int('diskSize')),
-    ...opt('swapSize', m.int('swapSize')),
-    ...opt('memorySize', m.int('memorySize')),
-    ...opt('timezone', timezone),
-    ...opt('keyboard', keyboard),
-    ...opt('kernelParams', kernel?.split(/\s+/).filter((w) => w !== '').join(' ')),
-    ...(root
-      ? { rootUser: { ...opt('password', root.str('password')), ...opt('disablePasswordLogin', root.bool('disablePasswordLogin')), ...opt('sshKeys', readKeys(r, root, `${what}.rootUser`)) } }
-      : {}),
-    ...(m.has('users') ? { users } : {}),
-    ...(m.has('groups') ? { groups } : {}),
-    ...opt('welcomeMessage', m.str('welcomeMessage')),
+  const decl: InstallationDecl = {
+    diskSize: m.int('diskSize'),
+    swapSize: m.int('swapSize'),
+    memorySize: m.int('memorySize'),
+    timezone: m.str('timezone'),
+    keyboard,
+    kernelParams: m.str('kernelParams')?.split(/\s+/).filter((w) => w !== '').join(' '),
+    rootUser: root && { password: root.str('password'), disablePasswordLogin: root.bool('disablePasswordLogin'), sshKeys: readKeys(r, root, `${what}.rootUser`, places, 'rootUser') },
+    users: m.has('users') ? users : undefined,
+    groups: m.has('groups') ? groups : undefined,
+    welcomeMessage: m.str('welcomeMessage'),
   };
+  // The service's rules (`validate`): each problem once, at its value, unless the value is already reported.
+  const reported = new Set(r.problems.items.map((p) => `${p.line}:${p.column}`));
+  for (const p of installationProblems(decl)) {
+    const at = places.of(p.path, m.at);
+    if (!reported.has(`${at.line}:${at.column}`)) r.vocabulary(at, () => `${what}.${p.path.replace(/\[\d+\]/g, '[]')} ${p.why}`);
+  }
+  return decl;
 }
 
-const keysOf = (keys: readonly SshKeyDecl[] | undefined) => (keys ? { sshKeys: keys.map((k) => ({ ...k })) } : {});
+/**
+ * What the model's checker of the install profile (the server's) finds in a declared installation, at
+ * paths in the declaration's names (`users[0].name`, `kernelParams`). A keyboard is left to its vocabulary.
+ */
+export function installationProblems(i: InstallationInput): ProfileProblem[] {
+  const profile = installProfileOf(i, true) ?? {};
+  return checkProfile({ ...profile, keyboard: undefined }).problems.map((p) => ({ ...p, path: p.path.replace(/^[a-zA-Z]+/, (k) => DECLARED_AS[k] ?? k) }));
+}
 
-function userOf(u: Omit<OsUserDecl, 'at'>, withPasswords: boolean): OsUser {
+const keysOf = (keys: readonly SshKeyDecl[] | undefined) => keys?.map((k) => ({ ...k }));
+
+function userOf(u: OsUserDecl, withPasswords: boolean): OsUser {
   return {
-    ...(u.disablePasswordLogin !== undefined ? { disablePasswordLogin: u.disablePasswordLogin } : {}),
-    ...(u.fullName !== undefined ? { fullName: u.fullName } : {}),
-    ...(u.homeDir !== undefined ? { homeDir: u.homeDir } : {}),
+    disablePasswordLogin: u.disablePasswordLogin,
+    fullName: u.fullName,
+    homeDir: u.homeDir,
     name: u.name,
-    ...(withPasswords && u.password !== undefined ? { password: u.password } : {}),
-    ...(u.primaryGroup !== undefined ? { primaryGroup: u.primaryGroup } : {}),
-    ...(u.secondaryGroups?.length ? { secondaryGroups: u.secondaryGroups.join(',') } : {}),
-    ...(u.shell !== undefined ? { shell: u.shell } : {}),
-    ...keysOf(u.sshKeys),
-    ...(u.systemUser !== undefined ? { systemUser: u.systemUser } : {}),
-    ...(u.userId !== undefined ? { userId: String(u.userId) } : {}),
+    password: withPasswords ? (u.password ?? '') : undefined,
+    primaryGroup: u.primaryGroup,
+    secondaryGroups: u.secondaryGroups?.length ? u.secondaryGroups.join(',') : undefined,
+    shell: u.shell,
+    sshKeys: keysOf(u.sshKeys),
+    systemUser: u.systemUser,
+    userId: u.userId === undefined ? undefined : String(u.userId),
   };
 }
 
-function groupOf(g: Omit<OsGroupDecl, 'at'>): OsGroup {
-  return { ...(g.groupId !== undefined ? { groupId: String(g.groupId) } : {}), name: g.name, ...(g.systemGroup !== undefined ? { systemGroup: g.systemGroup } : {}) };
-}
+const groupOf = (g: OsGroupDecl): OsGroup => ({ groupId: g.groupId === undefined ? undefined : String(g.groupId), name: g.name, systemGroup: g.systemGroup });
 
 /**
  * The install profile a declaration asks for, in the service's normalised form (what a GET shows).
@@ -188,26 +218,22 @@ function groupOf(g: Omit<OsGroupDecl, 'at'>): OsGroup {
  */
 export function installProfileOf(i: InstallationInput, withPasswords: boolean): InstallProfile | undefined {
   const root = i.rootUser;
-  const p: InstallProfile = {
-    ...(i.diskSize !== undefined ? { diskSize: i.diskSize } : {}),
-    ...(i.groups ? { groups: i.groups.map(groupOf) } : {}),
-    ...(i.kernelParams !== undefined ? { kernelParameters: i.kernelParams } : {}),
-    ...(i.keyboard !== undefined ? { keyboard: i.keyboard as InstallProfile['keyboard'] } : {}),
-    ...(i.memorySize !== undefined ? { memorySize: i.memorySize } : {}),
-    ...(root
-      ? {
-          rootUser: {
-            ...(root.disablePasswordLogin !== undefined ? { disablePasswordLogin: root.disablePasswordLogin } : {}),
-            ...(withPasswords ? { password: root.password ?? '' } : {}),
-            ...keysOf(root.sshKeys),
-          },
-        }
-      : {}),
-    ...(i.swapSize !== undefined ? { swapSize: i.swapSize } : {}),
-    ...(i.timezone !== undefined ? { timezone: i.timezone } : {}),
-    ...(i.users ? { users: i.users.map((u) => ({ ...userOf(u, withPasswords), ...(withPasswords && u.password === undefined ? { password: '' } : {}) })) } : {}),
-    ...(i.welcomeMessage !== undefined ? { welcomeMsg: i.welcomeMessage } : {}),
-  };
+  const p = present({
+    diskSize: i.diskSize,
+    groups: i.groups?.map(groupOf),
+    kernelParameters: i.kernelParams,
+    keyboard: i.keyboard as InstallProfile['keyboard'],
+    memorySize: i.memorySize,
+    rootUser: root && {
+      disablePasswordLogin: root.disablePasswordLogin,
+      password: withPasswords ? (root.password ?? '') : undefined,
+      sshKeys: keysOf(root.sshKeys),
+    },
+    swapSize: i.swapSize,
+    timezone: i.timezone,
+    users: i.users?.map((u) => userOf(u, withPasswords)),
+    welcomeMsg: i.welcomeMessage,
+  });
   return Object.keys(p).length ? p : undefined;
 }
 

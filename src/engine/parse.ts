@@ -4,6 +4,8 @@
 import path from 'node:path';
 import { type Document, isScalar, isSeq, LineCounter, parseDocument, type YAMLError } from 'yaml';
 import { echo } from '../error-text';
+import { RULES } from '../model/field-rules';
+import { present } from '../model/present';
 import type {
   AccountDecl, AccountRef, BuilderDecl, BundleDecl, BundleFileDecl, Declaration, PackageDecl, PublicationDecl, StackDecl,
 } from './declaration';
@@ -182,7 +184,8 @@ function readBundleFiles(r: YamlReader, bundle: MapView<typeof BUNDLE>, sources:
     const rights = m.str('rights');
     const ownerGroup = m.str('ownerGroup');
     if (!source || !name) continue;
-    if (!isPlainFileName(name)) r.problems.add(m.has('name') ? m.valueAt('name') : m.valueAt('source'), `file name "${name}" must be a plain file name`);
+    // The service refuses upload names with separators, `..` or control characters (wire contract §9).
+    if (!RULES.fileName.test(name)) r.problems.add(m.has('name') ? m.valueAt('name') : m.valueAt('source'), `file name ${echo(name)} must be ${RULES.fileName.says}`);
     if (seen.has(name)) r.problems.add(m.at, `file "${name}" is listed twice in this bundle`);
     seen.add(name);
     const found = resolveBundleSource(sources, source);
@@ -190,12 +193,6 @@ function readBundleFiles(r: YamlReader, bundle: MapView<typeof BUNDLE>, sources:
     out.push({ name, source, path: 'path' in found ? found.path : path.resolve(sources.dir, source), destination, rights, ownerGroup, at: m.at });
   }
   return out;
-}
-
-/** The service refuses upload names with separators, `..` or control characters (wire contract §9). */
-function isPlainFileName(name: string): boolean {
-  // eslint-disable-next-line no-control-regex
-  return name !== '.' && name !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(name);
 }
 
 function readAccounts(r: YamlReader, root: MapView<typeof DECLARATION>): Map<string, AccountDecl> {
@@ -244,7 +241,7 @@ function readBuilders(r: YamlReader, root: MapView<typeof DECLARATION>, accounts
     if (!type) return;
     out.push({
       index, type, typeAt: m.valueAt('type'),
-      installProfile: { ...(diskSize !== undefined ? { diskSize } : {}), ...(memorySize !== undefined ? { memorySize } : {}) },
+      installProfile: present({ diskSize, memorySize }),
       compress, publication, at: m.at,
     });
   });

@@ -2,6 +2,7 @@
 // file, line and column (declaration.md "The project's additions"), so that the Action can turn
 // them into annotations and the command line can print them all at once.
 import { ForgeError } from '../errors';
+import { replaceControls } from '../model/text-rules';
 
 /** 1-based line and column, as editors and GitHub annotations count them. */
 export interface Position {
@@ -61,8 +62,7 @@ const MESSAGE_CHARS = 400;
 
 /** One line of at most MESSAGE_CHARS: a line break in a message would break the `file:line:column:` form. */
 function oneLine(message: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are what it replaces
-  const flat = message.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  const flat = replaceControls(message, () => ' ');
   return flat.length > MESSAGE_CHARS ? `${flat.slice(0, MESSAGE_CHARS - 1)}…` : flat;
 }
 

@@ -25,8 +25,9 @@ export function readTextFile(file: string, maxBytes = MAX_TEXT_BYTES): TextRead 
   if ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff)) return { problem: 'UTF-16 text: save the file as UTF-8' };
   const text = buf.toString('utf8');
   // A NUL, or bytes that are not UTF-8 (decoded as U+FFFD): the first one is where the text ends.
-  // eslint-disable-next-line no-control-regex -- a NUL is what it looks for
-  const binary = text.search(isUtf8(buf) ? /\u0000/ : /[\u0000\uFFFD]/);
+  const nul = text.indexOf('\u0000');
+  const bad = isUtf8(buf) ? -1 : text.indexOf('\uFFFD');
+  const binary = nul < 0 ? bad : bad < 0 ? nul : Math.min(nul, bad);
   return binary < 0 ? { text } : { problem: 'binary data, not YAML or JSON text', at: positionIn(text, binary) };
 }
 

@@ -1,11 +1,10 @@
 // The closed lists the service checks a declaration's values against, as shipped with this package
-// (the embedded server's formats and accounts, the model's enumerations): `validate` checks them offline,
-// with no network call, so that a file it accepts is not refused by plan or apply for one of these
-// values. plan and apply leave them to the service they talk to, whose lists may be longer.
-import { SSH_KEY_RULE, SSH_KEY_TYPES, TIMEZONE_RULE, TIMEZONES } from '../model/field-rules';
+// (the embedded server's formats, the model's enumerations; an install profile's accounts are the
+// model's checker's): `validate` checks them offline, with no network call, so that a file it accepts
+// is not refused by plan or apply for one of these values. plan and apply leave them to the service
+// they talk to, whose lists may be longer.
 import { distribution, installProfile } from '../model/resources';
 import { TARGET_FORMATS } from '../imaging/formats';
-import { NOT_A_GROUP, STANDARD_GROUPS, SYSTEM_USERS, TAKEN_GROUP, TAKEN_USER } from '../server/install/accounts';
 import { nearMiss } from './platform-keys';
 
 export interface Vocabulary {
@@ -47,19 +46,3 @@ export function unknownFormat(type: string, offered: readonly string[], by = 'th
   const near = nearMiss(type, offered);
   return `unknown image format "${type}" (${by} offers: ${offered.join(', ')})${near ? `; did you mean "${near}"?` : ''}`;
 }
-
-export const timezoneProblem = (label: string, zone: string): string | undefined =>
-  TIMEZONES.has(zone) ? undefined : `${label} ${JSON.stringify(zone)} ${TIMEZONE_RULE}`;
-
-export const sshKeyProblem = (label: string, line: string): string | undefined =>
-  SSH_KEY_TYPES.has(line.trim().split(/\s+/)[0] ?? '') ? undefined : `${label} ${SSH_KEY_RULE}`;
-
-/** A declared user or group whose name the image already has. */
-export function takenName(label: string, name: string, kind: 'user' | 'group'): string | undefined {
-  const taken = kind === 'user' ? SYSTEM_USERS.has(name) : STANDARD_GROUPS.has(name);
-  return taken ? `${label} ${JSON.stringify(name)} ${kind === 'user' ? TAKEN_USER : TAKEN_GROUP}` : undefined;
-}
-
-/** A user's group that is neither declared nor a standard Debian group. */
-export const unknownGroup = (label: string, group: string, declared: ReadonlySet<string>): string | undefined =>
-  declared.has(group) || STANDARD_GROUPS.has(group) ? undefined : `${label} ${JSON.stringify(group)} ${NOT_A_GROUP}`;

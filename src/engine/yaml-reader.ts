@@ -216,7 +216,7 @@ export class MapView<S extends Shape = Shape> {
       this.r.problems.add(this.valueAt(key), `${this.label(key)} must not be empty`);
       return undefined;
     }
-    if (spec?.check && !spec.check.pattern.test(v)) {
+    if (spec?.check && !spec.check.test(v)) {
       this.r.problems.add(this.valueAt(key), `${this.label(key)} must be ${spec.check.says}`);
       return undefined;
     }

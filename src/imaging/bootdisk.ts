@@ -9,6 +9,7 @@ import { basename, dirname } from 'node:path';
 import { join } from 'node:path';
 import type { Sandbox } from '../host/sandbox';
 import { toolsMissingMessage } from '../host/tools';
+import { RULES } from '../model/field-rules';
 import { ImagingError } from './errors';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { PARTITION_OFFSET, SECTOR } from './mbr';
@@ -23,7 +24,6 @@ const MiB = 1024 * 1024;
 export const GRUB_MODULES = ['biosdisk', 'part_msdos', 'ext2', 'normal', 'linux', 'search', 'search_label', 'configfile', 'echo'];
 /** Words every image's kernel gets: root by label, consoles on screen and on the first serial port, eth0 naming. */
 export const BASE_KERNEL_PARAMS = ['root=LABEL=root', 'ro', 'console=tty0', 'console=ttyS0,115200n8', 'net.ifnames=0'];
-const PARAM = /^[A-Za-z0-9._,:=/+@%-]+$/;
 
 export interface BootableRawOptions {
   /** The image tree (a private copy: grub.cfg is written into it). */
@@ -46,7 +46,7 @@ export interface BootableRawOptions {
 
 export function grubConfig(kernelParams: readonly string[]): string {
   for (const p of kernelParams) {
-    if (!PARAM.test(p)) throw new ImagingError('input', `refused kernel parameter ${JSON.stringify(p)}: letters, digits and . _ , : = / + @ % - only`);
+    if (!RULES.kernelWord.test(p)) throw new ImagingError('input', `refused kernel parameter ${JSON.stringify(p)}: ${RULES.kernelWord.says}`);
   }
   const cmdline = [...BASE_KERNEL_PARAMS, ...kernelParams].join(' ');
   return `set timeout=1

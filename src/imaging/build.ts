@@ -22,12 +22,10 @@ import type { BuildImageOptions, BuiltImage } from './build-options';
 export type { BuildImageOptions, BuiltImage } from './build-options';
 import { copyTree } from './tree';
 import { processOwner } from './os/owner';
+import { MAX_DISK_MIB, MIN_DISK_MIB } from '../model/limits';
 
 const MiB = 1024 * 1024;
-/** Smallest disk: a Minimal Debian with its kernel and initramfs takes about 400 MiB, with room to run. */
-export const MIN_DISK_MIB = 1024;
-/** Largest disk an MBR partition table can describe with 512-byte sectors (2 TiB). */
-export const MAX_DISK_MIB = 2 * 1024 * 1024;
+export { MAX_DISK_MIB, MIN_DISK_MIB };
 const DISKS: readonly DiskFormat[] = ['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'];
 
 

@@ -3,6 +3,7 @@
 // file is refused (same rule as upload file names, wire contract §9 "Decision").
 import { ImagingError } from './errors';
 import { RIGHTS_PATTERN } from '../model/field-rules';
+import { hasControl } from '../model/text-rules';
 
 /** ext4 limit on one name (bytes), and a sane bound on a whole path. */
 const MAX_NAME_BYTES = 255;
@@ -20,8 +21,7 @@ export function destinationSegments(destination: string): string[] {
   };
   if (typeof destination !== 'string' || destination === '') refuse('it is empty');
   if (Buffer.byteLength(destination) > MAX_PATH_BYTES) refuse(`it is longer than ${MAX_PATH_BYTES} bytes`);
-  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-  if (/[\u0000-\u001f\u007f]/.test(destination)) refuse('it contains a control character');
+  if (hasControl(destination)) refuse('it contains a control character');
   if (destination.includes('\\')) refuse('it contains a backslash');
   const segments = (destination.startsWith('/') ? destination.slice(1) : destination).split('/');
   for (const s of segments) {

@@ -8,7 +8,7 @@ import { deleteGlanceImage, publishToGlance } from '../openstack';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
 import { SecretBox } from './auth/secret-box';
-import type { Limits } from './context';
+import type { Limits } from '../model/limits';
 import { openDataFolder } from './data-folder';
 import { FileStore } from './files/file-store';
 import { JobRunner } from './jobs/runner';

@@ -83,7 +83,7 @@ describe('parseDeclaration', () => {
       '2:3 error stack.name is required',
       '8:9 error stack.os.pkgs[].name is required',
       '13:19 error file not found: files/nope.txt (relative to the declaration)',
-      '14:19 error stack.bundles[].files[].rights must be an octal mode such as 0644',
+      '14:19 error stack.bundles[].files[].rights must be octal permissions such as 0644 or 755',
       '17:32 error builders[0].hardwareSettings.memory must be a whole number of at least 1',
       '19:5 error builders[1].displayName is required to publish',
       '20:22 error builders[1].keystoneProject: environment variable NOPE_PROJECT is not set',

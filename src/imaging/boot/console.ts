@@ -3,6 +3,7 @@
 // text a step waits on) goes through `mask`, so a password never shows even if the guest echoes it.
 import { StringDecoder } from 'node:string_decoder';
 import { stripVTControlCharacters } from 'node:util';
+import { replaceControls, TAB_AND_NEWLINE } from '../../model/text-rules';
 
 /** Of the whole console, the last bytes kept for the result. */
 const TAIL_CHARS = 8 * 1024;
@@ -11,8 +12,7 @@ const MAX_VIEW_CHARS = 1 << 20;
 const MAX_PARTIAL_CHARS = 64 * 1024;
 
 export function cleanConsoleText(raw: string): string {
-  // eslint-disable-next-line no-control-regex
-  return stripVTControlCharacters(raw).replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
+  return replaceControls(stripVTControlCharacters(raw), () => '', TAB_AND_NEWLINE);
 }
 
 interface Waiter {

@@ -1,6 +1,7 @@
 // What an image's bytes say it is, from the magic numbers each format keeps at a fixed place, read by
 // Node: never by qemu-img or QEMU's probing, which a crafted first sector steers.
 import type { DiskBytes } from './disk-bytes';
+import { hasControl } from '../../model/text-rules';
 
 /** The disk formats a magic names (a VMDK is a binary sparse file or a text descriptor). */
 export type DiskKind = 'qcow2' | 'vmdk' | 'vmdk-descriptor' | 'vdi' | 'vhd';
@@ -38,8 +39,7 @@ const MAGIC: ReadonlyArray<{ offset: number; magic: Buffer; found: Found }> = [
 ];
 
 /** Text: no NUL and no control characters but tab, line ends and form feed (UTF-8 passes). */
-// eslint-disable-next-line no-control-regex
-const isText = (buf: Buffer): boolean => !/[\x00-\x08\x0b\x0e-\x1f\x7f]/.test(buf.toString('latin1'));
+const isText = (buf: Buffer): boolean => !hasControl(buf.toString('latin1'), '\t\n\f\r');
 
 export async function sniffDisk(d: DiskBytes): Promise<Found> {
   if (d.size === 0) return { what: 'nothing (an empty file)' };

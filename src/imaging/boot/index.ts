@@ -4,6 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { AbortedError } from '../../errors';
 import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
+import { hasControl } from '../../model/text-rules';
 import { SerialConsole } from './console';
 import { BootCheckError } from './errors';
 import { requireBootTools } from './host-tools';
@@ -79,8 +80,7 @@ function checkOptions(o: BootCheckOptions): void {
   if (o.login) {
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(o.login.user) || o.login.user.length > 32) bad('the login user must be a plain user name');
     // Shorter passwords would not be masked in the console (one masker, one minimum: src/model/redact.ts).
-    // eslint-disable-next-line no-control-regex
-    if (o.login.password.length < MIN_SECRET_LENGTH || /[\x00-\x1f\x7f]/.test(o.login.password)) {
+    if (o.login.password.length < MIN_SECRET_LENGTH || hasControl(o.login.password)) {
       bad(`the password must have at least ${MIN_SECRET_LENGTH} characters and hold no control characters`);
     }
   }

@@ -1,5 +1,6 @@
 // Users and API key pairs as the command line and `POST /users/<uid>/apikeys` create them.
 import { randomBytes } from 'node:crypto';
+import type { ApiKeyDoc } from '../store/docs';
 import type { Row, Store } from '../store/store';
 import { badRequest } from '../service-error';
 import { hashPassword } from './passwords';
@@ -23,13 +24,14 @@ function token(bytes: number): string {
   }
 }
 
-export function newApiKey(store: Store, box: SecretBox, login: string, meta: { name?: string; description?: string; scope?: 'read' } = {}): NewKeyPair {
+export function newApiKey(store: Store, box: SecretBox, login: string, meta: Omit<ApiKeyDoc, 'publicKey'> = {}): NewKeyPair {
   const publicKey = token(24);
   const secretKey = token(30);
   const row = store.insert('apikey', {
     owner: login,
     uniqueKey: publicKey,
-    doc: { publicKey, ...(meta.name ? { name: meta.name } : {}), ...(meta.description ? { description: meta.description } : {}), ...(meta.scope ? { scope: meta.scope } : {}) },
+    // An empty name or description is none.
+    doc: { publicKey, name: meta.name || undefined, description: meta.description || undefined, scope: meta.scope },
     secret: box.seal(secretKey),
   });
   return { row, publicKey, secretKey };

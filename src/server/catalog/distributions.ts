@@ -2,7 +2,7 @@
 // index, and a Windows Server 2022 with no repository, so that Windows OS profiles can be exercised.
 import type { DistribProfile, Distribution } from '../../model/resources';
 import { uriOf } from '../../model/uris';
-import { uris } from '../views/uris';
+import { uris } from '../uris';
 import type { CatalogMeta, PackageEntry } from './data-file';
 
 export const DEBIAN_ID = 1;

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Selectors } from '../../fiql';
 import type { Pkg } from '../../model/resources';
-import { uris } from '../views/uris';
+import { uris } from '../uris';
 import type { CatalogMeta, PackageEntry } from './data-file';
 
 /** The only repository of the catalog: Debian's `main` component. */

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { encode, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
 import { DecodeError, FiqlError, isForgeError, messageOf } from '../../errors';
+import { escapeChars, replaceNonXml } from '../../model/text-rules';
 import { isServiceError, ServiceError } from '../service-error';
 
 /** Map anything thrown to a ServiceError: ours as is, decode/FIQL → 400/415, Fastify's 4xx kept, rest 500. */
@@ -57,9 +58,7 @@ export function absoluteRequestUri(request: FastifyRequest, b: PublicBase): stri
 }
 
 // A message may echo request bytes (a `%00` id); XML 1.0 cannot carry control characters at all.
-const printable = (m: string): string =>
-  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-  m.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const printable = (m: string): string => replaceNonXml(m, escapeChars);
 
 /** The one place a `uforgeError` body is made (wire contract §5). */
 function errorBody(format: Format, statusCode: number, message: string, method: string, requestUri: string, now: Date): string {

@@ -2,6 +2,7 @@
 // unless pinned to a full Debian version. Pins are set through `PUT …/osprofile/<osid>/pkgs` with
 // `pkgs/pkg` entries; the generation job asks for `packageRequestsOf` (name, arch, version if pinned).
 import { fiql } from '../../fiql/builder';
+import { present } from '../../model/present';
 import type { Pkg } from '../../model/resources';
 import { parseUri } from '../../model/uris';
 import type { Ctx } from '../context';
@@ -9,7 +10,7 @@ import type { PackageRequest } from '../../imaging/system';
 import { badRequest } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { CatalogPort } from '../ports';
-import { idParam, uris } from '../views/uris';
+import { idParam, uris } from '../uris';
 
 /** Debian policy §5.6.12: `[epoch:]upstream[-revision]`, upstream starting with a digit. */
 const DEBIAN_VERSION = /^(?:\d{1,9}:)?[0-9][A-Za-z0-9.+~-]*$/;
@@ -35,8 +36,7 @@ export function pinnedView(p: Pkg, pin: string | undefined): Pkg {
   const epoch = colon >= 0 ? Number(pin.slice(0, colon)) : 0;
   const rest = colon >= 0 ? pin.slice(colon + 1) : pin;
   const dash = rest.lastIndexOf('-');
-  const { release: _r, ...base } = p;
-  return { ...base, version: dash >= 0 ? rest.slice(0, dash) : rest, ...(dash >= 0 ? { release: rest.slice(dash + 1) } : {}), epoch };
+  return { ...p, version: dash >= 0 ? rest.slice(0, dash) : rest, release: dash >= 0 ? rest.slice(dash + 1) : undefined, epoch };
 }
 
 /** The catalog package a `pkg` entry names: by `uri`, else by `name` (and `arch`). */
@@ -68,7 +68,7 @@ export function packageRequestsOf(catalog: CatalogPort, d: OsProfileDoc): { prof
     if (inBase.has(id) && pin === undefined) return [];
     const p = catalog.getPackage(d.distId, id);
     if (!p?.name) return [];
-    return [{ name: p.name, ...(p.arch && p.arch !== 'all' ? { arch: p.arch } : {}), ...(pin !== undefined ? { version: pin } : {}) }];
+    return [present({ name: p.name, arch: p.arch === 'all' ? undefined : p.arch || undefined, version: pin })];
   });
   return { profile: base?.name ?? d.name, packages };
 }

@@ -3,7 +3,8 @@
 import type { SystemGroup, SystemSettings, SystemUser } from '../../imaging/system';
 import type { InstallProfile, OsUser } from '../../model/resources';
 import { KEYBOARD_XKB } from '../../model/keyboards';
-import { DEFAULT_DISK_MIB } from './profile';
+import { DEFAULT_DISK_MIB } from '../../model/limits';
+import { present } from '../../model/present';
 
 /**
  * A valid static hostname (RFC 1123 label, at most 63 characters) from a template's name:
@@ -19,45 +20,45 @@ export function hostnameOf(applianceName: string): string {
   return h === '' ? 'appliance' : h;
 }
 
-const keysOf = (u: OsUser | undefined) => (u?.sshKeys ?? []).map((k) => ({ ...(k.name !== undefined ? { name: k.name } : {}), publicKey: k.publicKey! }));
+const keysOf = (u: OsUser | undefined) => (u?.sshKeys ?? []).map((k) => present({ name: k.name, publicKey: k.publicKey! }));
 
 function userOf(u: OsUser): SystemUser {
-  return {
+  return present({
     name: u.name!,
-    ...(u.fullName !== undefined ? { fullName: u.fullName } : {}),
-    ...(u.homeDir !== undefined ? { homeDir: u.homeDir } : {}),
-    ...(u.shell !== undefined ? { shell: u.shell } : {}),
-    ...(u.primaryGroup !== undefined ? { primaryGroup: u.primaryGroup } : {}),
+    fullName: u.fullName,
+    homeDir: u.homeDir,
+    shell: u.shell,
+    primaryGroup: u.primaryGroup,
     secondaryGroups: (u.secondaryGroups ?? '').split(',').filter((g) => g !== ''),
-    ...(u.password !== undefined ? { passwordHash: u.password } : {}),
+    passwordHash: u.password,
     sshKeys: keysOf(u),
-    ...(u.userId !== undefined ? { uid: Number(u.userId) } : {}),
-    ...(u.systemUser !== undefined ? { system: u.systemUser } : {}),
-  };
+    uid: u.userId === undefined ? undefined : Number(u.userId),
+    system: u.systemUser,
+  });
 }
 
 /** The settings of an image of the template named `applianceName`, from its stored install profile. */
 export function systemSettingsOf(applianceName: string, p: InstallProfile = {}): SystemSettings {
   const xkb = p.keyboard !== undefined ? KEYBOARD_XKB[p.keyboard] : undefined;
-  const groups: SystemGroup[] = (p.groups ?? []).map((g) => ({
+  const groups: SystemGroup[] = (p.groups ?? []).map((g) => present({
     name: g.name!,
-    ...(g.groupId !== undefined ? { gid: Number(g.groupId) } : {}),
+    gid: g.groupId === undefined ? undefined : Number(g.groupId),
     system: g.systemGroup ?? false,
   }));
-  return {
+  return present({
     hostname: hostnameOf(applianceName),
     diskMiB: p.diskSize ?? DEFAULT_DISK_MIB,
     swapMiB: p.swapSize ?? 0,
     timezone: p.timezone ?? 'Etc/UTC',
-    ...(xkb ? { keyboard: { layout: xkb[0], ...(xkb[1] !== undefined ? { variant: xkb[1] } : {}) } } : {}),
+    keyboard: xkb && present({ layout: xkb[0], variant: xkb[1] }),
     kernelParams: (p.kernelParameters ?? '').split(' ').filter((w) => w !== ''),
-    rootUser: {
-      ...(p.rootUser?.password !== undefined ? { passwordHash: p.rootUser.password } : {}),
+    rootUser: present({
+      passwordHash: p.rootUser?.password,
       disablePasswordLogin: p.rootUser?.disablePasswordLogin ?? false,
       sshKeys: keysOf(p.rootUser),
-    },
+    }),
     users: (p.users ?? []).map(userOf),
     groups,
-    ...(p.welcomeMsg !== undefined ? { welcomeMessage: p.welcomeMsg } : {}),
-  };
+    welcomeMessage: p.welcomeMsg,
+  });
 }

@@ -17,7 +17,7 @@ import { osLayerSpecOf, type ImageFile, type ImageRecipe, type InstalledPackage,
 import { jobKey, setStatus, throttled } from './status';
 import { failedJob, type JobStage } from './job-errors';
 import { assertDiskRoom } from './quota';
-import { uris } from '../views/uris';
+import { uris } from '../uris';
 
 /** Debian releases the image builder installs, by the catalog's version. */
 const DEBIAN_SUITES: Readonly<Record<string, string>> = { '12': 'bookworm' };

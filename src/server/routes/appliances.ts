@@ -14,7 +14,7 @@ import { parseUri } from '../../model/uris';
 import { applianceView } from '../views/appliance';
 import { distributionOf } from '../views/catalog';
 import { DEFAULT_ORG_ID } from '../views/org';
-import { idParam, uris } from '../views/uris';
+import { idParam, uris } from '../uris';
 import { viewCache } from '../view-cache';
 import { ifMatch, owned, requireText } from './common';
 import { removeApplianceImages } from '../jobs/removal';
@@ -78,9 +78,9 @@ export const applianceRoutes = (ctx: Ctx) =>
         distId: distIdOf(ctx, v.distributionUri),
         softwareIds: softwareIds(ctx, uid, v.mySoftwareList ?? []),
         revision: 0,
-        ...(v.description !== undefined ? { description: v.description } : {}),
-        ...(v.tag !== undefined ? { tag: v.tag } : {}),
-        ...(installProfile ? { installProfile } : {}),
+        description: v.description,
+        tag: v.tag,
+        installProfile,
       };
       const row = ctx.store.insert('appliance', { owner: uid, uniqueKey: nameVersionKey(d), doc: d }, conflictMsg(d));
       return req.created(applianceView(ctx, row));

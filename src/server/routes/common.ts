@@ -5,7 +5,7 @@ import type { ReqBase, ReqWith } from '../http/handler';
 import { badRequest, notFound } from '../service-error';
 import type { Kind } from '../store/docs';
 import type { Row } from '../store/store';
-import { idParam } from '../views/uris';
+import { idParam } from '../uris';
 
 /** The record `kind` with id `req.params[param]`, owned by `{uid}` (and under `parentId` when given), or 404. */
 export function owned<K extends Kind, P extends string>(ctx: Ctx, req: ReqWith<'uid' | P>, kind: K, param: P, parentId?: number): Row<K> {

@@ -4,7 +4,7 @@ import type { ReqWith, Routes } from '../http/handler';
 import { boolParam, listParams, page } from '../http/list';
 import { forbidden, notFound } from '../service-error';
 import { distributionOf } from '../views/catalog';
-import { idParam } from '../views/uris';
+import { idParam } from '../uris';
 
 function distParam(ctx: Ctx, req: ReqWith<'id'>): number {
   const id = idParam(req.params.id);

@@ -14,7 +14,7 @@ import type { ImageDoc } from '../store/docs';
 import { isTerminal } from '../../model/job-state';
 import type { Row } from '../store/store';
 import { imageStatus, imageView } from '../views/image';
-import { uris } from '../views/uris';
+import { uris } from '../uris';
 import { checkInstallProfile } from '../install/profile';
 import { ifMatch, owned } from './common';
 import { targetFormatByName } from '../views/target-format';

@@ -9,7 +9,7 @@ import type { OsProfileDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { parseUri } from '../../model/uris';
 import { osProfileView, packagesOf } from '../views/os-profile';
-import { idParam, uris } from '../views/uris';
+import { idParam, uris } from '../uris';
 import { saveAppliance } from './appliances';
 import { ifMatch, owned, requireText } from './common';
 import { packageOfEntry, pinOf } from '../install/packages';
@@ -63,7 +63,7 @@ export const osProfileRoutes = (ctx: Ctx) =>
         profileId: base.dbId!,
         kind: base.kind === 'WindowsProfile' ? 'WindowsProfile' : 'LinuxProfile',
         name: v.name?.trim() || base.name || 'profile',
-        ...(v.description !== undefined ? { description: v.description } : {}),
+        description: v.description,
         pkgIds: ctx.catalog.profilePackages(distId, base.dbId!).map((p) => p.dbId!),
       };
       const row = ctx.store.tx(() => {
@@ -101,8 +101,7 @@ export const osProfileRoutes = (ctx: Ctx) =>
       const updated = ctx.store.tx(() => {
         const samePins = JSON.stringify(Object.entries(pins).sort()) === JSON.stringify(Object.entries(d.pins ?? {}).sort());
         if (samePins && next.length === d.pkgIds.length && next.every((id, i) => id === d.pkgIds[i])) return profile;
-        const { pins: _old, ...rest } = d;
-        const r = ctx.store.update('osprofile', profile.id, { ...rest, pkgIds: next, ...(Object.keys(pins).length ? { pins } : {}) });
+        const r = ctx.store.update('osprofile', profile.id, { ...d, pkgIds: next, pins: Object.keys(pins).length ? pins : undefined });
         saveAppliance(ctx, appliance, { ...appliance.doc, lastPkgUpdate: ctx.store.now() });
         return r;
       });

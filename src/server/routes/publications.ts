@@ -13,7 +13,7 @@ import type { Row } from '../store/store';
 import { parseUri } from '../../model/uris';
 import { publicationStatus, publicationView } from '../views/publication';
 import type { Located } from '../views/stamp';
-import { idParam } from '../views/uris';
+import { idParam } from '../uris';
 import { accountFromBody, checkCloudEndpoints } from './accounts';
 import { ifMatch, owned, requireText } from './common';
 import { targetFormatByName } from '../views/target-format';

@@ -1,8 +1,7 @@
 // The software library (spec rule 4): components (409 on the same name and version), their
 // artifacts, and the artifacts' files, uploaded as a stream and served back.
 import type { Readable } from 'node:stream';
-import { hasNonXmlChar } from '../../codec/values';
-import { RIGHTS_PATTERN } from '../../model/field-rules';
+import { RULES, type Rule } from '../../model/field-rules';
 import type { SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
 import { quoteEtag } from '../http/conditional';
@@ -14,41 +13,30 @@ import type { Row } from '../store/store';
 import { nameVersionKey } from '../store/keys';
 import { artifactView, softwareView } from '../views/software';
 import type { Located } from '../views/stamp';
-import { uris } from '../views/uris';
+import { uris } from '../uris';
+import { hasNonXmlChar } from '../../model/text-rules';
 import { ifMatch, owned, requireText } from './common';
 
-// eslint-disable-next-line no-control-regex -- control characters are what it looks for
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/** `v` where it follows the rule; a 400 "<field> "<v>" must be <what the rule says>" where it does not. */
+function ruled(field: string, r: Rule, v: string): string {
+  if (!r.test(v)) throw badRequest(`${field} ${JSON.stringify(v)} must be ${r.says}`);
+  return v;
+}
 
 /**
  * Wire contract §9: a plain file name. `/`, `\`, `..`, NUL or another control character — as sent
  * or once more percent-decoded — is refused with 400, never cleaned up silently.
  */
 export function checkFileName(name: string): string {
-  const forms = [name];
+  let decoded: string;
   try {
-    forms.push(decodeURIComponent(name));
+    decoded = decodeURIComponent(name);
   } catch {
     throw badRequest('fileName is not a valid percent-encoded name');
   }
-  for (const f of forms) {
-    // U+FFFE/U+FFFF (and any other character XML cannot carry) would make every XML view of the artifact ill-formed.
-    if (f === '' || f === '.' || f === '..' || f.includes('/') || f.includes('\\') || CONTROL.test(f) || hasNonXmlChar(f)) {
-      throw badRequest(`fileName ${JSON.stringify(name)} is not a plain file name`);
-    }
-  }
-  if (Buffer.byteLength(name) > 255) throw badRequest('fileName is longer than 255 bytes');
+  // U+FFFE/U+FFFF (and any other character XML cannot carry) would make every XML view of the artifact ill-formed.
+  for (const f of [name, decoded]) if (!RULES.fileName.test(f) || hasNonXmlChar(f)) throw badRequest(`fileName ${JSON.stringify(name)} must be ${RULES.fileName.says}`);
   return name;
-}
-
-const OWNER_GROUP = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}(:[A-Za-z_][A-Za-z0-9_.-]{0,31})?$/;
-
-/** The destination directory of a file (absolute, no `..`): it becomes a path inside the image. */
-function checkInstallLocation(v: string): string {
-  if (!v.startsWith('/') || v.split('/').includes('..') || CONTROL.test(v) || v.includes('\\')) {
-    throw badRequest(`installLocation ${JSON.stringify(v)} must be an absolute directory without ".."`);
-  }
-  return v;
 }
 
 function artifactFromBody(v: SoftwareArtifact, prev?: ArtifactDoc): ArtifactDoc {
@@ -56,14 +44,10 @@ function artifactFromBody(v: SoftwareArtifact, prev?: ArtifactDoc): ArtifactDoc 
   if (v.name !== undefined) d.name = v.name;
   d.name = requireText(d.name, 'name');
   for (const f of ['fullName', 'origName', 'type', 'version'] as const) if (v[f] !== undefined) d[f] = v[f];
-  if (v.installLocation !== undefined) d.installLocation = checkInstallLocation(v.installLocation);
-  if (v.rights !== undefined) {
-    if (!RIGHTS_PATTERN.test(v.rights)) throw badRequest(`rights ${JSON.stringify(v.rights)} must be octal, e.g. 644 or 0755`);
-    d.rights = v.rights;
-  }
-  if (v.ownerGroup !== undefined) {
-    if (!OWNER_GROUP.test(v.ownerGroup)) throw badRequest(`ownerGroup ${JSON.stringify(v.ownerGroup)} must be owner or owner:group`);
-    d.ownerGroup = v.ownerGroup;
+  // A file's place, mode and owner in the image: the same rules as the engine's and the provider's.
+  for (const f of ['installLocation', 'rights', 'ownerGroup'] as const) {
+    const value = v[f];
+    if (value !== undefined) d[f] = ruled(f, RULES[f], value);
   }
   return d;
 }
@@ -143,8 +127,8 @@ export const softwareRoutes = (ctx: Ctx) =>
         name: requireText(v.name, 'name'),
         version: requireText(v.version, 'version'),
         revision: 0,
-        ...(v.description !== undefined ? { description: v.description } : {}),
-        ...(v.tag !== undefined ? { tag: v.tag } : {}),
+        description: v.description,
+        tag: v.tag,
       };
       const row = ctx.store.insert('software', { owner: req.params.uid, uniqueKey: nameVersionKey(d), doc: d }, conflictMsg(d));
       return req.created(softwareView(ctx, row));

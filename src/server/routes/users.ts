@@ -42,7 +42,7 @@ export const userRoutes = (ctx: Ctx) =>
       ifMatch(req, userView(now));
       const d = { ...now.doc };
       for (const f of ['email', 'firstName', 'surname', 'name'] as const) if (value[f] !== undefined) d[f] = value[f];
-      const u = ctx.store.updateUser(uid, { doc: d, ...(value.admin !== undefined ? { admin: value.admin } : {}), ...(passwordHash ? { passwordHash } : {}) });
+      const u = ctx.store.updateUser(uid, { doc: d, admin: value.admin, passwordHash });
       return req.ok(redact('user', userView(u)));
     },
 
@@ -55,7 +55,7 @@ export const userRoutes = (ctx: Ctx) =>
       needsPassword(req, 'creating an API key pair');
       const { value } = req.body();
       const scope = keyScope(req.query.scope);
-      const k = newApiKey(ctx.store, ctx.box, req.params.uid, { ...(value.name ? { name: value.name } : {}), ...(value.description ? { description: value.description } : {}), ...(scope ? { scope } : {}) });
+      const k = newApiKey(ctx.store, ctx.box, req.params.uid, { name: value.name, description: value.description, scope });
       // The one answer that carries a secret key: its creation (README "API keys").
       return req.created({ ...apiKeyView(k.row), secretKey: k.secretKey });
     },

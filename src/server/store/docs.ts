@@ -1,5 +1,6 @@
 // What each stored record holds: only what a user set or a job produced. Derived fields (uris,
 // counts, dbId, dates, digest) are added by the views (src/server/views/) when a record is sent.
+// A record is stored as JSON, where an optional field holding undefined is no field at all.
 import type { InstallProfile, OpStatus } from '../../model/resources';
 
 /** A file stored under the data dir (wire contract §8: size and checksums filled when complete). */
@@ -24,24 +25,24 @@ export interface AccountDoc {
 }
 
 export interface ApiKeyDoc {
-  name?: string;
-  description?: string;
+  name?: string | undefined;
+  description?: string | undefined;
   publicKey: string;
   /** `read`: the pair signs GET and HEAD only (issue 12). Absent: read-write, the platform's default. */
-  scope?: 'read';
+  scope?: 'read' | undefined;
 }
 
 export interface ApplianceDoc {
   uuid: string;
   name: string;
   version: string;
-  description?: string;
-  tag?: string;
+  description?: string | undefined;
+  tag?: string | undefined;
   distId: number;
-  installProfile?: InstallProfile;
+  installProfile?: InstallProfile | undefined;
   softwareIds: number[];
   revision: number;
-  lastPkgUpdate?: string;
+  lastPkgUpdate?: string | undefined;
 }
 
 export interface OsProfileDoc {
@@ -50,17 +51,17 @@ export interface OsProfileDoc {
   profileId: number;
   kind: 'LinuxProfile' | 'WindowsProfile';
   name: string;
-  description?: string;
+  description?: string | undefined;
   pkgIds: number[];
   /** Pinned packages: package id → full Debian version (`[epoch:]upstream[-revision]`); others follow the mirror. */
-  pins?: Record<string, string>;
+  pins?: Record<string, string> | undefined;
 }
 
 export interface SoftwareDoc {
   name: string;
   version: string;
-  description?: string;
-  tag?: string;
+  description?: string | undefined;
+  tag?: string | undefined;
   revision: number;
 }
 

@@ -139,7 +139,7 @@ export class Store {
     return this.getUser(login)!;
   }
 
-  updateUser(login: string, patch: { admin?: boolean; passwordHash?: string; doc?: UserDoc }): UserRow {
+  updateUser(login: string, patch: { admin?: boolean | undefined; passwordHash?: string | undefined; doc?: UserDoc }): UserRow {
     const u = this.getUser(login)!;
     this.write('UPDATE users SET admin = ?, password_hash = ?, doc = ?, modified = ? WHERE login = ?', (patch.admin ?? u.admin) ? 1 : 0, patch.passwordHash ?? u.passwordHash, JSON.stringify(patch.doc ?? u.doc), this.now(), login);
     return this.getUser(login)!;

@@ -3,7 +3,7 @@ import type { CredAccount } from '../../model/resources';
 import type { AccountDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 const PLATFORM = { name: 'OpenStack', type: 'openstack' } as const;
 

@@ -7,7 +7,7 @@ import type { Row } from '../store/store';
 import { distributionName, distributionOf } from './catalog';
 import { DEFAULT_ORG_ID } from './org';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 export function applianceView(ctx: Ctx, r: Row<'appliance'>): Located<Appliance> {
   const uid = r.owner;
@@ -21,23 +21,23 @@ export function applianceView(ctx: Ctx, r: Row<'appliance'>): Located<Appliance>
   });
   return stamp(r, {
     uuid: d.uuid,
-    ...(dist?.arch ? { archName: dist.arch } : {}),
+    archName: dist?.arch || undefined,
     baseImagesUri: uriOf('machineImage_getAll', { uid, aid: r.id }),
     baseMySoftwareUri: uriOf('mySoftware_getAll', { uid }),
     baseOsProfileUri: uriOf('applianceOSProfile_create', { uid, aid: r.id }),
     basePublishImagesUri: uriOf('machineImagePublished_getAll', { uid, aid: r.id }),
-    ...(d.description !== undefined ? { description: d.description } : {}),
-    ...(dist ? { distributionName: distributionName(dist) } : {}),
+    description: d.description,
+    distributionName: dist && distributionName(dist),
     distributionUri: uris.distribution(d.distId),
     imageUris: ctx.store.list('image', uid, r.id).map((i) => uris.image(uid, r.id, i.id)),
-    ...(d.installProfile ? { installProfile: installProfileView(d.installProfile) } : {}),
-    ...(d.lastPkgUpdate ? { lastPkgUpdate: d.lastPkgUpdate } : {}),
+    installProfile: d.installProfile && installProfileView(d.installProfile),
+    lastPkgUpdate: d.lastPkgUpdate || undefined,
     mySoftwareList: software,
     name: d.name,
     orgUri: uris.org(DEFAULT_ORG_ID),
-    ...(profile ? { osProfileUri: uris.osprofile(uid, r.id, profile.id) } : {}),
+    osProfileUri: profile && uris.osprofile(uid, r.id, profile.id),
     revision: d.revision,
-    ...(d.tag !== undefined ? { tag: d.tag } : {}),
+    tag: d.tag,
     uri: base,
     version: d.version,
   });

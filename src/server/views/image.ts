@@ -7,7 +7,7 @@ import type { Row } from '../store/store';
 import { distributionName, distributionOf } from './catalog';
 import { stamp, type Located } from './stamp';
 import { targetFormatRecord } from './target-format';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 export function imageStatus(r: Row<'image'>): OpStatus {
   const ids = { uid: r.owner, aid: r.parentId!, itid: r.id };
@@ -23,16 +23,24 @@ export function imageView(ctx: Ctx, r: Row<'image'>): Located<Image> {
   const dist = app && distributionOf(ctx, app.doc.distId);
   const f = d.file;
   return stamp(r, {
-    ...(f ? { md5sum: f.md5, sha256sum: f.sha256, size: f.size, mimeType: f.mimeType, uploaded: true, uploadedTime: f.stored } : {}),
+    md5sum: f?.md5,
+    sha256sum: f?.sha256,
+    size: f?.size,
+    mimeType: f?.mimeType,
+    uploaded: f && true,
+    uploadedTime: f?.stored,
     status: imageStatus(r),
     parentUri: uris.appliance(r.owner, d.applianceId),
     compress: d.compress,
-    ...(dist ? { distributionName: distributionName(dist) } : {}),
-    ...(f ? { downloadUri: uriOf('machineImage_downloadFile', { ...ids, fileName: f.fileName }), fileName: f.fileName, fileSize: f.size } : {}),
+    distributionName: dist && distributionName(dist),
+    downloadUri: f && uriOf('machineImage_downloadFile', { ...ids, fileName: f.fileName }),
+    fileName: f?.fileName,
+    fileSize: f?.size,
     ...(format ? { fileExtension: format.extension, targetFormat: targetFormatRecord(ctx, format) } : { targetFormat: { name: d.formatName } }),
     imageCreated: !!f,
     installProfile: installProfileView(d.installProfile),
-    ...(app ? { name: app.doc.name, version: app.doc.version } : {}),
+    name: app?.doc.name,
+    version: app?.doc.version,
     revision: d.revision,
     statusUri: uriOf('machineImageStatus_get', ids),
     uri,

@@ -1,7 +1,7 @@
 // The one organization of the reference server, `orgs/1`, to which every user belongs (wire contract §10, Decision).
 import type { Org } from '../../model/resources';
 import type { Ctx } from '../context';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 export const DEFAULT_ORG_ID = 1;
 

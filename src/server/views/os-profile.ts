@@ -7,7 +7,7 @@ import type { OsProfileDoc } from '../store/docs';
 import type { Row } from '../store/store';
 import { distributionOf } from './catalog';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 /** The profile's packages from the catalog, each with its pinned version. */
 export function packagesOf(ctx: Ctx, d: OsProfileDoc): Pkg[] {
@@ -26,8 +26,8 @@ export function osProfileView(ctx: Ctx, r: Row<'osprofile'>): Located<DistribPro
     kind: d.kind,
     active: true,
     applianceUri: uris.appliance(r.owner, d.applianceId),
-    ...(dist?.arch ? { arch: dist.arch } : {}),
-    ...(d.description !== undefined ? { description: d.description } : {}),
+    arch: dist?.arch || undefined,
+    description: d.description,
     distributionUri: uris.distribution(d.distId),
     installedSize,
     name: d.name,

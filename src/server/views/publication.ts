@@ -6,7 +6,7 @@ import type { Row } from '../store/store';
 import { accountRecord } from './account';
 import { imageView } from './image';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 const pubIds = (r: Row<'pimage'>) => ({ uid: r.owner, aid: r.doc.applianceId, itid: r.doc.imageId, pitid: r.id });
 
@@ -26,10 +26,15 @@ export function publicationView(ctx: Ctx, r: Row<'pimage'>): Located<PublishImag
     status: publicationStatus(r),
     parentUri: uris.image(r.owner, d.applianceId, d.imageId),
     credAccount: accountRecord(d.account),
-    ...(iv ? { name: iv.name, version: iv.version, targetFormat: iv.targetFormat, revision: iv.revision, fileName: iv.fileName, fileSize: iv.fileSize } : {}),
+    name: iv?.name,
+    version: iv?.version,
+    targetFormat: iv?.targetFormat,
+    revision: iv?.revision,
+    fileName: iv?.fileName,
+    fileSize: iv?.fileSize,
     statusUri: uriOf('machineImagePublishedStatus_get', ids),
     uri,
-    ...(d.cloudId ? { cloudId: d.cloudId } : {}),
+    cloudId: d.cloudId || undefined,
     imageUri: uris.image(r.owner, d.applianceId, d.imageId),
     keystoneDomain: d.keystoneDomain,
     keystoneProject: d.keystoneProject,

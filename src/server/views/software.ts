@@ -4,17 +4,17 @@ import { uriOf } from '../../model/uris';
 import type { Ctx } from '../context';
 import type { Row } from '../store/store';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 export function softwareView(ctx: Ctx, r: Row<'software'>): Located<MySoftware> {
   const uri = uris.software(r.owner, r.id);
   const arts = ctx.store.list('artifact', r.owner, r.id);
   const apps = ctx.store.list('appliance', r.owner).filter((a) => a.doc.softwareIds.includes(r.id));
   return stamp(r, {
-    ...(r.doc.tag !== undefined ? { tag: r.doc.tag } : {}),
+    tag: r.doc.tag,
     name: r.doc.name,
     version: r.doc.version,
-    ...(r.doc.description !== undefined ? { description: r.doc.description } : {}),
+    description: r.doc.description,
     size: arts.reduce((n, a) => n + (a.doc.file?.size ?? 0), 0),
     revision: r.doc.revision,
     artifactsUri: uriOf('mySoftwareArtifact_getAll', { uid: r.owner, msid: r.id }),
@@ -30,20 +30,23 @@ export function artifactView(r: Row<'artifact'>): Located<SoftwareArtifact> {
   const uri = uris.artifact(r.owner, r.parentId!, r.id);
   return stamp(r, {
     kind: d.kind,
-    ...(f ? { md5sum: f.md5, mimeType: f.mimeType, sha256sum: f.sha256, size: f.size } : {}),
+    md5sum: f?.md5,
+    mimeType: f?.mimeType,
+    sha256sum: f?.sha256,
+    size: f?.size,
     uploaded: !!f,
-    ...(f ? { uploadedTime: f.stored } : {}),
+    uploadedTime: f?.stored,
     uri,
     binaryUri: uriOf('mySoftwareArtifact_download', { uid: r.owner, msid: r.parentId!, said: r.id }),
     parentUri: uris.software(r.owner, r.parentId!),
-    ...(d.installLocation !== undefined ? { installLocation: d.installLocation } : {}),
+    installLocation: d.installLocation,
     name: d.name,
-    ...(d.fullName !== undefined ? { fullName: d.fullName } : {}),
-    ...(d.origName !== undefined ? { origName: d.origName } : {}),
-    ...(d.type !== undefined ? { type: d.type } : {}),
-    ...(d.version !== undefined ? { version: d.version } : {}),
+    fullName: d.fullName,
+    origName: d.origName,
+    type: d.type,
+    version: d.version,
     subSoftwareArtifacts: [],
-    ...(d.ownerGroup !== undefined ? { ownerGroup: d.ownerGroup } : {}),
-    ...(d.rights !== undefined ? { rights: d.rights } : {}),
+    ownerGroup: d.ownerGroup,
+    rights: d.rights,
   });
 }

@@ -11,7 +11,7 @@ export function targetFormatRecord(ctx: Ctx, f: TargetFormatSpec): TargetFormat 
     dbId: i + 1,
     name: f.name,
     type: f.type,
-    ...(f.credAccountType ? { credAccountType: f.credAccountType } : {}),
+    credAccountType: f.credAccountType || undefined,
     access: true,
     active: true,
   };

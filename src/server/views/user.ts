@@ -5,7 +5,7 @@ import type { UserRow } from '../store/docs';
 import type { Row } from '../store/store';
 import { DEFAULT_ORG_ID } from './org';
 import { stamp, type Located } from './stamp';
-import { uris } from './uris';
+import { uris } from '../uris';
 
 export function userView(u: UserRow): Located<User> {
   const ids = { uid: u.login };

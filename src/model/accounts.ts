@@ -1,7 +1,7 @@
 // Accounts a Debian 12 image already has (base-passwd's /usr/share/base-passwd/{passwd,group}.master
 // plus those created by the packages of a Minimal image: systemd, dbus, openssh-server, cloud-init's
 // dependencies). A declared user or group may not take one of these names; a user's groups may be
-// one of STANDARD_GROUPS or a declared group.
+// one of STANDARD_GROUPS or a declared group. The install profile's checker (install-profile.ts) reads them.
 
 export const SYSTEM_USERS: ReadonlySet<string> = new Set([
   'root', 'daemon', 'bin', 'sys', 'sync', 'games', 'man', 'lp', 'mail', 'news', 'uucp', 'proxy',

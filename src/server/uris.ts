@@ -1,6 +1,6 @@
 // The URIs of the resources the server shows (spec "Resource URIs"), from the operations table
 // (src/model/uris.ts), and the numeric ids read back from a path.
-import { uriOf } from '../../model/uris';
+import { uriOf } from '../model/uris';
 
 export const uris = {
   user: (uid: string) => uriOf('user_get', { uid }),
