@@ -77,7 +77,7 @@ function quote(s: string): string {
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
 }
 
-/** A value as an error message may show it: a secret field's value never (issue 12, defect 7). */
+/** A value as an error message may show it: a secret field's value never. */
 function describe(v: unknown, f?: ScalarField): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';

@@ -154,7 +154,7 @@ export const credAccount = model({
 export const OPENSTACK_ACCOUNT_FIELDS = namesOf(openStackAccountFields);
 export type OpenStackAccountFields = InferFields<typeof openStackAccountFields>;
 
-// Install profile (issue 9): what a generated Debian image is set up with. Schema fields the image
+// Install profile: what a generated Debian image is set up with. Schema fields the image
 // build cannot honour are `refused`: a document carrying one is a 400 naming it, never a silent drop.
 const NOT_ASKED = 'an image is built unattended; nothing is asked at first boot';
 

@@ -60,7 +60,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
         }
       : false,
     bodyLimit: limits.bodyBytes,
-    // Slow clients (issue 12, weakness 3): head, whole request and idle bounds, each a 408 uforgeError.
+    // Slow clients: head, whole request and idle bounds, each a 408 uforgeError.
     // A missing Host is refused below with a uforgeError body (Node's own 400 has none).
     http: { requireHostHeader: false, headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: Math.max(100, Math.min(5_000, limits.headersTimeoutMs / 4)) },
     requestTimeout: limits.requestTimeoutMs,

@@ -76,7 +76,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const host = o.host ?? '127.0.0.1';
   const clock = o.clock ?? systemClock;
   const { store, box, files } = openDataDir(o.dataDir, clock);
-  // Restart recovery: no job stays "running", no half-written file stays (task item 3).
+  // Restart recovery: no job stays "running", no half-written file stays.
   store.closeInterruptedJobs();
   files.sweep(store.filePaths());
   const jobs = o.jobs ?? new JobRunner();

@@ -1,4 +1,4 @@
-// Views of stored records kept between requests (issue 11): an appliance's view reads its OS profile,
+// Views of stored records kept between requests: an appliance's view reads its OS profile,
 // images and software rows, looks up its distribution and hashes the result (views.ts `stamp`), each
 // time it is sent. Kept per store generation (store/memo.ts): any write, rollback or other
 // connection's commit drops every kept view, and so does a catalog refresh. Filed by owner, kind and

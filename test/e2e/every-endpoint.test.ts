@@ -191,7 +191,7 @@ describe('every endpoint through the client library, against the reference serve
     expect((await admin.user_get({ uid: 'alice' })).loginName).toBe('alice');
     await apiError(bob.user_get({ uid: 'alice' }), 403, base);
 
-    // A new key pair needs the current password (Basic), not a replayable signed URL (issue 12).
+    // A new key pair needs the current password (Basic), not a replayable signed URL.
     const k = await aliceBasicJson.apiKey_create({ body: { name: 'e2e', description: 'made by the e2e suite' } });
     expect(k.secretKey).toBeTruthy();
     const withNewKey = client({ login: 'alice', publicKey: k.publicKey!, secretKey: k.secretKey! });

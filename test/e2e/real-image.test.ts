@@ -1,4 +1,4 @@
-// Issue 9 end to end, as a user runs it: `apply` of a declaration (Debian 12 Minimal + nginx + curl, a software
+// End to end, as a user runs it: `apply` of a declaration (Debian 12 Minimal + nginx + curl, a software
 // bundle with rights and owners, an installation section with users, groups, keys, time zone, swap and a welcome
 // message) against the reference server over 127.0.0.1, `--output` downloads the images, then they boot under
 // QEMU TCG: the qcow2 through the library (log in as root with the declared password, check over the serial

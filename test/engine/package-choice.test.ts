@@ -1,4 +1,4 @@
-// One recipe for package resolution (issue 10): the engine (a declaration's `pkgs`) and the provider
+// One recipe for package resolution: the engine (a declaration's `pkgs`) and the provider
 // (an Appliance's `packages`) ask the real reference server for the same names and must get the same
 // packages. Each answer is also checked against the catalog record it names.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

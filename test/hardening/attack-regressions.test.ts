@@ -1,4 +1,4 @@
-// The defects an outside attack on `serve` found (issue 12), each replayed over real HTTP on
+// The defects an outside attack on `serve` found, each replayed over real HTTP on
 // 127.0.0.1 against a real server: every case fails on the code before its fix.
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -69,7 +69,7 @@ function twoOnOneSocket(origin: string, target: string): Promise<[Res, Res]> {
 
 const dbIdOf = (xml: string): string => /<dbId>(\d+)<\/dbId>/.exec(xml)![1]!;
 
-describe('issue 12 defects', () => {
+describe('the defects an outside attack found', () => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness();

@@ -64,7 +64,7 @@ describe('isolation matrix', () => {
       body: `<ns0:credAccount xmlns:ns0="http://www.usharesoft.com/uforge" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="ns0:CredAccountOpenStack"><name>os</name><targetPlatform><name>OpenStack</name><type>openstack</type></targetPlatform><keystoneUrl>http://127.0.0.1:5000/v3</keystoneUrl><login>demo</login><password>${ACCOUNT_PASSWORD}</password></ns0:credAccount>`,
     });
     // A second key of alice's: its secret is answered once, at creation (not searched in that one body).
-    // (A new key pair needs the current password, Basic, not a replayable signed URL: issue 12.)
+    // (A new key pair needs the current password, Basic, not a replayable signed URL.)
     const key = await sendSigned(srv.url, 'POST', 'users/alice/apikeys', { user: null, basic: { login: 'alice', password: PASSWORDS.alice }, headers: XML_HEADERS, body: '<apiKeyPair><name>ci</name></apiKeyPair>' });
     const second = /<secretKey>([^<]+)<\/secretKey>/.exec(key.text)?.[1];
     expect(second).toBeTruthy();
@@ -105,7 +105,7 @@ describe('isolation matrix', () => {
       const body = bodyFor(op);
       counter.add('admin');
       // Half the rows signed, half Basic: a password in an Authorization header must not reach the log.
-      // Key creation needs Basic whoever signs (issue 12): those rows always go as Basic.
+      // Key creation needs Basic whoever signs: those rows always go as Basic.
       const r = await as(i % 2 && op.id !== 'apiKey_create' && op.id !== 'user_update' ? admin : 'basic-admin', op.method, rel, body === undefined ? {} : { body, headers: op.binary ? {} : XML_HEADERS });
       // The one deliberate exception: the reference server's target formats are fixed, for everyone.
       if (op.id === 'userTargetFormat_update' && r.status === 403 && r.text.includes('are fixed')) continue;

@@ -1,4 +1,4 @@
-// What a shared server needs beyond the platform's signing scheme (issue 12, weaknesses), over
+// What a shared server needs beyond the platform's signing scheme, over
 // real HTTP on 127.0.0.1 against a real server: every case fails on the code before its change.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';

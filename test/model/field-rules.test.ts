@@ -1,4 +1,4 @@
-// Field rules held once in the model (issue 10): hand-written vectors, and one masker with one minimum.
+// Field rules held once in the model: hand-written vectors, and one masker with one minimum.
 import { describe, expect, it } from 'vitest';
 import { isHttpUrl, RIGHTS_PATTERN } from '../../src/model/field-rules';
 import { maskSecrets, MIN_SECRET_LENGTH } from '../../src/model/redact';

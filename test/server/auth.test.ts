@@ -44,7 +44,7 @@ describe('authentication', () => {
   });
 
   it('returns the secret key once, at creation; the new pair signs; a deleted pair no longer does', async () => {
-    // A new key pair needs the current password (Basic), not a replayable signed URL (issue 12).
+    // A new key pair needs the current password (Basic), not a replayable signed URL.
     const c = createClient({ url: t.server.url, auth: { login: 'alice', password: 'alice-pass' }, retry: false });
     const created = await c.send('apiKey_create', { uid: 'alice', body: { name: 'ci' } });
     expect(created.status).toBe(201);
@@ -62,7 +62,7 @@ describe('authentication', () => {
   });
 
   it('never hands out a key that a command line would read as an option', async () => {
-    // Key creation needs Basic (issue 12).
+    // Key creation needs Basic.
     const c = createClient({ url: t.server.url, auth: { login: 'alice', password: 'alice-pass' }, retry: false });
     // 2 × 40 keys: without the guard, one of them starts with "-" or "_" with probability 1 - (62/64)^80 ≈ 92 %.
     for (let i = 0; i < 40; i++) {

@@ -1,4 +1,4 @@
-// Per-request work kept between requests (issue 11): resolved API keys and appliance views. Each kept
+// Per-request work kept between requests: resolved API keys and appliance views. Each kept
 // value must be used (views built are counted) and dropped on every change: through the API, through
 // another connection to the same database (`appliance-forge users add` on a live data dir), and it is
 // never handed to another user.

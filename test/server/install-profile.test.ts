@@ -1,4 +1,4 @@
-// The install profile at the API (issue 9 item 3): every bad value is a 400 naming its field, schema
+// The install profile at the API: every bad value is a 400 naming its field, schema
 // fields the build cannot honour are refused (from the model's `refused` flag), passwords are stored
 // only as sha512-crypt hashes (checked against `openssl passwd -6`) and never appear in a response
 // or in the data dir, and the documents written validate against uforge.xsd.

@@ -1,4 +1,4 @@
-// Package pins through the API (issue 9 item 1): `pkgs/pkg` entries of `PUT …/osprofile/<osid>/pkgs`
+// Package pins through the API: `pkgs/pkg` entries of `PUT …/osprofile/<osid>/pkgs`
 // pin a package to a full Debian version (any version: the mirror, not the catalog, decides at build
 // time), the profile's package list shows it, and the generation job's `packageRequestsOf` asks for it.
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Large uploads (issue 11): hashed in worker threads beside the writes, a few MiB in memory whatever
+// Large uploads: hashed in worker threads beside the writes, a few MiB in memory whatever
 // the size. Checksums are checked against openssl (an independent implementation), memory by the
 // process's RSS while 256 MiB go through (client and server both live in this process), and an
 // upload that passes the limit half-way (no Content-Length) is a 413 that keeps nothing.

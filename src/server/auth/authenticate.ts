@@ -48,7 +48,7 @@ export class Authenticator {
   private readonly limiter: FailureLimiter;
   /**
    * Per public key: who holds it and its decrypted secret, so that a signed request does not read the key
-   * row, the user row and run the AES decryption each time (issue 11). Filed by public key, dropped on any
+   * row, the user row and run the AES decryption each time. Filed by public key, dropped on any
    * change of the store (memo.ts): a deleted key or a changed user is seen by the next request.
    */
   readonly keys: GenerationMemo<KeyHolder | null>;

@@ -1,4 +1,4 @@
-// A bounded per-address limit on failed authentications (issue 12, weakness 6): past `max` failures
+// A bounded per-address limit on failed authentications: past `max` failures
 // within a window, the address gets 429 + Retry-After until the window ends, whatever it sends.
 import type { Clock } from '../ports';
 

@@ -1,6 +1,6 @@
 // Files under the data dir: `files/` (uploads), `images/` (generated disks), `tmp/` (work in
 // progress). A file is written under `tmp/`, fsync'd, checksummed, and renamed into place only when
-// complete, so a crash never leaves a partial file where it could be served (task: durable state).
+// complete, so a crash never leaves a partial file where it could be served.
 // The three folders are checked as real folders of this user (data-folder.ts) before any use, and a
 // stored path is used only when it names an entry directly inside one of them.
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Digests of large uploads off the main thread (issue 11): one worker thread per algorithm, each
+// Digests of large uploads off the main thread: one worker thread per algorithm, each
 // hashing the same shared buffers while the main thread writes them to the file, so sha256, md5 and
 // the disk run side by side. Workers start on first use and stay (unref'd while idle: they never hold
 // the process open); each upload is one stream of messages, in order, to each worker.

@@ -58,12 +58,12 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
     const handler = o.handlers[op.id as OperationId] as AnyHandler;
     const route = (request: FastifyRequest, reply: FastifyReply) => run(o, op, handler, request, reply);
     // Who is calling is known before a byte of the body is read: an unauthenticated client cannot make
-    // the server read (and hold) a document or an upload (issue 12, weakness 3).
+    // the server read (and hold) a document or an upload.
     const onRequest = async (request: FastifyRequest): Promise<void> => {
       callers.set(request, op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip));
     };
     if (op.binary === 'upload') {
-      // Uploads take the raw bytes as a stream, whatever their type (never buffered, task item 1).
+      // Uploads take the raw bytes as a stream, whatever their type (never buffered).
       app.register(async (scope) => {
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
@@ -177,7 +177,7 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
       .header('Content-Length', String(r.size))
       // RFC 6266: an ASCII `filename=` fallback and `filename*=UTF-8''…`; a raw name above U+00FF is refused by Node.
       .header('Content-Disposition', contentDisposition(r.fileName));
-    // HEAD is answered from the record: the file is never read (issue 12, weakness 5).
+    // HEAD is answered from the record: the file is never read.
     if (request.method === 'HEAD') {
       r.file.destroy();
       return reply.send();

@@ -1,4 +1,4 @@
-// Package pins of an OS profile (issue 9 item 1): a package follows the mirror's current version
+// Package pins of an OS profile: a package follows the mirror's current version
 // unless pinned to a full Debian version. Pins are set through `PUT …/osprofile/<osid>/pkgs` with
 // `pkgs/pkg` entries; the generation job asks for `packageRequestsOf` (name, arch, version if pinned).
 import { fiql } from '../../fiql/builder';

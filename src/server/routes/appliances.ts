@@ -108,7 +108,7 @@ export const applianceRoutes = (ctx: Ctx) =>
       const row = loadAppliance(ctx, req);
       ifMatch(req, applianceView(ctx, row));
       // Removing images waits (jobs stop, Glance answers): a generation started meanwhile is removed too,
-      // and the template goes only in a transaction that sees no image left (issue 12, defect 4's shape).
+      // and the template goes only in a transaction that sees no image left.
       for (let round = 0; ; round++) {
         await removeApplianceImages(ctx, row);
         const gone = ctx.store.tx(() => {

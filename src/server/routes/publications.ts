@@ -40,7 +40,7 @@ function publish(ctx: Ctx, req: ReqWith<'uid' | 'aid'>, itid: number, body: () =
   const storedId = ref?.dbId ?? (ref?.uri ? idParam(parseUri(ref.uri, ['cloudAccount_get'])?.params.caid) : undefined);
   const stored = storedId !== undefined ? ctx.store.get('account', storedId) : undefined;
   if (storedId !== undefined && (!stored || stored.owner !== appliance.owner)) throw badRequest('credAccount names no account of this user');
-  // A stored, write-only password goes only to the endpoints stored with it (issue 12, defect 1).
+  // A stored, write-only password goes only to the endpoints stored with it.
   if (stored && !ref?.password) {
     for (const f of ['keystoneUrl', 'glanceUrl'] as const) {
       if (ref?.[f] !== undefined && ref[f] !== stored.doc[f]) {

@@ -150,7 +150,7 @@ export const softwareRoutes = (ctx: Ctx) =>
       const row = loadSoftware(ctx, req);
       ifMatch(req, softwareView(ctx, row));
       // The "used by a template" check and the delete are one transaction, the files go after it:
-      // a template update cannot add the component in between (issue 12, defect 4).
+      // a template update cannot add the component in between.
       const artifacts = ctx.store.tx(() => {
         const users = ctx.store.list('appliance', row.owner).filter((a) => a.doc.softwareIds.includes(row.id));
         if (users.length > 0) throw conflict(`the component is used by ${users.map((a) => uris.appliance(a.owner, a.id)).join(', ')}`);

@@ -37,7 +37,7 @@ export const userRoutes = (ctx: Ctx) =>
       if (value.admin !== undefined && value.admin !== cur.admin && !req.caller.admin) throw forbidden('only an administrator may change admin');
       const passwordHash = value.password ? await hashPassword(value.password) : undefined;
       // Check and write in one synchronous step after the scrypt wait, from the record as it is now:
-      // a concurrent writer with the same ETag must lose (issue 12, defect 3).
+      // a concurrent writer with the same ETag must lose.
       const now = ctx.store.getUser(uid)!;
       ifMatch(req, userView(now));
       const d = { ...now.doc };

@@ -49,7 +49,7 @@ export type Db = SqlDatabase;
 export function openDb(dataDir: string, engine?: SqliteEngine): Db {
   const db = openSqlite(join(dataDir, 'forge.db'), engine);
   db.exec('PRAGMA journal_mode = WAL');
-  // FULL: a write acknowledged to a client is on disk, even across a power cut (task: durable state).
+  // FULL: a write acknowledged to a client is on disk, even across a power cut.
   db.exec('PRAGMA synchronous = FULL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA busy_timeout = 5000');

@@ -28,7 +28,7 @@ export interface ApiKeyDoc {
   name?: string | undefined;
   description?: string | undefined;
   publicKey: string;
-  /** `read`: the pair signs GET and HEAD only (issue 12). Absent: read-write, the platform's default. */
+  /** `read`: the pair signs GET and HEAD only. Absent: read-write, the platform's default. */
   scope?: 'read' | undefined;
 }
 

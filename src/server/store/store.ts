@@ -1,5 +1,5 @@
 // Typed access to the records table. Every method runs synchronously on SQLite, so a write is
-// committed before the handler that called it answers (task: "every acknowledged write committed").
+// committed before the handler that called it answers: every acknowledged write is committed.
 import { isTerminal } from '../../model/job-state';
 import type { OpStatus } from '../../model/resources';
 import type { Clock } from '../ports';
@@ -225,7 +225,7 @@ export class Store {
 
   /**
    * Jobs that were running when the process stopped cannot resume: they end as errors, never stuck
-   * (task: restart recovery). Returns how many were closed.
+   * (restart recovery). Returns how many were closed.
    */
   closeInterruptedJobs(): number {
     let n = 0;
