@@ -75,7 +75,7 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     clientErrorHandler: (err, socket) => sendClientError(err, socket, ctx.clock.now()),
   });
 
-  const ctx: Ctx = { ...rest, servicePath, limits, log: app.log, version: SERVICE_VERSION, ...(publicUrl ? { publicUrl: publicUrl.replace(/\/+$/, '') } : {}), ...(cloudEndpoints ? { cloudEndpoints } : {}) };
+  const ctx: Ctx = { ...rest, servicePath, limits, log: app.log, version: SERVICE_VERSION, publicUrl: publicUrl?.replace(/\/+$/, ''), cloudEndpoints };
 
   app.server.on('timeout', (socket: Socket) => sendIdleTimeout(socket, ctx.clock.now()));
   app.server.on('connect', (_req: IncomingMessage, socket: Socket) => sendConnectRefused(socket, ctx.clock.now()));

@@ -25,23 +25,24 @@ export interface ServerDeps {
   imaging: ImagingPort;
   openstack: OpenStackPort;
   /** The base URL's path, `/api` by default. */
-  servicePath?: string;
-  limits?: Partial<Limits>;
+  servicePath?: string | undefined;
+  limits?: Partial<Limits> | undefined;
   /** true: every request and every error on stdout (pino JSON lines); 'errors': failed jobs and 5xx only; false: nothing. */
-  logger?: boolean | 'errors';
+  logger?: boolean | 'errors' | undefined;
   /** The service's public base URL (`https://forge.example.org/api`): `Location` and `requestUri` use it, not the Host header. */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
   /**
    * Cloud endpoints users may name as keystoneUrl/glanceUrl (URL prefixes, `serve --cloud-endpoint`); any when
    * absent. Otherwise the server connects wherever a user says: to an internal service too (SSRF).
    */
-  cloudEndpoints?: readonly string[];
+  cloudEndpoints?: readonly string[] | undefined;
 }
 
-export interface Ctx extends Required<Omit<ServerDeps, 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints'>> {
+export interface Ctx extends Required<Omit<ServerDeps, 'servicePath' | 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints'>> {
+  servicePath: string;
   limits: Limits;
   log: ServerLog;
   version: string;
-  publicUrl?: string;
-  cloudEndpoints?: readonly string[];
+  publicUrl?: string | undefined;
+  cloudEndpoints?: readonly string[] | undefined;
 }

@@ -90,11 +90,11 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     buildSlots: new BuildSlots(o.maxBuilds ?? 1),
     imaging: o.imaging ?? realImaging(o),
     openstack: o.openstack ?? { publishToGlance, deleteGlanceImage },
-    ...(o.servicePath !== undefined ? { servicePath: o.servicePath } : {}),
-    ...(o.limits ? { limits: o.limits } : {}),
-    ...(o.logger !== undefined ? { logger: o.logger } : {}),
-    ...(o.publicUrl !== undefined ? { publicUrl: o.publicUrl } : {}),
-    ...(o.cloudEndpoints !== undefined ? { cloudEndpoints: o.cloudEndpoints } : {}),
+    servicePath: o.servicePath,
+    limits: o.limits,
+    logger: o.logger,
+    publicUrl: o.publicUrl,
+    cloudEndpoints: o.cloudEndpoints,
   });
   try {
     // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the

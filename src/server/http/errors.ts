@@ -38,7 +38,7 @@ export function unsignedTarget(url: string): string {
 export interface PublicBase {
   servicePath: string;
   /** `serve --public-url`: used for `Location` and `requestUri` so that a Host header is never reflected. */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
 }
 
 /** An http(s) URL with a host and an optional path: no query, no fragment, no space. */
