@@ -59,24 +59,24 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
       kind: 'software', name: `${b.name} ${b.version}`, action: s.action,
       before: s.action === 'create' ? null : fields({ uri: s.uri }),
       after: fields({ name: b.name, version: b.version, description: b.description, files: b.files.map((f) => f.name) }),
-      ...(s.descriptionChanged ? { reason: 'description' } : {}),
+      ...(s.action !== 'create' && s.descriptionChanged ? { reason: 'description' } : {}),
     });
     for (const f of s.files) {
       out.push({
         kind: 'file', name: `${b.name}/${f.name}`, action: f.action,
-        before: f.artifactUri ? { uri: f.artifactUri } : null,
+        before: f.action === 'create' ? null : { uri: f.artifactUri },
         after: f.action === 'delete' ? null : fields({
-          name: f.name, source: f.decl?.source, destination: f.decl?.destination, rights: f.decl?.rights, ownerGroup: f.decl?.ownerGroup,
+          name: f.name, source: f.decl.source, destination: f.decl.destination, rights: f.decl.rights, ownerGroup: f.decl.ownerGroup,
           sha256: f.local?.sha256, size: f.local?.size,
         }),
-        ...(f.metadataOnly ? { reason: 'metadata only' } : {}),
+        ...(f.action === 'update' && f.metadataOnly ? { reason: 'metadata only' } : {}),
       });
     }
   }
   for (const i of plan.images) {
     out.push({
       kind: 'image', name: i.format, action: i.action,
-      before: i.image ? fields({ uri: i.uri, revision: i.image.revision, sha256: i.image.sha256sum, pending: i.pending || undefined }) : null,
+      before: i.action === 'reuse' ? fields({ uri: i.uri, revision: i.image.revision, sha256: i.image.sha256sum, pending: i.pending || undefined }) : null,
       after: fields({ format: i.format, installProfile: i.installProfile, compress: i.compress, builders: i.builders }),
       reason: i.reason,
     });
@@ -84,7 +84,7 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
   for (const p of plan.publications) {
     out.push({
       kind: 'publication', name: p.displayName, action: p.action,
-      before: p.publication ? fields({ uri: p.uri, cloudId: p.cloudId, pending: p.pending || undefined }) : null,
+      before: p.action === 'reuse' ? fields({ uri: p.uri, cloudId: p.publication.cloudId, pending: p.pending || undefined }) : null,
       after: fields({ displayName: p.displayName, builder: p.builder, account: p.account.name, keystoneUrl: p.account.keystoneUrl, login: p.account.login }),
       reason: p.reason,
     });
