@@ -175,7 +175,7 @@ export const appliance: Handler<ApplianceInputs> = {
       }
     }
     app ??= await created(`appliance ${name} ${version}`, client.appliance_create({
-      body: { name, version, distributionUri, ...(description ? { description } : {}), ...(org ? { orgUri: org } : {}) },
+      body: { name, version, distributionUri, description: description || undefined, orgUri: org },
     }));
     const uri = app.uri;
     if (!uri) throw new Error(`the service returned no uri for appliance ${name} ${version}`);

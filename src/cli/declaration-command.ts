@@ -1,15 +1,14 @@
 // `plan FILE`, `apply FILE` and `destroy FILE`: the command line's side of the engine's run session
 // (engine/session.ts). Settings come from flags, then APPLIANCE_FORGE_* variables; without a URL the
 // embedded server serves the run. Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
-import { closingLine, formatPlan, formatProblem, formatProblems, formatRemovals, listProblems, type Problem, SecretSet, selectorList } from '../engine';
+import { closingLine, formatPlan, formatProblem, formatProblems, formatRemovals, listProblems, type Problem, SecretSet } from '../engine';
 import { runDeclaration } from '../engine/session';
 import { type CliIo, processIo } from './cli-io';
 import { UsageError } from './command';
-import { DECLARATION_OPTIONS, declarationHelp, type DeclarationMode, MODE_ONLY } from './declaration-options';
+import { declarationHelp, type DeclarationMode, parseDeclarationArgs } from './declaration-options';
 import { destroyClosing, destroyJson, formatFiles, formatResult, planJson } from './declaration-output';
-import { parseDuration } from './duration';
 import { openLogFile } from './log-file';
-import { parseCommandArgs, varsOf } from './options';
+import { varsOf } from './options';
 import { createRenderer, jsonLines, renderMode, useColor } from './progress';
 import { connectionLine, serviceSettings } from './service-settings';
 import { packageVersion } from './version';
@@ -18,26 +17,13 @@ export type { CliIo } from './cli-io';
 export { declarationHelp, declarationOptions, type DeclarationMode } from './declaration-options';
 
 export async function runDeclarationCommand(mode: DeclarationMode, args: readonly string[], io: CliIo = processIo()): Promise<number> {
-  const usage = declarationHelp(mode);
-  const { values, positionals } = parseCommandArgs(args, DECLARATION_OPTIONS,
-    { usage, positionals: true, warn: (m) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}
-`) });
-  if (values.help) {
-    io.stdout.write(usage);
+  const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
+  const parsed = parseDeclarationArgs(mode, args, warn);
+  if (parsed === 'help') {
+    io.stdout.write(declarationHelp(mode));
     return 0;
   }
-  const [file, ...extra] = positionals;
-  if (file === undefined || extra.length) throw new UsageError(`${mode} takes one declaration file\n${usage}`);
-  for (const [option, modes] of Object.entries(MODE_ONLY)) {
-    if ((values as Record<string, unknown>)[option] !== undefined && !modes.includes(mode)) {
-      throw new UsageError(`--${option} goes with ${modes.join(' and ')}\n${usage}`);
-    }
-  }
-  if (values.only && values.except) throw new UsageError('--only and --except exclude each other: give one');
-  const selection = values.except
-    ? { selectors: values.except.flatMap(selectorList), label: '--except', except: true }
-    : { selectors: (values.only ?? []).flatMap(selectorList), label: '--only' };
-  const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
+  const { values, file, selection, timeoutMs } = parsed;
   const env = io.env;
   const json = values.json === true;
   const quiet = values.quiet === true;
@@ -51,7 +37,6 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
     throw new UsageError(`${json ? 'with --json' : 'without a terminal'} there is no one to confirm the removals: add --auto-approve to remove without asking, or --dry-run to see what would go`);
   }
   const secrets = new SecretSet();
-  const warn = (m: string) => io.stderr.write(`appliance-forge ${mode}: warning: ${m}\n`);
   // APPLIANCE_FORGE_LOG=debug (and the log file): one line per HTTP exchange.
   const traced = env.APPLIANCE_FORGE_LOG === 'debug' || values['log-file'] !== undefined;
   const { settings, target, urlGiven } = serviceSettings(values, env, secrets, { warn, trace: traced ? (l) => debug(l) : undefined });
@@ -133,7 +118,7 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
     }
     if (r.mode === 'apply') {
       const { result, files } = r;
-      if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(result.plan, secrets), result, ...(files ? { files } : {}), warnings }));
+      if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(result.plan, secrets), result, files, warnings }));
       else for (const l of [...formatResult(result), ...formatFiles(files), '', closingLine('apply', result.plan)]) out(l);
       return 0;
     }
@@ -141,7 +126,7 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
       err('destroy declined: nothing was removed');
       return 1;
     }
-    if (json) out(JSON.stringify({ ...destroyJson(target, r.plan, secrets), ...(r.removed ? { removed: r.removed } : {}), warnings }));
+    if (json) out(JSON.stringify({ ...destroyJson(target, r.plan, secrets), removed: r.removed, warnings }));
     else out(destroyClosing(r.plan, what, r.removed));
     return 0;
   } finally {

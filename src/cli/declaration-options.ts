@@ -1,8 +1,10 @@
 // The options and help of `plan FILE`, `apply FILE` and `destroy FILE`: one table, each mode refusing
 // the others' own options.
-import type { OptionTable } from './command';
+import { selectorList } from '../engine/builder-selection';
+import { type OptionTable, UsageError } from './command';
+import { parseDuration } from './duration';
 import {
-  CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, QUIET_OPTION, SOURCES_OPTION, VARS_HELP, VARS_OPTIONS,
+  CONNECTION_HELP, CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, type Parsed, QUIET_OPTION, SOURCES_OPTION, VARS_HELP, VARS_OPTIONS,
 } from './options';
 
 export type DeclarationMode = 'plan' | 'apply' | 'destroy';
@@ -25,7 +27,7 @@ export const DECLARATION_OPTIONS = {
 } as const;
 
 /** Options only some modes take, and which: any other mode refuses them as a usage error. */
-export const MODE_ONLY: Readonly<Record<string, readonly DeclarationMode[]>> = {
+const MODE_ONLY: Readonly<Record<string, readonly DeclarationMode[]>> = {
   output: ['apply'], 'detailed-exitcode': ['plan'], 'no-publish': ['plan', 'apply'], prune: ['plan', 'apply'],
   only: ['plan', 'apply'], except: ['plan', 'apply'], 'auto-approve': ['destroy'], 'dry-run': ['destroy'],
 };
@@ -79,3 +81,33 @@ Terraform's and Packer's single dash works too: -var, -var-file, -only, -except,
 `;
 }
 
+export interface DeclarationArgs {
+  readonly values: Parsed<typeof DECLARATION_OPTIONS>['values'];
+  readonly file: string;
+  /** `--only` or `--except`, as builder-selection.ts takes them. */
+  readonly selection: { readonly selectors: string[]; readonly label: string; readonly except?: boolean };
+  readonly timeoutMs: number | undefined;
+}
+
+/**
+ * The arguments of `mode`, checked before anything is read: one file, the options of this mode, one of
+ * --only and --except, a duration. `help` when asked for the usage. Throws UsageError.
+ */
+export function parseDeclarationArgs(mode: DeclarationMode, args: readonly string[], warn: (m: string) => void): DeclarationArgs | 'help' {
+  const usage = declarationHelp(mode);
+  const { values, positionals } = parseCommandArgs(args, DECLARATION_OPTIONS, { usage, positionals: true, warn });
+  if (values.help) return 'help';
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length) throw new UsageError(`${mode} takes one declaration file\n${usage}`);
+  for (const [option, modes] of Object.entries(MODE_ONLY)) {
+    if ((values as Record<string, unknown>)[option] !== undefined && !modes.includes(mode)) {
+      throw new UsageError(`--${option} goes with ${modes.join(' and ')}\n${usage}`);
+    }
+  }
+  if (values.only && values.except) throw new UsageError('--only and --except exclude each other: give one');
+  const selection = values.except
+    ? { selectors: values.except.flatMap(selectorList), label: '--except', except: true }
+    : { selectors: (values.only ?? []).flatMap(selectorList), label: '--only' };
+  const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
+  return { values, file, selection, timeoutMs };
+}

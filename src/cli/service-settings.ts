@@ -34,7 +34,7 @@ export function serviceSettings(
     ...given,
     url,
     dataDir: values['data-dir'],
-    ...(trace ? { onTrace: (t: TraceEntry) => trace(`${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`) } : {}),
+    onTrace: trace && ((t: TraceEntry) => trace(`${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`)),
   };
   secrets.add(settings.secretKey);
   secrets.add(settings.password);

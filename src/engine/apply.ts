@@ -40,7 +40,7 @@ export interface ImageResult {
     readonly displayName: string;
     readonly cloudId?: string | undefined;
     readonly reused: boolean;
-  };
+  } | undefined;
 }
 
 export interface ApplyResult {
@@ -83,12 +83,7 @@ export async function applyPlan(
   // ---- Appliance, OS profile, packages
   emit({ type: 'phase', phase: 'appliance', title: `Appliance ${stack.name} ${stack.version}` });
   const installProfile = installProfileOf(stack.installation, true);
-  const fields = {
-    description: stack.description ?? '',
-    tag: applianceTag(stack, files),
-    mySoftwareList,
-    ...(installProfile ? { installProfile } : {}),
-  };
+  const fields = { description: stack.description ?? '', tag: applianceTag(stack, files), mySoftwareList, installProfile };
   let app: Appliance;
   if (plan.appliance.action === 'create') {
     app = await client.appliance_create({
@@ -195,9 +190,9 @@ function artifactBody(f: BundleFileDecl) {
     name: f.name,
     fullName: f.name,
     origName: f.name,
-    ...(f.destination !== undefined ? { installLocation: f.destination } : {}),
-    ...(f.rights !== undefined ? { rights: f.rights } : {}),
-    ...(f.ownerGroup !== undefined ? { ownerGroup: f.ownerGroup } : {}),
+    installLocation: f.destination,
+    rights: f.rights,
+    ownerGroup: f.ownerGroup,
   } as const;
 }
 
@@ -211,7 +206,7 @@ async function uploadFile(c: Ctx, msid: string, label: string, f: BundleFileDecl
     onProgress: (p) => c.emit({
       type: 'progress', id, label: `upload ${label}`,
       percentage: p.bytesTotal ? Math.floor((100 * p.bytesLoaded) / p.bytesTotal) : 0,
-      bytesDone: p.bytesLoaded, ...(p.bytesTotal !== undefined ? { bytesTotal: p.bytesTotal } : {}),
+      bytesDone: p.bytesLoaded, bytesTotal: p.bytesTotal,
     }),
   });
   c.emit({ type: 'done', id, label: `upload ${label}`, ok: true });
@@ -277,7 +272,7 @@ async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly Pub
     return {
       builder, format: ip.format, imageUri, sha256: image.sha256sum, size: image.fileSize ?? image.size,
       downloadUri: image.downloadUri, fileName: image.fileName, reused: ip.action === 'reuse',
-      ...(publication ? { publication: publication.result } : {}),
+      publication: publication?.result,
     };
   });
 }
@@ -321,7 +316,7 @@ async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: 
       pollMs: c.o.pollMs ?? 1000,
       maxPollMs: Math.max(c.o.pollMs ?? 1000, 2000),
       ...(c.o.jobTimeoutMs !== undefined ? { timeoutMs: c.o.jobTimeoutMs } : {}),
-      onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, ...(s.message ? { message: s.message } : {}) }),
+      onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, message: s.message || undefined }),
     });
     c.emit({ type: 'done', id, label, ok: true });
   } catch (e) {

@@ -22,7 +22,7 @@ export interface PlanChange {
   readonly before: Fields | null;
   readonly after: Fields | null;
   /** Why, in words (what differs, why an image is generated or reused). */
-  readonly reason?: string;
+  readonly reason?: string | undefined;
 }
 
 const NO_OP: ReadonlySet<ChangeAction> = new Set(['unchanged', 'reuse']);
@@ -43,7 +43,7 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
     kind: 'appliance', name: `${a.name} ${a.version}`, action: a.action,
     before: a.action === 'create' ? null : fields({ uri: a.uri, name: a.name, version: a.version, description: a.current?.description, revision: a.current?.revision }),
     after: fields({ name: a.name, version: a.version, description: a.description }),
-    ...(a.changes.length ? { reason: a.changes.join(', ') } : {}),
+    reason: a.changes.join(', ') || undefined,
   });
   const os = plan.osProfile;
   out.push({
@@ -59,7 +59,7 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
       kind: 'software', name: `${b.name} ${b.version}`, action: s.action,
       before: s.action === 'create' ? null : fields({ uri: s.uri }),
       after: fields({ name: b.name, version: b.version, description: b.description, files: b.files.map((f) => f.name) }),
-      ...(s.action !== 'create' && s.descriptionChanged ? { reason: 'description' } : {}),
+      reason: s.action !== 'create' && s.descriptionChanged ? 'description' : undefined,
     });
     for (const f of s.files) {
       out.push({
@@ -69,7 +69,7 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
           name: f.name, source: f.decl.source, destination: f.decl.destination, rights: f.decl.rights, ownerGroup: f.decl.ownerGroup,
           sha256: f.local?.sha256, size: f.local?.size,
         }),
-        ...(f.action === 'update' && f.metadataOnly ? { reason: 'metadata only' } : {}),
+        reason: f.action === 'update' && f.metadataOnly ? 'metadata only' : undefined,
       });
     }
   }

@@ -319,13 +319,13 @@ function supersededImages(decl: Declaration, app: Appliance, observed: Observed,
     const format = img.targetFormat?.name ?? '?';
     out.push({
       kind: 'image', uri, name: format, reason,
-      before: { uri, format, revision: img.revision ?? 0, state: jobState(img.status ?? {}), ...(img.sha256sum ? { sha256: img.sha256sum } : {}) },
+      before: { uri, format, revision: img.revision ?? 0, state: jobState(img.status ?? {}), sha256: img.sha256sum || undefined },
     });
     for (const p of observed.publications.filter((x) => sameUri(x.imageUri, uri))) {
       const puri = recordUri(p, 'publishImage');
       out.push({
         kind: 'publication', uri: puri, name: p.displayName ?? '?', reason: `its image goes (${format}, revision ${img.revision ?? 0})`,
-        before: { uri: puri, imageUri: uri, ...(p.cloudId ? { cloudId: p.cloudId } : {}) },
+        before: { uri: puri, imageUri: uri, cloudId: p.cloudId || undefined },
       });
     }
   }
