@@ -1,40 +1,64 @@
-// A small tree of errors with stable codes. Each class carries a literal `code` and a brand under a
-// global symbol, so `isForgeError(e, 'E_API')` holds across duplicate copies of the package where
-// `instanceof` would not (style example 5).
-import type { UForgeError } from './model/resources';
-import type { UsageError } from './cli/command';
-import type { ApplyError } from './engine/apply';
-import type { ImagingError } from './server/imaging/errors';
-import type { ServiceError } from './server/service-error';
-import type { DataFolderError } from './server/data-folder';
+// The root of the package's error tree. Each class carries its own stable `code` (a static of the class,
+// copied onto its instances) and every instance a brand under global symbols, one for the tree and one
+// per code of its class and the classes above it; `instanceof` reads that brand (`Symbol.hasInstance`),
+// so an error made by a second copy of the package (the Action's bundle next to `dist/`, two installed
+// versions) is still recognised, as undici's errors are (style example 5). This module imports nothing:
+// each subclass lives with the code that throws it.
 
+/** Every error of the tree carries it (the brand of 0.1.0, whose instances carry only this and `code`). */
 const BRAND = Symbol.for('appliance-forge.error');
+const brandOf = (code: string): symbol => Symbol.for(`appliance-forge.error.${code}`);
 
-export type ErrorCode =
-  | 'E_DECODE'
-  | 'E_API'
-  | 'E_HTTP'
-  | 'E_TRANSPORT'
-  | 'E_JOB_FAILED'
-  | 'E_JOB_CANCELLED'
-  | 'E_WAIT_TIMEOUT'
-  | 'E_ABORTED'
-  | 'E_CHECKSUM'
-  | 'E_FIQL'
-  | 'E_OPENSTACK'
-  | 'E_DECLARATION'
-  | 'E_SERVICE'
-  | 'E_IMAGING'
-  | 'E_DATA_FOLDER'
-  // The engine's and the command line's: ApplyError (engine/apply.ts), ConnectSettingsError
-  // (engine/connect.ts), UsageError (cli/command.ts).
-  | 'E_APPLY'
-  | 'E_SETTINGS'
-  | 'E_USAGE';
+/** A class of the tree, for `isForgeError(e, Class)`. */
+export type ForgeErrorClass<T extends ForgeError = ForgeError> = abstract new (...args: never[]) => T;
+
+const ownCode = (c: object): string | undefined => {
+  const code: unknown = Object.hasOwn(c, 'code') ? (c as { code: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+};
 
 export abstract class ForgeError extends Error {
-  abstract readonly code: ErrorCode;
-  readonly [BRAND] = true;
+  /** The code of the class (its nearest own `static code`), stable across releases: the README lists them. */
+  readonly code: string;
+
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+    const mark = (key: symbol): void => {
+      Object.defineProperty(this, key, { value: true });
+    };
+    mark(BRAND);
+    let code: string | undefined;
+    for (let c: object = new.target; c !== ForgeError; c = Object.getPrototypeOf(c) as object) {
+      const own = ownCode(c);
+      if (own === undefined) continue;
+      code ??= own;
+      mark(brandOf(own));
+    }
+    if (code === undefined) throw new TypeError(`${new.target.name} has no static code: every class of the error tree has one`);
+    this.code = code;
+  }
+
+  /**
+   * `e instanceof ApiError` by the brand, not the prototype: true for an ApiError of any copy of the package.
+   * A subclass without a code of its own (a user's) is tested by its prototype, as usual.
+   */
+  static override [Symbol.hasInstance]<T extends ForgeError>(this: ForgeErrorClass<T>, value: unknown): value is T {
+    if (typeof value !== 'object' || value === null) return false;
+    const marks = value as Record<symbol | 'code', unknown>;
+    if (marks[BRAND] !== true) return false;
+    if ((this as object) === ForgeError) return true;
+    const code = ownCode(this);
+    if (code === undefined) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return marks[brandOf(code)] === true || marks.code === code;
+  }
+}
+
+/**
+ * Whether `e` is an error of the tree, of any copy of the package; with a class, of that class (or one
+ * below it), and `e` is narrowed to it: `isForgeError(e, ApiError) && e.status === 404`.
+ */
+export function isForgeError<T extends ForgeError = ForgeError>(e: unknown, cls?: ForgeErrorClass<T>): e is T {
+  return e instanceof (cls ?? ForgeError);
 }
 
 /** The message of any thrown value (an `Error`'s message, anything else as a string), for wrapping and logs. */
@@ -42,30 +66,9 @@ export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/**
- * The classes `isForgeError` narrows to: this module's, the server's (ServiceError, ImagingError, DataFolderError), the engine's
- * and the command line's (ApplyError, UsageError); a code whose class is not listed (E_OPENSTACK, E_DECLARATION)
- * narrows to `ForgeError`.
- */
-type CoreError =
-  | DecodeError | FiqlError | ApiError | HttpError | TransportError | JobFailedError | JobCancelledError | WaitTimeoutError | AbortedError | ChecksumError
-  | ServiceError | ImagingError | DataFolderError
-  | ApplyError | UsageError;
-/** The error `isForgeError(e, code)` narrows to: the class of that code where it is defined here. */
-export type ForgeErrorOf<C extends ErrorCode> = C extends ErrorCode
-  ? [Extract<CoreError, { code: C }>] extends [never] ? ForgeError & { code: C } : Extract<CoreError, { code: C }>
-  : never;
-
-export function isForgeError<C extends ErrorCode = ErrorCode>(e: unknown, code?: C): e is ForgeErrorOf<C> {
-  return (
-    typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true &&
-    (code === undefined || (e as ForgeError).code === code)
-  );
-}
-
 /** A document that does not decode: bad syntax, a DTD, a wrong type, an unknown `xsi:type`. */
 export class DecodeError extends ForgeError {
-  readonly code = 'E_DECODE' as const;
+  static readonly code = 'E_DECODE';
   constructor(
     message: string,
     /** Field path inside the document, e.g. `appliance.installProfile.diskSize`. */
@@ -78,89 +81,17 @@ export class DecodeError extends ForgeError {
 
 /** A FIQL query that does not parse; `position` is the 0-based offset of the problem. */
 export class FiqlError extends ForgeError {
-  readonly code = 'E_FIQL' as const;
+  static readonly code = 'E_FIQL';
   constructor(message: string, readonly position: number) {
     super(`invalid query at position ${position}: ${message}`);
     this.name = 'FiqlError';
   }
 }
 
-/** The service answered with an error status and a `uforgeError` body. */
-export class ApiError extends ForgeError {
-  readonly code = 'E_API' as const;
-  readonly statusCode: number;
-  readonly messageId: string | undefined;
-  readonly requestMethod: string | undefined;
-  readonly requestUri: string | undefined;
-  readonly timestamp: string | undefined;
-  constructor(readonly status: number, readonly body: UForgeError, readonly headers: Readonly<Record<string, string>> = {}) {
-    super(`${status}: ${body.localizedErrorMsg?.message ?? 'error'}`);
-    this.name = 'ApiError';
-    this.statusCode = body.statusCode ?? status;
-    this.messageId = body.localizedErrorMsg?.messageId;
-    this.requestMethod = body.requestMethod;
-    this.requestUri = body.requestUri;
-    this.timestamp = body.timestamp;
-  }
-}
-
-/** An error status whose body is not a `uforgeError` (a proxy's HTML 503, say); keeps a redacted snippet. */
-export class HttpError extends ForgeError {
-  readonly code = 'E_HTTP' as const;
-  constructor(readonly status: number, readonly snippet: string, readonly headers: Readonly<Record<string, string>> = {}) {
-    super(`HTTP ${status}${snippet ? `: ${snippet}` : ''}`);
-    this.name = 'HttpError';
-  }
-}
-
-/** The request never got an answer: connection refused or reset, timeout. */
-export class TransportError extends ForgeError {
-  readonly code = 'E_TRANSPORT' as const;
-  constructor(message: string, override readonly cause?: unknown, readonly retryable = true) {
-    super(message);
-    this.name = 'TransportError';
-  }
-}
-
-/** A generation or publication ended with `error=true`; carries the last status. */
-export class JobFailedError extends ForgeError {
-  readonly code = 'E_JOB_FAILED' as const;
-  constructor(readonly status: import('./model/resources').OpStatus) {
-    super(`job failed: ${status.errorMessage ?? status.message ?? 'unknown error'}`);
-    this.name = 'JobFailedError';
-  }
-}
-
-/** A job ended with `cancelled=true`. */
-export class JobCancelledError extends ForgeError {
-  readonly code = 'E_JOB_CANCELLED' as const;
-  constructor(readonly status: import('./model/resources').OpStatus) {
-    super('job cancelled');
-    this.name = 'JobCancelledError';
-  }
-}
-
-export class WaitTimeoutError extends ForgeError {
-  readonly code = 'E_WAIT_TIMEOUT' as const;
-  constructor(readonly timeoutMs: number, readonly lastStatus?: import('./model/resources').OpStatus) {
-    super(`job did not finish within ${timeoutMs} ms (last: ${lastStatus?.percentage ?? 0}% ${lastStatus?.message ?? ''})`);
-    this.name = 'WaitTimeoutError';
-  }
-}
-
 export class AbortedError extends ForgeError {
-  readonly code = 'E_ABORTED' as const;
+  static readonly code = 'E_ABORTED';
   constructor(message = 'aborted') {
     super(message);
     this.name = 'AbortError';
-  }
-}
-
-/** Downloaded bytes whose sha256 is not the one the service announced: nothing was kept. */
-export class ChecksumError extends ForgeError {
-  readonly code = 'E_CHECKSUM' as const;
-  constructor(readonly target: string, readonly expected: string, readonly actual: string) {
-    super(`download of ${target}: sha256 ${actual} differs from the expected ${expected}; nothing was kept`);
-    this.name = 'ChecksumError';
   }
 }

@@ -2,21 +2,8 @@
 // signer and the FIQL builder. The reference server and the declaration engine are heavier (SQLite,
 // Fastify) and have their own entry points: `appliance-forge/server`, `appliance-forge/engine`.
 export * from './client/index';
-export {
-  ForgeError,
-  isForgeError,
-  DecodeError,
-  FiqlError,
-  ApiError,
-  HttpError,
-  TransportError,
-  JobFailedError,
-  JobCancelledError,
-  WaitTimeoutError,
-  AbortedError,
-  ChecksumError,
-  type ErrorCode,
-} from './errors';
+export { ForgeError, isForgeError, DecodeError, FiqlError, AbortedError, type ForgeErrorClass } from './errors';
+export { ApiError, HttpError, TransportError, JobFailedError, JobCancelledError, WaitTimeoutError, ChecksumError } from './client/errors';
 export { documents, rootAliases } from './model/resources';
 export type {
   DocumentOf, DocumentRoot, User, CredAccount, Appliance, Distribution, DistribProfile, Pkg, Packages, MySoftware,

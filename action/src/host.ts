@@ -6,13 +6,15 @@ import { spawnSync } from 'node:child_process';
 import { lchownSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import hostTools from '../../data/host-tools.json';
+import { ForgeError } from '../../src/errors';
 import { findOnPath, hostToolPresent, sbinPath } from '../../src/host/path';
 import { currentSandbox } from '../../src/host/sandbox';
 
 /** Set in the re-run under sudo: never re-run twice. */
 const RERUN = 'APPLIANCE_FORGE_ACTION_RERUN';
 
-export class HostError extends Error {
+export class HostError extends ForgeError {
+  static readonly code = 'E_HOST';
   constructor(message: string) {
     super(message);
     this.name = 'HostError';

@@ -3,6 +3,7 @@
 // else the APPLIANCE_FORGE_* variables of the command line.
 // Credentials live only here, in memory of the host process: never in the serialized provider.
 import { createClient, type Client } from '../../src/client';
+import { ForgeError } from '../../src/errors';
 import { CONNECTION_ENV, CONNECTION_SETTINGS, CREDENTIALS, settingsFromEnv, type ConnectionSetting } from '../../src/engine/settings-env';
 import { HTTP_URL_PATTERN } from '../../src/model/field-rules';
 import type { Inputs } from './inputs';
@@ -61,7 +62,8 @@ export function settingsFor(settings: Settings | undefined, props: Props): Setti
 }
 
 /** Thrown when neither the resource nor the provider says where or as whom to connect. */
-export class ConnectionConfigError extends Error {
+export class ConnectionConfigError extends ForgeError {
+  static readonly code = 'E_CONNECTION_CONFIG';
   constructor(missing: ConnectionSetting) {
     super(
       `appliance-forge: ${missing} is not set: run \`pulumi config set ${CONFIG_NAMESPACE}:${missing}\`` +

@@ -1,6 +1,7 @@
 // The two kinds made by a service job (MachineImage: a generation; Publication: a publication) wait the
 // same way: bounded by the `timeout` input, and a job that did not finish leaves nothing behind.
 import type { Client } from '../../src/client';
+import { WaitTimeoutError } from '../../src/client/errors';
 import { isForgeError, messageOf } from '../../src/errors';
 import type { Image, PublishImage } from '../../src/model/resources';
 import type { Inputs } from './inputs';
@@ -17,7 +18,7 @@ export async function waitOrUndo(client: Client, record: Image | PublishImage, t
   try {
     await client.waitForJob(record, { timeoutMs: timeoutS * 1000, pollMs: 500, maxPollMs: 5000 });
   } catch (e) {
-    const why = isForgeError(e, 'E_WAIT_TIMEOUT') ? `did not finish within ${timeoutS} s (raise \`timeout\`)` : messageOf(e);
+    const why = isForgeError(e, WaitTimeoutError) ? `did not finish within ${timeoutS} s (raise \`timeout\`)` : messageOf(e);
     await undo().catch(() => undefined);
     throw new Error(`${what} failed: ${why}`, { cause: e });
   }

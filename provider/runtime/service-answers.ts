@@ -1,10 +1,11 @@
 // How the runtime reads the service's answers: a 404 is "gone" (read, delete), a 409 is "exists already"
 // (create, with the way out: `adopt`).
+import { ApiError } from '../../src/client/errors';
 import { isForgeError } from '../../src/errors';
 import { isNotFound } from '../../src/engine/remove';
 
 /** The service answered 409: the object exists already. */
-export const isConflict = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 409;
+export const isConflict = (e: unknown): boolean => isForgeError(e, ApiError) && e.status === 409;
 
 /** The message for a create that met an existing object. */
 export function existsMessage(what: string): string {

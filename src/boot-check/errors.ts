@@ -1,11 +1,12 @@
 // Errors of the boot check. 'missing-tool': a QEMU program is not installed (the Debian packages are
 // named); 'input': a bad image or option, nothing was started; 'qemu': QEMU itself refused to start.
 // A guest that does not boot or refuses the login is not an error: it is the check's result.
+import { ForgeError } from '../errors';
 
 export type BootCheckErrorKind = 'missing-tool' | 'input' | 'qemu';
 
-export class BootCheckError extends Error {
-  readonly code = 'E_BOOT_CHECK' as const;
+export class BootCheckError extends ForgeError {
+  static readonly code = 'E_BOOT_CHECK';
   constructor(
     readonly kind: BootCheckErrorKind,
     message: string,

@@ -1,7 +1,6 @@
 // What a command is: arguments in, an exit code out (0 ok, 1 failure, 2 usage), its help text and the
 // options it parses (the completion scripts are generated from them).
 import type { ParseArgsConfig } from 'node:util';
-import { ForgeError } from '../errors';
 
 export type Command = (args: readonly string[]) => Promise<number>;
 
@@ -21,14 +20,8 @@ export interface CommandModule {
 /** The command table of main.ts: each command loaded only when called. */
 export type CommandTable = Readonly<Record<string, { readonly summary: string; readonly load: () => Promise<CommandModule> }>>;
 
-/** The command line was used wrongly (exit code 2): an unknown option, a missing argument. */
-export class UsageError extends ForgeError {
-  readonly code = 'E_USAGE' as const;
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+// The command line was used wrongly (exit code 2): the engine's class, which failure.ts and the Action share.
+export { UsageError } from '../engine/errors';
 
 /** The default data dir of the server commands. */
 export const DEFAULT_DATA_DIR = './.appliance-forge';

@@ -1,6 +1,7 @@
 // Waiting for generation and publication jobs (wire contract §8) with the one waiter (waiter.ts).
 // When a job has ended is `jobState`'s rule (src/model/job-state.ts).
-import { AbortedError, JobCancelledError, JobFailedError, messageOf, WaitTimeoutError } from '../errors';
+import { AbortedError, messageOf } from '../errors';
+import { JobCancelledError, JobFailedError, WaitTimeoutError } from './errors';
 import { jobState } from '../model/job-state';
 import type { Image, OpStatus, PublishImage } from '../model/resources';
 import { parseUri } from '../model/uris';

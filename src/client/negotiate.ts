@@ -3,7 +3,8 @@
 // `uforgeError` body) or HttpError (anything else, with a short redacted snippet — never a SyntaxError).
 import type { Readable } from 'node:stream';
 import { decodeBody, encode, formatOfContentType, MEDIA_TYPE, type Format } from '../codec/index';
-import { ApiError, DecodeError, HttpError } from '../errors';
+import { DecodeError } from '../errors';
+import { ApiError, HttpError } from './errors';
 import { documents, rootAliases, type DocumentOf, type DocumentRoot } from '../model/resources';
 import { maskSecrets, secretFieldNames, secretsIn } from '../model/redact';
 import { dump, readBody, type Exchange, type Handler, type Reply, type WireRequest } from './wire';

@@ -2,7 +2,8 @@
 // then the one layer that uses them. Idempotent operations (GET, PUT, DELETE) are retried on
 // 429/500/502/503/504, resets and timeouts; a POST only when the connection was never made, i.e.
 // when no byte of it can have reached the server (no duplicate create, no duplicate upload).
-import { ApiError, HttpError, isForgeError } from '../errors';
+import { isForgeError } from '../errors';
+import { ApiError, HttpError, TransportError } from './errors';
 import { failureKind, type FailureKind } from './transport';
 import { sleep } from './waiter';
 import type { Handler } from './wire';
@@ -54,7 +55,7 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, retryAfterMs:
 /** The outcome an error stands for, or undefined when it is not one the retry layer looks at. */
 export function outcomeOf(e: unknown): Outcome | undefined {
   if (e instanceof ApiError || e instanceof HttpError) return { status: e.status };
-  if (isForgeError(e, 'E_TRANSPORT')) return { failure: failureKind(e.cause) };
+  if (isForgeError(e, TransportError)) return { failure: failureKind(e.cause) };
   return undefined;
 }
 

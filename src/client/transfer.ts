@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Digester } from '../digest';
-import { ChecksumError, isForgeError } from '../errors';
+import { isForgeError } from '../errors';
+import { ChecksumError } from './errors';
 import { transportFailure } from './transport';
 import type { ReopenableBody } from './wire';
 

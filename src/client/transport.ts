@@ -3,7 +3,8 @@
 // With HTTP(S)_PROXY set, undici's EnvHttpProxyAgent takes the Pool's place (it honours NO_PROXY).
 import { EnvHttpProxyAgent, Pool, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
-import { AbortedError, messageOf, TransportError } from '../errors';
+import { AbortedError, messageOf } from '../errors';
+import { TransportError } from './errors';
 import { systemErrorText } from '../error-text';
 import { flatHeaders, type Exchange, type WireRequest } from './wire';
 

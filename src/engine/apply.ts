@@ -3,9 +3,10 @@
 // waiter), each publication as soon as its image is ready. Abort (SIGINT, timeout) reaches every
 // call; `waitForJob` cancels a running job on the service before it throws AbortedError.
 import type { Client } from '../client';
-import { AbortedError, ForgeError, isForgeError, messageOf } from '../errors';
+import { AbortedError, isForgeError, messageOf } from '../errors';
 import type { Appliance, Image, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
+import { ApplyError } from './errors';
 import type { EventSink } from './events';
 import { type FilePlan, type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, recordUri, type SoftwarePlan, applianceTag } from './plan';
 import { changeProfilePackages, settleOsProfile } from './os-profile';
@@ -49,18 +50,6 @@ export interface ApplyResult {
   readonly images: readonly ImageResult[];
   /** What `--prune` removed (the plan's removals), after every image and publication succeeded. */
   readonly removed: readonly Removed[];
-}
-
-/** Some tasks of an apply failed; the others ran to their end. */
-export class ApplyError extends ForgeError {
-  readonly code = 'E_APPLY' as const;
-  constructor(
-    readonly failures: ReadonlyArray<{ readonly what: string; readonly error: unknown }>,
-    readonly partial?: ApplyResult,
-  ) {
-    super(`apply failed:\n${failures.map((f) => `  ${f.what}: ${messageOf(f.error)}`).join('\n')}`);
-    this.name = 'ApplyError';
-  }
 }
 
 interface Ctx {
@@ -131,7 +120,7 @@ async function settleAll<T>(tasks: ReadonlyArray<{ what: string; run: () => Prom
   const failures = settled.flatMap((r) => (r.ok ? [] : [{ what: r.what, error: r.error }]));
   const [first] = failures;
   if (!first) return settled.flatMap((r) => (r.ok ? [r.value] : []));
-  const aborted = failures.find((f) => isForgeError(f.error, 'E_ABORTED'));
+  const aborted = failures.find((f) => isForgeError(f.error, AbortedError));
   if (aborted) throw aborted.error;
   if (signal?.aborted) throw first.error;
   if (failures.length === 1 && !(first.error instanceof ApplyError)) throw first.error;

@@ -4,9 +4,11 @@
 // every builder of that type) or an index (0-based, as in `builders[0]`).
 
 import type { BuilderDecl } from './declaration';
+import { UsageError } from './errors';
 
 /** A selector that names no builder of the declaration; the message lists the builders there are. */
-export class BuilderSelectionError extends Error {
+export class BuilderSelectionError extends UsageError {
+  static override readonly code = 'E_BUILDER_SELECTION';
   constructor(message: string) {
     super(message);
     this.name = 'BuilderSelectionError';

@@ -1,8 +1,8 @@
 // From the adapters' settings (flags, environment, Action inputs) to a client: the service at
 // `url` with an API key pair or a password, or the embedded server (`url` is `embedded`).
 import { baseUrlProblem, createClient, type Client, type TraceEntry } from '../client';
-import { ForgeError } from '../errors';
 import { DEFAULT_DATA_DIR, startEmbedded } from './embedded';
+import { UsageError } from './errors';
 import { SecretSet } from './secrets';
 import { CONNECTION_ENV } from './settings-env';
 
@@ -33,8 +33,8 @@ export interface Connection {
 }
 
 /** Settings that cannot work together, or a URL that is none; the message names what is missing. A usage error (exit 2). */
-export class ConnectSettingsError extends ForgeError {
-  readonly code = 'E_SETTINGS' as const;
+export class ConnectSettingsError extends UsageError {
+  static override readonly code = 'E_SETTINGS';
   constructor(message: string) {
     super(message);
     this.name = 'ConnectSettingsError';

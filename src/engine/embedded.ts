@@ -5,7 +5,7 @@
 // credentials file that is a link or open to others.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { messageOf } from '../errors';
+import { ForgeError, messageOf } from '../errors';
 import { createSecretFile, DataFolderError, openDataFolder, readSecretFile } from '../server/data-folder';
 import { peerHint } from './peer-packages';
 
@@ -26,7 +26,8 @@ export interface EmbeddedService {
 }
 
 /** The embedded server could not start (for the Action: the native SQLite module is not installed). */
-export class EmbeddedUnavailableError extends Error {
+export class EmbeddedUnavailableError extends ForgeError {
+  static readonly code = 'E_EMBEDDED_UNAVAILABLE';
   constructor(message: string, override readonly cause?: unknown) {
     super(message);
     this.name = 'EmbeddedUnavailableError';

@@ -1,10 +1,11 @@
 // One failure, in words a user can act on, with the exit code the command line uses (2 for an
-// invalid file, a usage error or a builder selection that names no builder, 1 otherwise): the one error formatter of the command line and the
+// invalid file or a usage error (a flag, a setting, a variable, a builder selection), 1 otherwise): the one error formatter of the command line and the
 // Action. The message is built from the error's code (a system error's code in words, never a
 // class's prefix or code), bounded in length, and always masked.
 import { systemErrorText } from '../error-text';
-import { isForgeError } from '../errors';
-import { BuilderSelectionError } from './builder-selection';
+import { ApiError, TransportError } from '../client/errors';
+import { AbortedError, isForgeError } from '../errors';
+import { ApplyError, UsageError } from './errors';
 import { DeclarationError, type Problem } from './problems';
 import type { SecretSet } from './secrets';
 
@@ -28,29 +29,29 @@ const MESSAGE_CHARS = 4000;
 
 export function describeFailure(e: unknown, secrets: Pick<SecretSet, 'mask'>, deadline?: Deadline): Failure {
   const base = { problems: [] as Problem[], interrupted: false, exitCode: 1 as const };
-  if (isForgeError(e, 'E_DECLARATION') && e instanceof DeclarationError) {
+  if (isForgeError(e, DeclarationError)) {
     return { ...base, exitCode: 2, message: secrets.mask(e.message), problems: e.problems.map((p) => ({ ...p, message: secrets.mask(p.message) })) };
   }
   // The time bound ran out (AbortSignal.timeout's reason): a failure that says so, not an interruption.
   const reason: unknown = deadline?.signal.reason;
   const timedOut = reason instanceof DOMException && reason.name === 'TimeoutError' ? deadline?.bound : undefined;
-  if (isForgeError(e, 'E_ABORTED') && timedOut === undefined) return { ...base, interrupted: true, message: `interrupted: ${secrets.mask(e.message)}` };
-  const usage = e instanceof BuilderSelectionError || isForgeError(e, 'E_USAGE') || isForgeError(e, 'E_SETTINGS') || /^ERR_PARSE_ARGS/.test(codeOf(e) ?? '');
+  if (isForgeError(e, AbortedError) && timedOut === undefined) return { ...base, interrupted: true, message: `interrupted: ${secrets.mask(e.message)}` };
+  const usage = isForgeError(e, UsageError) || /^ERR_PARSE_ARGS/.test(codeOf(e) ?? '');
   const message = secrets.mask(timedOut === undefined ? messageFor(e) : `timed out after ${timedOut}: ${messageFor(e)}`);
   return { ...base, exitCode: usage ? 2 : 1, message: message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message };
 }
 
 function messageFor(e: unknown): string {
-  if (isForgeError(e, 'E_API')) {
+  if (isForgeError(e, ApiError)) {
     return e.status === 401
       ? `the service refused the credentials (401): check the user and the API key pair or password (${e.message})`
       : e.status === 403
         ? `the service refused access (403): ${e.message}`
         : `the service answered ${e.message}`;
   }
-  if (isForgeError(e, 'E_TRANSPORT')) return `cannot reach the service: ${e.message}`;
+  if (isForgeError(e, TransportError)) return `cannot reach the service: ${e.message}`;
   // Each failed step in these words, without ApplyError's own "apply failed:" (the adapters say what failed).
-  if (isForgeError(e, 'E_APPLY')) {
+  if (isForgeError(e, ApplyError)) {
     const steps = e.failures.map((f) => `${f.what}: ${messageFor(f.error)}`);
     return steps.length === 1 ? steps[0]! : `${steps.length} steps failed:\n${steps.map((s) => `  ${s}`).join('\n')}`;
   }

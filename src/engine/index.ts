@@ -13,7 +13,8 @@ import { DeclarationError, type Problem } from './problems';
 import { resolveDeclaration } from './resolve';
 import { SecretSet } from './secrets';
 
-export { ApplyError, type ApplyResult, type ImageResult } from './apply';
+export type { ApplyResult, ImageResult } from './apply';
+export { ApplyError, UsageError } from './errors';
 export { saveImages, type SavedImage, type SaveImagesOptions } from './output';
 export type { Declaration, BuilderDecl, BundleDecl, PackageDecl } from './declaration';
 export type { EngineEvent, EventSink, Phase } from './events';

@@ -5,7 +5,8 @@ import { mkdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Client } from '../client';
 import { digestFile } from '../digest';
-import { ApplyError, type ImageResult } from './apply';
+import type { ImageResult } from './apply';
+import { ApplyError } from './errors';
 import type { EventSink } from './events';
 
 export interface SavedImage {

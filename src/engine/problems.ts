@@ -19,7 +19,7 @@ export interface Problem extends Position {
 
 /** The declaration is invalid (syntax, schema, missing variables or references the service cannot resolve). */
 export class DeclarationError extends ForgeError {
-  readonly code = 'E_DECLARATION' as const;
+  static readonly code = 'E_DECLARATION';
   constructor(readonly problems: readonly Problem[]) {
     const errors = problems.filter((p) => p.severity === 'error');
     super([`${errors.length} problem${errors.length === 1 ? '' : 's'} in the declaration:`, ...formatProblems(errors)].join('\n'));

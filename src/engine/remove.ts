@@ -4,6 +4,7 @@
 // appliance its images; a running job is cancelled first); a step that finds its object gone (404)
 // counts it as gone, not as a failure.
 import type { Client } from '../client';
+import { ApiError } from '../client/errors';
 import { isForgeError } from '../errors';
 import { uriParams } from '../model/uris';
 import type { EventSink } from './events';
@@ -32,7 +33,7 @@ export interface Removed {
 }
 
 /** The service answered 404: the object is gone. */
-export const isNotFound = (e: unknown): boolean => isForgeError(e, 'E_API') && e.status === 404;
+export const isNotFound = (e: unknown): boolean => isForgeError(e, ApiError) && e.status === 404;
 
 type Step = (client: Client, uri: string, signal?: AbortSignal) => Promise<unknown>;
 

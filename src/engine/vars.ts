@@ -3,10 +3,12 @@
 // in order, then the assignments in order, and a later value wins: an assignment wins over every file.
 import { isMap, isScalar, parseDocument } from 'yaml';
 import { REF_NAME, type Vars } from './env-refs';
+import { UsageError } from './errors';
 import { readTextFile } from './text-file';
 
 /** A `--var` that is not NAME=VALUE, a var file that cannot be read or is not a map of names to values. */
-export class VarsError extends Error {
+export class VarsError extends UsageError {
+  static override readonly code = 'E_VARS';
   constructor(message: string) {
     super(message);
     this.name = 'VarsError';

@@ -13,7 +13,7 @@ export const SECRET_KEY_FILE = 'secret.key';
 
 /** A data folder, one of its folders or a key file that this package did not make, or that another user owns. */
 export class DataFolderError extends ForgeError {
-  readonly code = 'E_DATA_FOLDER' as const;
+  static readonly code = 'E_DATA_FOLDER';
   constructor(readonly path: string, reason: string) {
     super(`unsafe data folder: ${path} ${reason}`);
     this.name = 'DataFolderError';

@@ -1,10 +1,10 @@
 // The one error type of the server: every 4xx/5xx leaves through it and becomes a `uforgeError`
 // body in one place (app.ts error handler; wire contract §5, style example 5). It is a ForgeError
-// of the package's tree (src/errors.ts): `isForgeError(e, 'E_SERVICE')` narrows to it.
+// of the package's tree (src/errors.ts): `isForgeError(e, ServiceError)` narrows to it.
 import { ForgeError, isForgeError } from '../errors';
 
 export class ServiceError extends ForgeError {
-  readonly code = 'E_SERVICE' as const;
+  static readonly code = 'E_SERVICE';
   constructor(
     readonly statusCode: number,
     message: string,
@@ -22,5 +22,5 @@ export const notFound = (m: string): ServiceError => new ServiceError(404, m);
 export const conflict = (m: string): ServiceError => new ServiceError(409, m);
 
 export function isServiceError(e: unknown): e is ServiceError {
-  return isForgeError(e, 'E_SERVICE');
+  return isForgeError(e, ServiceError);
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck, isBootCheckError } from '../../src/boot-check';
-import { isForgeError } from '../../src/errors';
+import { AbortedError, isForgeError } from '../../src/errors';
 import { MASK } from '../../src/model/redact';
 import { cliBundle, runCli } from '../cli/helpers/cli';
 import { bootFixture, type BootFixture } from './fixture';
@@ -73,7 +73,7 @@ describe('bootCheck: what does not boot, and bad input (seconds)', () => {
     expect(seen).toHaveLength(1);
     ac.abort();
     const e = await running.catch((x: unknown) => x);
-    expect(isForgeError(e, 'E_ABORTED')).toBe(true);
+    expect(isForgeError(e, AbortedError)).toBe(true);
     expect(alive(seen[0]!)).toBe(false);
     expect(qemuPidsFor(image)).toEqual([]);
   });

@@ -1,7 +1,8 @@
 // waitForJob against a node:http server that plays a generation or publication job (wire contract §8).
 import { describe, expect, it } from 'vitest';
 import { createClient, type Client, jobOf, jobState } from '../../src/client/index';
-import { AbortedError, JobCancelledError, JobFailedError, WaitTimeoutError } from '../../src/errors';
+import { JobCancelledError, JobFailedError, WaitTimeoutError } from '../../src/client/errors';
+import { AbortedError } from '../../src/errors';
 import type { OpStatus } from '../../src/model/resources';
 import { reply, startScripted, type Double, closeAfterEach } from './http-double';
 

@@ -6,7 +6,7 @@ import { createClient, type Client } from '../../src/client/index';
 import { backoffDelay, DEFAULT_RETRY, isRetryable, parseRetryAfter, type Outcome } from '../../src/client/retry';
 import { failureKind } from '../../src/client/transport';
 import { pollDelay } from '../../src/client/waiter';
-import { ApiError, HttpError, TransportError } from '../../src/errors';
+import { ApiError, HttpError, TransportError } from '../../src/client/errors';
 import { reply, replyError, startScripted, type Double, closeAfterEach } from './http-double';
 
 describe('isRetryable', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type Progress } from '../../src/client/index';
-import { ChecksumError, TransportError } from '../../src/errors';
+import { ChecksumError, TransportError } from '../../src/client/errors';
 import { encode } from '../../src/codec/index';
 import { reply, startScripted, type Double, closeAfterEach } from './http-double';
 

@@ -8,7 +8,8 @@ import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { expect } from 'vitest';
-import { ApiError, isForgeError } from '../../src/errors';
+import { ApiError } from '../../src/client/errors';
+import { isForgeError } from '../../src/errors';
 import type { Client } from '../../src/client';
 import { operations, operationsById, type OperationId } from '../../src/model/operations';
 import type { RunningServer } from '../../src/server';
@@ -120,7 +121,7 @@ export async function apiError(p: Promise<unknown>, status: number, baseUrl: str
     (x: unknown) => x,
   );
   expect(e).toBeInstanceOf(ApiError);
-  expect(isForgeError(e, 'E_API')).toBe(true);
+  expect(isForgeError(e, ApiError)).toBe(true);
   const a = e as ApiError;
   expect(a.status, a.message).toBe(status);
   expect(a.statusCode).toBe(status);

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyDeclaration, loadDeclaration, planDeclaration, type EngineEvent } from '../../src/engine';
-import { isForgeError } from '../../src/errors';
+import { AbortedError, isForgeError } from '../../src/errors';
 import { startCountingProxy, type CountingProxy } from './helpers/counting-proxy';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from './helpers/service';
 
@@ -143,7 +143,7 @@ describe('apply against the reference server', () => {
       },
     });
     const err = await p.then(() => undefined, (e: unknown) => e);
-    expect(isForgeError(err, 'E_ABORTED')).toBe(true);
+    expect(isForgeError(err, AbortedError)).toBe(true);
     // Every image of the new appliance version ended cancelled, none still running.
     const apps = await client.appliance_getAll({ params: { query: "version=='1.1'" } });
     const aid = apps.appliances![0]!.uri!.split('/').pop()!;

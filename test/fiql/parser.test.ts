@@ -89,7 +89,7 @@ describe('parseFiql', () => {
     expect(e.position).toBe(position);
     expect(e.message).toContain(message);
     expect(e.message).toContain(`position ${position}`);
-    expect(isForgeError(e, 'E_FIQL')).toBe(true);
+    expect(isForgeError(e, FiqlError)).toBe(true);
   });
 
   it('bounds nesting depth with a FiqlError, not a stack overflow', () => {

@@ -6,7 +6,7 @@ import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isForgeError } from '../../src/errors';
+import { AbortedError, isForgeError } from '../../src/errors';
 import { buildImage, type BuildProgress, type DiskFormat } from '../../src/server/imaging';
 import { fakeOs, fakeTree, filesIn, tempDir } from './tools';
 
@@ -55,7 +55,7 @@ describe('abort', () => {
     ['while compressing', 'raw', true, (p) => p.message === 'compressing the disk' && (p.bytesDone ?? 0) > 8 * 1024 * 1024],
   ])('%s (%s): AbortedError, no file left, previous image kept', async (_, disk, compress, when) => {
     const r = await abortedBuild(disk, compress, when);
-    expect(isForgeError(r.error, 'E_ABORTED'), String(r.error)).toBe(true);
+    expect(isForgeError(r.error, AbortedError), String(r.error)).toBe(true);
     expect(r.seen.at(-1)?.percentage).toBeLessThan(100);
     expect(r.left).toEqual([`img.${disk}`]);
     expect(r.previous).toBe('previous image');
@@ -68,7 +68,7 @@ describe('abort', () => {
       ...fakeOs(TREE), disk: 'qcow2', compress: false, files: [], manifest: '{}',
       outFile: join(tmp.path, 'never.qcow2'), workDir: work, signal: AbortSignal.abort(),
     }).catch((e: unknown) => e);
-    expect(isForgeError(error, 'E_ABORTED')).toBe(true);
+    expect(isForgeError(error, AbortedError)).toBe(true);
     expect(filesIn(tmp.path)).not.toContain('never');
     expect(filesIn(tmp.path)).not.toContain('never.qcow2');
   });

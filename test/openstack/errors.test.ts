@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isForgeError } from '../../src/errors';
-import { deleteGlanceImage, publishToGlance, type OpenStackError, type PublishRequest } from '../../src/server/openstack';
+import { deleteGlanceImage, publishToGlance, OpenStackError, type PublishRequest } from '../../src/server/openstack';
 import { startFaultProxy } from './fault-proxy';
 import { imagesNamed, openStackServices, type OpenStackEnv } from '../support/openstack';
 
@@ -33,7 +33,7 @@ describe.skipIf(!svc.env)('OpenStackError kinds against the real Keystone and Gl
     if (req.password) secrets.add(req.password);
     const e = await publishToGlance(req).then(() => undefined, (x: unknown) => x);
     errors.push(e);
-    expect(isForgeError(e, 'E_OPENSTACK'), `expected an OpenStackError, got ${String(e)}`).toBe(true);
+    expect(isForgeError(e, OpenStackError), `expected an OpenStackError, got ${String(e)}`).toBe(true);
     return e as OpenStackError;
   };
 

@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isForgeError } from '../../src/errors';
-import { publishToGlance, type OpenStackError, type PublishRequest } from '../../src/server/openstack';
+import { AbortedError, isForgeError } from '../../src/errors';
+import { publishToGlance, OpenStackError, type PublishRequest } from '../../src/server/openstack';
 import { startFaultProxy } from './fault-proxy';
 import { imagesNamed, openStackServices, randomFile, type OpenStackEnv } from '../support/openstack';
 
@@ -46,7 +46,7 @@ describe.skipIf(!svc.env)('faults during the upload to the real Glance', () => {
       },
     });
     const e = await publishToGlance(req).catch((x: unknown) => x);
-    expect(isForgeError(e, 'E_ABORTED'), String(e)).toBe(true);
+    expect(isForgeError(e, AbortedError), String(e)).toBe(true);
     expect(abortedAt).toBeGreaterThan(0);
     expect(abortedAt).toBeLessThan(size);
     expect(await imagesNamed(env, req.displayName)).toEqual([]);
@@ -55,7 +55,7 @@ describe.skipIf(!svc.env)('faults during the upload to the real Glance', () => {
   it('a signal aborted before the call → AbortedError, nothing created', async () => {
     const req = request({ signal: AbortSignal.abort() });
     const e = await publishToGlance(req).catch((x: unknown) => x);
-    expect(isForgeError(e, 'E_ABORTED')).toBe(true);
+    expect(isForgeError(e, AbortedError)).toBe(true);
     expect(await imagesNamed(env, req.displayName)).toEqual([]);
   });
 
@@ -68,7 +68,7 @@ describe.skipIf(!svc.env)('faults during the upload to the real Glance', () => {
       },
     });
     const e = await publishToGlance(req).catch((x: unknown) => x);
-    expect(isForgeError(e, 'E_ABORTED')).toBe(true);
+    expect(isForgeError(e, AbortedError)).toBe(true);
     expect(await imagesNamed(env, req.displayName)).toEqual([]);
   });
 
@@ -78,7 +78,7 @@ describe.skipIf(!svc.env)('faults during the upload to the real Glance', () => {
       const req = request({ glanceUrl: proxy.url });
       const t0 = Date.now();
       const e = (await publishToGlance(req).catch((x: unknown) => x)) as OpenStackError;
-      expect(isForgeError(e, 'E_OPENSTACK'), String(e)).toBe(true);
+      expect(isForgeError(e, OpenStackError), String(e)).toBe(true);
       expect(e).toMatchObject({ kind: 'network', service: 'glance', orphanImageId: undefined });
       expect(e.message).toMatch(/^upload data of image [0-9a-f-]+: connection to Glance at http:\/\/127\.0\.0\.1:\d+\/v2\/images\/.*\/file failed/);
       expect(e.imageId).toMatch(/^[0-9a-f-]{36}$/);
@@ -94,7 +94,7 @@ describe.skipIf(!svc.env)('faults during the upload to the real Glance', () => {
     try {
       const req = request({ glanceUrl: proxy.url });
       const e = (await publishToGlance(req).catch((x: unknown) => x)) as OpenStackError;
-      expect(isForgeError(e, 'E_OPENSTACK'), String(e)).toBe(true);
+      expect(isForgeError(e, OpenStackError), String(e)).toBe(true);
       expect(e).toMatchObject({ kind: 'checksum', orphanImageId: undefined });
       expect(e.message).toMatch(/Glance checksum \(MD5\) [0-9a-f]{32} differs from the sent data's [0-9a-f]{32}/);
       expect(await imagesNamed(env, req.displayName)).toEqual([]);
@@ -110,7 +110,7 @@ describe.skipIf(!svc.env)('faults during the upload to the real Glance', () => {
       const t0 = Date.now();
       const e = (await publishToGlance(req).catch((x: unknown) => x)) as OpenStackError;
       const took = Date.now() - t0;
-      expect(isForgeError(e, 'E_OPENSTACK'), String(e)).toBe(true);
+      expect(isForgeError(e, OpenStackError), String(e)).toBe(true);
       expect(e).toMatchObject({ kind: 'timeout', service: 'glance', orphanImageId: undefined });
       expect(e.message).toMatch(/did not answer in time/);
       expect(took).toBeGreaterThanOrEqual(900);

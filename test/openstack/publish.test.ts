@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isForgeError } from '../../src/errors';
-import { deleteGlanceImage, getGlanceImage, publishToGlance, type PublishProgress } from '../../src/server/openstack';
+import { deleteGlanceImage, getGlanceImage, OpenStackError, publishToGlance, type PublishProgress } from '../../src/server/openstack';
 import { imagesNamed, openStackServices, type OpenStackEnv } from '../support/openstack';
 
 const svc = openStackServices();
@@ -77,7 +77,7 @@ describe.skipIf(!svc.env)('publishToGlance against the real Keystone and Glance'
       ...user(), displayName: name, publicImage: false, diskFormat: 'raw', file: raw.file, size: raw.size,
       sha256: 'ab'.repeat(32),
     }).catch((e: unknown) => e);
-    expect(isForgeError(err, 'E_OPENSTACK')).toBe(true);
+    expect(isForgeError(err, OpenStackError)).toBe(true);
     expect(err).toMatchObject({ kind: 'checksum', orphanImageId: undefined });
     expect((err as Error).message).toMatch(/SHA-256/);
     expect(await imagesNamed(env, name)).toEqual([]);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { ForgeError, isForgeError } from '../../src/errors';
 import { toServiceError } from '../../src/server/http/errors';
 import { ImagingError, isImagingError } from '../../src/server/imaging/errors';
-import { isServiceError, notFound, type ServiceError } from '../../src/server/service-error';
+import { isServiceError, notFound, ServiceError } from '../../src/server/service-error';
 import { decodeXml, decodeJson } from '../../src/codec';
 import { startTestServer, validatesAgainstXsd, type RawResponse, type TestServer } from './helpers';
 
@@ -111,21 +111,21 @@ describe('error statuses', () => {
 });
 
 describe('the server errors join the package error tree', () => {
-  it('ServiceError and ImagingError are ForgeErrors that isForgeError narrows by code', () => {
+  it('ServiceError and ImagingError are ForgeErrors that isForgeError narrows to their class', () => {
     const service: unknown = notFound('no appliance 7');
     const imaging: unknown = new ImagingError('disk-full', 'no space left on the image');
     expect(service).toBeInstanceOf(ForgeError);
     expect(imaging).toBeInstanceOf(ForgeError);
-    expect(isForgeError(service, 'E_SERVICE')).toBe(true);
-    expect(isForgeError(service, 'E_IMAGING')).toBe(false);
-    expect(isForgeError(imaging, 'E_IMAGING')).toBe(true);
+    expect(isForgeError(service, ServiceError)).toBe(true);
+    expect(isForgeError(service, ImagingError)).toBe(false);
+    expect(isForgeError(imaging, ImagingError)).toBe(true);
     expect(isServiceError(imaging)).toBe(false);
     expect(isImagingError(imaging, 'disk-full')).toBe(true);
-    if (isForgeError(service, 'E_SERVICE')) {
+    if (isForgeError(service, ServiceError)) {
       expectTypeOf(service).toEqualTypeOf<ServiceError>();
       expect(service.statusCode).toBe(404);
     }
-    if (isForgeError(imaging, 'E_IMAGING')) {
+    if (isForgeError(imaging, ImagingError)) {
       expectTypeOf(imaging).toEqualTypeOf<ImagingError>();
       expect(imaging.kind).toBe('disk-full');
     }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/server/ports';
 import { ServiceError } from '../../src/server/service-error';
+import { nameVersionKey } from '../../src/server/store/keys';
 import { INTERRUPTED, Store } from '../../src/server/store/store';
 import { availableEngines, openSqlite, SQLITE_ENGINES, SqliteUnavailableError } from '../../src/server/store/sqlite';
 import { node24 } from '../support/node24';
@@ -47,7 +48,7 @@ for (const engine of SQLITE_ENGINES) {
       if (!hasSqliteCli) return;
       const file = path.join(dir, 'forge.db');
       expect(cli(file, 'PRAGMA journal_mode')).toBe('wal');
-      expect(cli(file, 'PRAGMA user_version')).toBe('1');
+      expect(cli(file, 'PRAGMA user_version')).toBe('2');
       expect(cli(file, "SELECT kind, owner, doc FROM records")).toBe('software|alice|{"name":"web","version":"1","revision":0}');
     });
 
@@ -99,6 +100,40 @@ for (const engine of SQLITE_ENGINES) {
       store.insertUser('alice', false, null, {});
       expect(() => store.insertUser('alice', true, null, {})).toThrow(expect.objectContaining({ statusCode: 409, message: 'user alice already exists' }));
       expect(store.getUser('alice')?.admin).toBe(false);
+    });
+
+    it('name-and-version keys keep both parts: two versions of a name coexist, the same pair is a 409; no U+0000 is ever bound', () => {
+      const { store } = open();
+      const doc = (version: string) => ({ name: 'web', version, revision: 0 });
+      store.insert('software', { owner: 'alice', uniqueKey: nameVersionKey(doc('1')), doc: doc('1') });
+      store.insert('software', { owner: 'alice', uniqueKey: nameVersionKey(doc('2')), doc: doc('2') });
+      expect(() => store.insert('software', { owner: 'alice', uniqueKey: nameVersionKey(doc('1')), doc: doc('1') })).toThrow(expect.objectContaining({ statusCode: 409 }));
+      expect(store.list('software', 'alice').map((r) => r.doc.version)).toEqual(['1', '2']);
+      // A NUL would be cut off by node:sqlite: refused before it reaches either engine, and never found.
+      expect(() => store.insert('software', { owner: 'alice', uniqueKey: 'web\u00003', doc: doc('3') })).toThrow(/U\+0000/);
+      expect(store.byKey('software', `${nameVersionKey(doc('1'))}\u0000x`)).toBeUndefined();
+      expect(store.list('software', 'alice')).toHaveLength(2);
+    });
+
+    it.skipIf(!hasSqliteCli)('a database of schema 1 (NUL-joined keys, written by the sqlite3 tool) is re-keyed on open', () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'af-store-'));
+      dirs.push(dir);
+      const file = path.join(dir, 'forge.db');
+      const row = (kind: string, key: string, doc: string) =>
+        `INSERT INTO records (kind, owner, unique_key, doc, created, modified) VALUES ('${kind}', 'alice', ${key}, '${doc}', 'x', 'x');`;
+      cli(file, [
+        'CREATE TABLE users (id INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL UNIQUE, admin INTEGER NOT NULL DEFAULT 0, password_hash TEXT, doc TEXT NOT NULL, created TEXT NOT NULL, modified TEXT NOT NULL);',
+        'CREATE TABLE records (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, owner TEXT NOT NULL, parent_id INTEGER, unique_key TEXT, doc TEXT NOT NULL, secret TEXT, created TEXT NOT NULL, modified TEXT NOT NULL);',
+        'CREATE UNIQUE INDEX records_unique ON records(kind, owner, unique_key) WHERE unique_key IS NOT NULL;',
+        row('software', "'web' || char(0) || '1'", '{"name":"web","version":"1","revision":0}'),
+        row('appliance', "'site' || char(0) || '2'", '{"name":"site","version":"2","revision":0}'),
+        row('account', "'lab'", '{"name":"Lab","kind":"CredAccountOpenStack"}'),
+        'PRAGMA user_version = 1;',
+      ].join('\n'));
+      const { store } = open(dir);
+      expect(cli(file, 'PRAGMA user_version')).toBe('2');
+      expect(cli(file, 'SELECT kind, unique_key FROM records ORDER BY id')).toBe('software|["web","1"]\nappliance|["site","2"]\naccount|["lab"]');
+      expect(store.byKey('software', nameVersionKey({ name: 'web', version: '1' }))?.doc).toMatchObject({ name: 'web', version: '1' });
     });
 
     it('users: insert, read, update', () => {

@@ -4,7 +4,7 @@
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
 import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../boot-check';
-import { isForgeError } from '../../errors';
+import { AbortedError, isForgeError } from '../../errors';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { parseDuration } from '../duration';
 
@@ -105,7 +105,7 @@ const run: Command = async (args) => {
   } catch (e) {
     // A bad image (missing, compressed, not a disk, not self-contained) is the caller's to fix, like a bad flag.
     if (isBootCheckError(e, 'input')) throw new UsageError(e.message);
-    if (isForgeError(e, 'E_ABORTED')) {
+    if (isForgeError(e, AbortedError)) {
       process.stderr.write('appliance-forge boot: interrupted, QEMU stopped\n');
       return 130;
     }

@@ -1,5 +1,6 @@
 // The one error type of the Debian index module: `kind` says which fault, the message names the
 // suite, the file or the missing tool.
+import { ForgeError } from '../../errors';
 
 export type DebianIndexFault =
   /** A tool or keyring this module needs is not installed. */
@@ -13,7 +14,8 @@ export type DebianIndexFault =
   /** The content is not what a Debian archive holds (missing field, oversized file, bad stanza). */
   | 'malformed';
 
-export class DebianIndexError extends Error {
+export class DebianIndexError extends ForgeError {
+  static readonly code = 'E_DEBIAN_INDEX';
   override readonly name = 'DebianIndexError';
   constructor(
     readonly kind: DebianIndexFault,

@@ -3,16 +3,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { encode, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
-import { isForgeError, messageOf } from '../../errors';
+import { DecodeError, FiqlError, isForgeError, messageOf } from '../../errors';
 import { isServiceError, ServiceError } from '../service-error';
 
 /** Map anything thrown to a ServiceError: ours as is, decode/FIQL → 400/415, Fastify's 4xx kept, rest 500. */
 export function toServiceError(e: unknown): ServiceError {
   if (isServiceError(e)) return e;
-  if (isForgeError(e, 'E_DECODE')) {
+  if (isForgeError(e, DecodeError)) {
     return (e as { unsupported?: boolean }).unsupported ? new ServiceError(415, e.message) : new ServiceError(400, e.message);
   }
-  if (isForgeError(e, 'E_FIQL')) return new ServiceError(400, e.message);
+  if (isForgeError(e, FiqlError)) return new ServiceError(400, e.message);
   // A full disk is the service's condition, not a bug: 507 Insufficient Storage, not a bare 500.
   const errno = (e as { code?: unknown } | null)?.code;
   if (errno === 'ENOSPC' || errno === 'EDQUOT') return new ServiceError(507, 'the service has no storage space left for this request');

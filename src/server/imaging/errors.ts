@@ -1,13 +1,13 @@
 // Errors of the image builder. Bad input (`kind` 'input') is the caller's to fix and nothing was written;
 // 'tool' is an external program (mke2fs, debugfs, qemu-img) that failed, with its own message kept;
 // 'prerequisite' is a host tool that is missing, with the Debian package that provides it. A ForgeError
-// of the package's tree (src/errors.ts): `isForgeError(e, 'E_IMAGING')` narrows to it.
+// of the package's tree (src/errors.ts): `isForgeError(e, ImagingError)` narrows to it.
 import { ForgeError, isForgeError } from '../../errors';
 
 export type ImagingErrorKind = 'input' | 'disk-full' | 'tool' | 'prerequisite';
 
 export class ImagingError extends ForgeError {
-  readonly code = 'E_IMAGING' as const;
+  static readonly code = 'E_IMAGING';
   constructor(readonly kind: ImagingErrorKind, message: string, override readonly cause?: unknown) {
     super(message);
     this.name = 'ImagingError';
@@ -15,5 +15,5 @@ export class ImagingError extends ForgeError {
 }
 
 export function isImagingError(e: unknown, kind?: ImagingErrorKind): e is ImagingError {
-  return isForgeError(e, 'E_IMAGING') && (kind === undefined || e.kind === kind);
+  return isForgeError(e, ImagingError) && (kind === undefined || e.kind === kind);
 }

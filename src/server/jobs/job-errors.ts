@@ -8,6 +8,7 @@ import type { OpStatus } from '../../model/resources';
 import { isForgeError, messageOf } from '../../errors';
 import type { Ctx } from '../context';
 import { isImagingError } from '../imaging';
+import { OpenStackError } from '../openstack/errors';
 import { isServiceError } from '../service-error';
 import { jobKey, type JobKind } from './status';
 
@@ -32,7 +33,7 @@ export function jobErrorWords(e: unknown, stage: JobStage, serverDirs: readonly 
   // Written for the user by this server (limits, free space): kept as they are.
   if (isServiceError(e)) return fact(e.message, serverDirs);
   // Keystone's or Glance's own message, already scrubbed of secrets and cut by the OpenStack module.
-  if (isForgeError(e, 'E_OPENSTACK')) return `${at} failed: ${fact(e.message, serverDirs)}`;
+  if (isForgeError(e, OpenStackError)) return `${at} failed: ${fact(e.message, serverDirs)}`;
   // spawn's own error (raw, or wrapped by a tool runner) for a command line past the system's limit.
   if (errnoOf(e) === 'E2BIG' || (e instanceof Error && errnoOf(e.cause) === 'E2BIG')) {
     return `${at} failed: the OS profile lists more packages than one build can pass to the installer; list fewer packages (their dependencies come by themselves)`;

@@ -34,7 +34,7 @@ export interface OpenStackErrorDetails {
 }
 
 export class OpenStackError extends ForgeError {
-  readonly code = 'E_OPENSTACK' as const;
+  static readonly code = 'E_OPENSTACK';
   readonly service: 'keystone' | 'glance' | undefined;
   readonly status: number | undefined;
   imageId: string | undefined;

@@ -7,6 +7,7 @@ import { NO_CONTENT, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest } from '../service-error';
 import type { AccountDoc } from '../store/docs';
+import { accountKey } from '../store/keys';
 import { accountView } from '../views/account';
 import { ifMatch, owned, requireText } from './common';
 
@@ -55,8 +56,6 @@ function withinPrefix(url: string, prefix: string): boolean {
   }
 }
 
-const nameKey = (name: string): string => name.toLowerCase();
-
 export const accountRoutes = (ctx: Ctx) =>
   ({
     cloudAccount_getAll: (req) => {
@@ -75,7 +74,7 @@ export const accountRoutes = (ctx: Ctx) =>
       checkCloudEndpoints(ctx, d);
       const row = ctx.store.insert(
         'account',
-        { owner: req.params.uid, uniqueKey: nameKey(d.name), doc: d, secret: value.password ? ctx.box.seal(value.password) : null },
+        { owner: req.params.uid, uniqueKey: accountKey(d.name), doc: d, secret: value.password ? ctx.box.seal(value.password) : null },
         `an account named ${JSON.stringify(d.name)} already exists`,
       );
       return req.created(accountView(row));
@@ -92,7 +91,7 @@ export const accountRoutes = (ctx: Ctx) =>
         'account',
         row.id,
         d,
-        { uniqueKey: nameKey(d.name), ...(value.password ? { secret: ctx.box.seal(value.password) } : {}) },
+        { uniqueKey: accountKey(d.name), ...(value.password ? { secret: ctx.box.seal(value.password) } : {}) },
         `an account named ${JSON.stringify(d.name)} already exists`,
       );
       return req.ok(accountView(updated));

@@ -9,6 +9,7 @@ import { page } from '../http/list';
 import { badRequest, conflict } from '../service-error';
 import type { ApplianceDoc } from '../store/docs';
 import type { Row } from '../store/store';
+import { nameVersionKey } from '../store/keys';
 import { parseUri } from '../../model/uris';
 import { applianceView } from '../views/appliance';
 import { distributionOf } from '../views/catalog';
@@ -40,13 +41,12 @@ function softwareIds(ctx: Ctx, uid: string, list: MySoftware[]): number[] {
   return ids;
 }
 
-const key = (d: Pick<ApplianceDoc, 'name' | 'version'>): string => `${d.name}\u0000${d.version}`;
 const conflictMsg = (d: Pick<ApplianceDoc, 'name' | 'version'>): string => `an appliance named ${JSON.stringify(d.name)} version ${JSON.stringify(d.version)} already exists`;
 
 /** Save a changed template with its revision increased (only when something changed). */
 export function saveAppliance(ctx: Ctx, r: Row<'appliance'>, next: ApplianceDoc): Row<'appliance'> {
   if (JSON.stringify({ ...next, revision: 0 }) === JSON.stringify({ ...r.doc, revision: 0 })) return r;
-  return ctx.store.update('appliance', r.id, { ...next, revision: r.doc.revision + 1 }, { uniqueKey: key(next) }, conflictMsg(next));
+  return ctx.store.update('appliance', r.id, { ...next, revision: r.doc.revision + 1 }, { uniqueKey: nameVersionKey(next) }, conflictMsg(next));
 }
 
 function loadAppliance(ctx: Ctx, req: ReqWith<'uid' | 'aid'>): Row<'appliance'> {
@@ -82,7 +82,7 @@ export const applianceRoutes = (ctx: Ctx) =>
         ...(v.tag !== undefined ? { tag: v.tag } : {}),
         ...(installProfile ? { installProfile } : {}),
       };
-      const row = ctx.store.insert('appliance', { owner: uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
+      const row = ctx.store.insert('appliance', { owner: uid, uniqueKey: nameVersionKey(d), doc: d }, conflictMsg(d));
       return req.created(applianceView(ctx, row));
     },
 

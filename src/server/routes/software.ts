@@ -11,6 +11,7 @@ import { page } from '../http/list';
 import { badRequest, conflict, notFound, ServiceError } from '../service-error';
 import type { ArtifactDoc, SoftwareDoc } from '../store/docs';
 import type { Row } from '../store/store';
+import { nameVersionKey } from '../store/keys';
 import { artifactView, softwareView } from '../views/software';
 import type { Located } from '../views/stamp';
 import { uris } from '../views/uris';
@@ -67,7 +68,6 @@ function artifactFromBody(v: SoftwareArtifact, prev?: ArtifactDoc): ArtifactDoc 
   return d;
 }
 
-const key = (d: SoftwareDoc): string => `${d.name}\u0000${d.version}`;
 const conflictMsg = (d: SoftwareDoc): string => `a software component named ${JSON.stringify(d.name)} version ${JSON.stringify(d.version)} already exists`;
 
 function bumpSoftware(ctx: Ctx, id: number): void {
@@ -146,7 +146,7 @@ export const softwareRoutes = (ctx: Ctx) =>
         ...(v.description !== undefined ? { description: v.description } : {}),
         ...(v.tag !== undefined ? { tag: v.tag } : {}),
       };
-      const row = ctx.store.insert('software', { owner: req.params.uid, uniqueKey: key(d), doc: d }, conflictMsg(d));
+      const row = ctx.store.insert('software', { owner: req.params.uid, uniqueKey: nameVersionKey(d), doc: d }, conflictMsg(d));
       return req.created(softwareView(ctx, row));
     },
 
@@ -159,7 +159,7 @@ export const softwareRoutes = (ctx: Ctx) =>
       if (v.version !== undefined) d.version = requireText(v.version, 'version');
       if (v.description !== undefined) d.description = v.description;
       if (v.tag !== undefined) d.tag = v.tag;
-      return req.ok(softwareView(ctx, ctx.store.update('software', row.id, d, { uniqueKey: key(d) }, conflictMsg(d))));
+      return req.ok(softwareView(ctx, ctx.store.update('software', row.id, d, { uniqueKey: nameVersionKey(d) }, conflictMsg(d))));
     },
 
     mySoftware_delete: async (req) => {

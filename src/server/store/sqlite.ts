@@ -2,6 +2,7 @@
 // compile or install, what the Action's bundle runs on) and better-sqlite3 (an optional dependency,
 // loaded only where `node:sqlite` is missing: Node 22.0 to 22.12). The store speaks only this interface.
 import { createRequire } from 'node:module';
+import { ForgeError } from '../../errors';
 
 export const SQLITE_ENGINES = ['node:sqlite', 'better-sqlite3'] as const;
 export type SqliteEngine = (typeof SQLITE_ENGINES)[number];
@@ -25,7 +26,8 @@ export interface SqlDatabase {
 }
 
 /** No engine could open the database; the message says what to install or upgrade. */
-export class SqliteUnavailableError extends Error {
+export class SqliteUnavailableError extends ForgeError {
+  static readonly code = 'E_SQLITE_UNAVAILABLE';
   constructor(message: string, override readonly cause?: unknown) {
     super(message);
     this.name = 'SqliteUnavailableError';

@@ -68,6 +68,8 @@ export class Store {
 
   /** Every change goes through here, so that generation() moves with it (even when the statement fails half-way). */
   private write(text: string, ...args: SqlValue[]): { lastInsertRowid: number | bigint } {
+    // node:sqlite cuts a bound string at U+0000: what is written must hold none (docs are JSON, keys keys.ts).
+    if (args.some((a) => typeof a === 'string' && a.includes('\u0000'))) throw new Error('a value to store holds U+0000');
     try {
       return this.sql(text).run(...args);
     } finally {
@@ -178,6 +180,7 @@ export class Store {
   }
 
   byKey<K extends Kind>(kind: K, uniqueKey: string): Row<K> | undefined {
+    if (uniqueKey.includes('\u0000')) return undefined; // no stored key holds one (see write)
     const r = this.sql('SELECT * FROM records WHERE kind = ? AND unique_key = ?').get(kind, uniqueKey) as RawRow | undefined;
     return r && rowOf<K>(r);
   }
