@@ -47,16 +47,18 @@ function base(mode: ActionResult['mode'], target: string, plan: Plan, applianceU
 export function planResult(target: string, plan: Plan, builders: readonly BuilderDecl[], secrets: SecretSet): ActionResult {
   const images = builders.map((b): ResultEntry => {
     const img = plan.images.find((i) => i.builders.includes(b.index));
+    const reused = img?.action === 'reuse' ? img : undefined;
     const pub = plan.publications.find((p) => p.builder === b.index);
     return {
-      builder: b.index, format: b.type, action: img?.action ?? 'generate', imageUri: img?.uri ?? null,
-      sha256: img?.image?.sha256sum ?? null, size: img?.image ? (img.image.fileSize ?? img.image.size ?? null) : null,
-      reused: img?.action === 'reuse',
-      displayName: pub?.displayName ?? null, cloudId: pub?.cloudId ?? null, publicationReused: pub ? pub.action === 'reuse' : null,
+      builder: b.index, format: b.type, action: img?.action ?? 'generate', imageUri: reused?.uri ?? null,
+      sha256: reused?.image.sha256sum ?? null, size: reused ? (reused.image.fileSize ?? reused.image.size ?? null) : null,
+      reused: reused !== undefined,
+      displayName: pub?.displayName ?? null, cloudId: pub?.action === 'reuse' ? (pub.publication.cloudId ?? null) : null,
+      publicationReused: pub ? pub.action === 'reuse' : null,
       file: null,
     };
   });
-  return base('plan', target, plan, plan.appliance.uri ?? null, images, secrets);
+  return base('plan', target, plan, plan.appliance.action === 'create' ? null : plan.appliance.uri, images, secrets);
 }
 
 /** What an apply did, per builder. */

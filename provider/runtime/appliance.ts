@@ -12,6 +12,8 @@ import { withOutputs, type CommonInputs, type Handler } from './handler';
 import { checkNamed, type Inputs, type Named } from './inputs';
 import { installationFailures } from './installation';
 import { isRecord, isUnknown, stringOf, stringsOf } from './plain';
+import { changeProfilePackages, settleOsProfile, type SettledProfile } from '../../src/engine/os-profile';
+import { planOsProfile } from '../../src/engine/plan';
 import { removeObject } from '../../src/engine/remove';
 import { created, unlessGone } from './service-answers';
 
@@ -102,19 +104,21 @@ export async function resolvePackages(client: Client, distUri: string, specs: Pa
   return out;
 }
 
-/** The template's OS profile: the one it has, or one made from the named base profile. */
-async function ensureProfile(client: Client, app: Appliance, appUri: string, distUri: string, profileName: string): Promise<string> {
-  if (app.osProfileUri) return app.osProfileUri;
-  const { uid, aid } = uriParams('appliance_get', appUri);
+/**
+ * The template's OS profile by the engine's rule and step (planOsProfile, settleOsProfile): made from the
+ * named base profile; one made from another base (an adopted template, a change on the service) is replaced.
+ */
+async function settleProfile(client: Client, app: Appliance, appUri: string, distUri: string, profileName: string): Promise<SettledProfile> {
   const bases = await client.osTemplate_getAll(uriParams('os_get', distUri));
   const base = (bases.distribProfiles ?? []).find((b) => b.name === profileName);
   if (!base?.uri) {
     const names = (bases.distribProfiles ?? []).map((b) => b.name).join(', ');
     throw new Error(`base profile "${profileName}" is not offered for ${distUri} (offered: ${names || 'none'})`);
   }
-  const made = await client.applianceOSProfile_create({ uid, aid, body: { kind: 'LinuxProfile', name: base.name, standardProfileUri: base.uri } });
-  if (!made.uri) throw new Error('the service returned no uri for the OS profile');
-  return made.uri;
+  const current = app.osProfileUri
+    ? { uri: app.osProfileUri, standardProfileUri: (await client.applianceOSProfile_get(uriParams('applianceOSProfile_get', app.osProfileUri))).standardProfileUri }
+    : undefined;
+  return settleOsProfile(client, ids(appUri), planOsProfile(current, { name: profileName, uri: base.uri }));
 }
 
 async function softwareList(client: Client, uris: string[]): Promise<MySoftware[]> {
@@ -131,15 +135,6 @@ async function profilePackageUris(client: Client, osProfileUri: string): Promise
   const { uid, aid, osid } = uriParams('applianceOSProfile_get', osProfileUri);
   const list = await client.applianceOSProfilePkg_getAll({ uid, aid, osid });
   return stringsOf((list.pkgs ?? []).map((p) => p.uri));
-}
-
-async function changePackages(client: Client, osProfileUri: string, added: string[], deleted: string[]): Promise<void> {
-  if (added.length === 0 && deleted.length === 0) return;
-  const { uid, aid, osid } = uriParams('applianceOSProfile_get', osProfileUri);
-  await client.applianceOSProfilePkg_updateAll({
-    uid, aid, osid,
-    body: { ...(added.length ? { addedPkgUris: added } : {}), ...(deleted.length ? { deletedPkgUris: deleted } : {}) },
-  });
 }
 
 const ids = (uri: string) => uriParams('appliance_get', uri);
@@ -182,15 +177,16 @@ export const appliance: Handler<ApplianceInputs> = {
       }
     }
     app ??= await created(`appliance ${name} ${version}`, client.appliance_create({
-      body: { name, version, distributionUri, ...(description ? { description } : {}), ...(org ? { orgUri: org } : {}) },
+      body: { name, version, distributionUri, description: description || undefined, orgUri: org },
     }));
     const uri = app.uri;
     if (!uri) throw new Error(`the service returned no uri for appliance ${name} ${version}`);
-    const osProfileUri = await ensureProfile(client, app, uri, distributionUri, inputs.osProfile);
+    const profile = await settleProfile(client, app, uri, distributionUri, inputs.osProfile);
+    const osProfileUri = profile.uri;
     const packageUris = await resolvePackages(client, distributionUri, inputs.packages);
     const { uid, aid } = ids(uri);
-    const current = new Set(app.osProfileUri ? await profilePackageUris(client, osProfileUri) : []);
-    await changePackages(client, osProfileUri, packageUris.filter((u) => !current.has(u)), []);
+    const current = new Set(profile.packageUris ?? await profilePackageUris(client, osProfileUri));
+    await changeProfilePackages(client, { uid, aid }, osProfileUri, { add: packageUris.filter((u) => !current.has(u)), remove: [] });
     const sw = inputs.software;
     const fresh = await client.appliance_get({ uid, aid });
     const wantDescription = description ?? fresh.description;
@@ -233,10 +229,15 @@ export const appliance: Handler<ApplianceInputs> = {
     const { uid, aid } = ids(id);
     const app = await client.appliance_get({ uid, aid });
     const distributionUri = app.distributionUri ?? stringOf(olds.distributionUri) ?? (await resolveDistribution(client, news.distribution));
-    const osProfileUri = app.osProfileUri ?? (await ensureProfile(client, app, id, distributionUri, news.osProfile));
+    const profile = await settleProfile(client, app, id, distributionUri, news.osProfile);
+    const osProfileUri = profile.uri;
     const packageUris = await resolvePackages(client, distributionUri, news.packages);
-    const oldUris = stringsOf(olds.packageUris);
-    await changePackages(client, osProfileUri, packageUris.filter((u) => !oldUris.includes(u)), oldUris.filter((u) => !packageUris.includes(u)));
+    // A profile made now holds its base's packages only: the old ones went with the old profile.
+    const oldUris = profile.packageUris ? [] : stringsOf(olds.packageUris);
+    const have = profile.packageUris ?? oldUris;
+    await changeProfilePackages(client, { uid, aid }, osProfileUri, {
+      add: packageUris.filter((u) => !have.includes(u)), remove: oldUris.filter((u) => !packageUris.includes(u)),
+    });
     const sw = news.software;
     const haveSw = (app.mySoftwareList ?? []).map((s) => s.uri);
     // The service never shows a password, so a changed installation is told by the inputs, not by the service.

@@ -8,7 +8,7 @@ import { messageOf } from '../errors';
 import type { Vars } from '../engine/env-refs';
 import { collectVars, VarsError } from '../engine/vars';
 
-type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
+export type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
 
 export const CONNECTION_OPTIONS = {
   url: { type: 'string', short: 'a' },

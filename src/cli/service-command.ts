@@ -1,9 +1,9 @@
 // Commands that read the service without a declaration (`list`, `show`): the connection options and
-// settings of plan and apply (declaration-command.ts), one failure path, `--json` for one document.
+// settings of plan and apply (service-settings.ts), one failure path, `--json` for one document.
 import { describeFailure } from '../engine/failure';
 import type { Connection } from '../engine/connect';
 import { SecretSet } from '../engine/secrets';
-import { openConnection, serviceSettings } from './declaration-command';
+import { openConnection, serviceSettings } from './service-settings';
 import { CONNECTION_OPTIONS, DATA_DIR_OPTION, HELP_OPTION, parseCommandArgs, QUIET_OPTION } from './options';
 
 /** The options of these commands: the connection, the data dir, --json, --quiet. */

@@ -8,7 +8,8 @@ import type { Appliance, Image, PublishImage } from '../model/resources';
 import type { BundleFileDecl, Declaration } from './declaration';
 import { ApplyError } from './errors';
 import type { EventSink } from './events';
-import { type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, recordUri, type SoftwarePlan, urisOf, applianceTag } from './plan';
+import { type FilePlan, type ImagePlan, idOf, type Plan, planPackages, type PublicationPlan, recordUri, type SoftwarePlan, applianceTag } from './plan';
+import { changeProfilePackages, settleOsProfile } from './os-profile';
 import { publishImageBody } from './publication-body';
 import { installProfileOf } from './installation';
 import { removeAll, type Removed } from './remove';
@@ -40,7 +41,7 @@ export interface ImageResult {
     readonly displayName: string;
     readonly cloudId?: string | undefined;
     readonly reused: boolean;
-  };
+  } | undefined;
 }
 
 export interface ApplyResult {
@@ -53,7 +54,6 @@ export interface ApplyResult {
 
 interface Ctx {
   readonly client: Client;
-  readonly decl: Declaration;
   readonly o: ApplyOptions;
   readonly emit: EventSink;
 }
@@ -62,23 +62,17 @@ export async function applyPlan(
   client: Client, decl: Declaration, resolved: Resolved, files: ReadonlyMap<string, LocalFile>, plan: Plan, o: ApplyOptions = {},
 ): Promise<ApplyResult> {
   const emit: EventSink = o.onEvent ?? (() => {});
-  const c: Ctx = { client, decl, o, emit };
+  const c: Ctx = { client, o, emit };
   const { stack } = decl;
 
   // ---- Software components, in parallel
   emit({ type: 'phase', phase: 'software', title: 'Software bundles' });
-  const softwareUris = await settleAll(plan.software.map((s) => ({ what: `bundle ${s.bundle.name}`, run: () => applySoftware(c, s) })), o.signal);
+  const mySoftwareList = await settleAll(plan.software.map((s) => ({ what: `bundle ${s.bundle.name}`, run: () => applySoftware(c, s) })), o.signal);
 
   // ---- Appliance, OS profile, packages
   emit({ type: 'phase', phase: 'appliance', title: `Appliance ${stack.name} ${stack.version}` });
-  const mySoftwareList = plan.software.map((s, i) => ({ name: s.bundle.name, version: s.bundle.version, uri: softwareUris[i]! }));
   const installProfile = installProfileOf(stack.installation, true);
-  const fields = {
-    description: stack.description ?? '',
-    tag: applianceTag(stack, files),
-    mySoftwareList,
-    ...(installProfile ? { installProfile } : {}),
-  };
+  const fields = { description: stack.description ?? '', tag: applianceTag(stack, files), mySoftwareList, installProfile };
   let app: Appliance;
   if (plan.appliance.action === 'create') {
     app = await client.appliance_create({
@@ -87,14 +81,14 @@ export async function applyPlan(
     });
     emit({ type: 'step', message: `created appliance ${stack.name} ${stack.version} (${app.uri})` });
   } else {
-    app = (await client.appliance_get({ aid: idOf(recordUri(plan.appliance, 'appliance')), signal: o.signal }));
+    app = await client.appliance_get({ aid: idOf(plan.appliance.uri), signal: o.signal });
     if (plan.appliance.action === 'update') {
       app = await client.appliance_update({ aid: idOf(recordUri(app, 'appliance')), body: { uri: app.uri, ...fields }, signal: o.signal });
       emit({ type: 'step', message: `updated appliance ${stack.name} ${stack.version}: ${plan.appliance.changes.join(', ')}` });
     }
   }
   const aid = idOf(recordUri(app, 'appliance'));
-  await applyOsProfile(c, plan, resolved, aid, app.osProfileUri);
+  await applyOsProfile(c, plan, resolved, aid);
 
   // ---- Images and their publications: each image with its publications is one independent task.
   emit({ type: 'phase', phase: 'images', title: 'Images and publications' });
@@ -119,20 +113,25 @@ export async function applyPlan(
 
 /** Runs tasks in parallel to their end; an abort wins over other failures, then all failures are thrown together. */
 async function settleAll<T>(tasks: ReadonlyArray<{ what: string; run: () => Promise<T> }>, signal?: AbortSignal): Promise<T[]> {
-  const results = await Promise.allSettled(tasks.map((t) => t.run()));
-  const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [{ what: tasks[i]!.what, error: r.reason as unknown }] : []));
+  const settled = await Promise.all(tasks.map((t) => t.run().then(
+    (value) => ({ ok: true, value }) as const,
+    (error: unknown) => ({ ok: false, what: t.what, error }) as const,
+  )));
+  const failures = settled.flatMap((r) => (r.ok ? [] : [{ what: r.what, error: r.error }]));
+  const [first] = failures;
+  if (!first) return settled.flatMap((r) => (r.ok ? [r.value] : []));
   const aborted = failures.find((f) => isForgeError(f.error, AbortedError));
   if (aborted) throw aborted.error;
-  if (signal?.aborted && failures.length) throw failures[0]!.error;
-  if (failures.length === 1 && !(failures[0]!.error instanceof ApplyError)) throw failures[0]!.error;
-  if (failures.length) throw new ApplyError(failures.flatMap((f) => (f.error instanceof ApplyError ? f.error.failures : [f])));
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  if (signal?.aborted) throw first.error;
+  if (failures.length === 1 && !(first.error instanceof ApplyError)) throw first.error;
+  throw new ApplyError(failures.flatMap((f) => (f.error instanceof ApplyError ? f.error.failures : [f])));
 }
 
 
 // ---- Software ----------------------------------------------------------------------------------
 
-async function applySoftware(c: Ctx, s: SoftwarePlan): Promise<string> {
+/** The bundle's component and its files; returns its entry in the appliance's software list. */
+async function applySoftware(c: Ctx, s: SoftwarePlan): Promise<{ name: string; version: string; uri: string }> {
   const { client, o } = c;
   const b = s.bundle;
   let uri: string;
@@ -144,7 +143,7 @@ async function applySoftware(c: Ctx, s: SoftwarePlan): Promise<string> {
     uri = recordUri(rec, 'mySoftware');
     c.emit({ type: 'step', message: `created software ${b.name} ${b.version}` });
   } else {
-    uri = recordUri(s, 'mySoftware');
+    uri = s.uri;
     if (s.descriptionChanged) {
       await client.mySoftware_update({ msid: idOf(uri), body: { name: b.name, version: b.version, description: b.description ?? '' }, signal: o.signal });
       c.emit({ type: 'step', message: `updated software ${b.name} ${b.version}: description` });
@@ -152,28 +151,26 @@ async function applySoftware(c: Ctx, s: SoftwarePlan): Promise<string> {
   }
   const msid = idOf(uri);
   await settleAll(
-    s.files.filter((f) => f.action !== 'unchanged').map((f) => ({
-      what: `file ${b.name}/${f.name}`,
-      run: async () => {
-        if (f.action === 'delete' || (f.action === 'update' && !f.metadataOnly)) {
-          await client.mySoftwareArtifact_delete({ msid, said: idOf(f.artifactUri!), signal: o.signal });
-        }
-        if (f.action === 'delete') {
-          c.emit({ type: 'step', message: `removed file ${b.name}/${f.name}` });
-          return;
-        }
-        const decl = f.decl!;
-        if (f.action === 'update' && f.metadataOnly) {
-          await client.mySoftwareArtifact_update({ msid, said: idOf(f.artifactUri!), body: artifactBody(decl), signal: o.signal });
-          c.emit({ type: 'step', message: `updated file ${b.name}/${f.name}: install location, rights or owner` });
-          return;
-        }
-        await uploadFile(c, msid, `${b.name}/${f.name}`, decl);
-      },
-    })),
+    s.files.filter((f) => f.action !== 'unchanged').map((f) => ({ what: `file ${b.name}/${f.name}`, run: () => applyFile(c, msid, b.name, f) })),
     o.signal,
   );
-  return uri;
+  return { name: b.name, version: b.version, uri };
+}
+
+async function applyFile(c: Ctx, msid: string, bundle: string, f: FilePlan): Promise<void> {
+  const { client, o } = c;
+  const label = `${bundle}/${f.name}`;
+  if (f.action === 'create') return uploadFile(c, msid, label, f.decl);
+  if (f.action === 'unchanged') return;
+  const said = idOf(f.artifactUri);
+  if (f.action === 'update' && f.metadataOnly) {
+    await client.mySoftwareArtifact_update({ msid, said, body: artifactBody(f.decl), signal: o.signal });
+    c.emit({ type: 'step', message: `updated file ${label}: install location, rights or owner` });
+    return;
+  }
+  await client.mySoftwareArtifact_delete({ msid, said, signal: o.signal });
+  if (f.action === 'update') return uploadFile(c, msid, label, f.decl);
+  c.emit({ type: 'step', message: `removed file ${label}` });
 }
 
 function artifactBody(f: BundleFileDecl) {
@@ -182,9 +179,9 @@ function artifactBody(f: BundleFileDecl) {
     name: f.name,
     fullName: f.name,
     origName: f.name,
-    ...(f.destination !== undefined ? { installLocation: f.destination } : {}),
-    ...(f.rights !== undefined ? { rights: f.rights } : {}),
-    ...(f.ownerGroup !== undefined ? { ownerGroup: f.ownerGroup } : {}),
+    installLocation: f.destination,
+    rights: f.rights,
+    ownerGroup: f.ownerGroup,
   } as const;
 }
 
@@ -198,7 +195,7 @@ async function uploadFile(c: Ctx, msid: string, label: string, f: BundleFileDecl
     onProgress: (p) => c.emit({
       type: 'progress', id, label: `upload ${label}`,
       percentage: p.bytesTotal ? Math.floor((100 * p.bytesLoaded) / p.bytesTotal) : 0,
-      bytesDone: p.bytesLoaded, ...(p.bytesTotal !== undefined ? { bytesTotal: p.bytesTotal } : {}),
+      bytesDone: p.bytesLoaded, bytesTotal: p.bytesTotal,
     }),
   });
   c.emit({ type: 'done', id, label: `upload ${label}`, ok: true });
@@ -207,27 +204,16 @@ async function uploadFile(c: Ctx, msid: string, label: string, f: BundleFileDecl
 
 // ---- OS profile and packages --------------------------------------------------------------------
 
-async function applyOsProfile(c: Ctx, plan: Plan, resolved: Resolved, aid: string, profileUri: string | undefined): Promise<void> {
+async function applyOsProfile(c: Ctx, plan: Plan, resolved: Resolved, aid: string): Promise<void> {
   const { client, o } = c;
-  let osid = profileUri ? idOf(profileUri) : undefined;
-  let pkgPlan = plan.packages;
-  if (plan.osProfile.action !== 'unchanged') {
-    if (osid) await client.applianceOSProfile_delete({ aid, osid, signal: o.signal });
-    const p = await client.applianceOSProfile_create({
-      aid, body: { kind: 'LinuxProfile', name: plan.osProfile.name, standardProfileUri: plan.osProfile.standardProfileUri }, signal: o.signal,
-    });
-    osid = idOf(recordUri(p, 'distribProfile'));
+  const profile = await settleOsProfile(client, { aid }, plan.osProfile, o.signal);
+  // A new profile starts from its base packages: plan the change set against what it holds now.
+  const pkgPlan = profile.packageUris ? planPackages(resolved, profile.packageUris) : plan.packages;
+  if (profile.packageUris) {
     c.emit({ type: 'step', message: `${plan.osProfile.action === 'create' ? 'created' : 'replaced'} OS profile ${plan.osProfile.name}` });
-    // A new profile starts from its base packages: plan the change set against what it holds now.
-    const now = await client.applianceOSProfilePkg_getAll({ aid, osid, signal: o.signal });
-    pkgPlan = planPackages(resolved, urisOf(now.pkgs));
   }
-  if (pkgPlan.action === 'unchanged') return;
-  await client.applianceOSProfilePkg_updateAll({
-    aid, osid: osid!,
-    body: { addedPkgUris: pkgPlan.add.map((p) => p.uri), deletedPkgUris: pkgPlan.remove.map((p) => p.uri) },
-    signal: o.signal,
-  });
+  const change = { add: pkgPlan.add.map((p) => p.uri), remove: pkgPlan.remove.map((p) => p.uri) };
+  if (!(await changeProfilePackages(client, { aid }, profile.uri, change, o.signal))) return;
   const words = [
     pkgPlan.add.length ? `added ${pkgPlan.add.map((p) => p.label).join(', ')}` : '',
     pkgPlan.remove.length ? `removed ${pkgPlan.remove.length}` : '',
@@ -254,8 +240,8 @@ async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly Pub
     });
     c.emit({ type: 'step', message: `generating ${ip.format} image (${ip.reason})` });
   } else {
-    image = ip.image!;
-    c.emit({ type: 'step', message: `reusing ${ip.format} image ${image.uri}${ip.pending ? ' (waiting for its generation)' : ''}` });
+    image = ip.image;
+    c.emit({ type: 'step', message: `reusing ${ip.format} image ${ip.uri}${ip.pending ? ' (waiting for its generation)' : ''}` });
   }
   if (ip.action === 'generate' || ip.pending) {
     await waitJob(c, image, id, `generate ${ip.format}`);
@@ -264,25 +250,28 @@ async function applyImage(c: Ctx, aid: string, ip: ImagePlan, pubs: readonly Pub
   const imageUri = recordUri(image, 'image');
   const itid = idOf(imageUri);
   const published = await settleAll(
-    pubs.map((p) => ({ what: `publication ${p.displayName}`, run: () => applyPublication(c, aid, itid, image, p) })),
+    pubs.map((p) => ({
+      what: `publication ${p.displayName}`,
+      run: async () => ({ builder: p.builder, result: await applyPublication(c, aid, itid, image, p) }),
+    })),
     o.signal,
   );
   return ip.builders.map((builder) => {
-    const pubIndex = pubs.findIndex((p) => p.builder === builder);
+    const publication = published.find((p) => p.builder === builder);
     return {
       builder, format: ip.format, imageUri, sha256: image.sha256sum, size: image.fileSize ?? image.size,
       downloadUri: image.downloadUri, fileName: image.fileName, reused: ip.action === 'reuse',
-      ...(pubIndex >= 0 ? { publication: published[pubIndex]! } : {}),
+      publication: publication?.result,
     };
   });
 }
 
 async function applyPublication(c: Ctx, aid: string, itid: string, image: Image, p: PublicationPlan): Promise<NonNullable<ImageResult['publication']>> {
-  const { client, o, decl } = c;
+  const { client, o } = c;
   const id = `publish:${p.builder}`;
   let pub: PublishImage;
   if (p.action === 'publish') {
-    const b = decl.builders.find((x) => x.index === p.builder)!.publication!;
+    const b = p.target;
     const a = p.account;
     checkAborted(o.signal); // the POST itself goes without the signal, as for a generation
     pub = await client.applianceImage_publish({
@@ -294,7 +283,7 @@ async function applyPublication(c: Ctx, aid: string, itid: string, image: Image,
     });
     c.emit({ type: 'step', message: `publishing ${p.displayName} (${p.reason})` });
   } else {
-    pub = p.publication!;
+    pub = p.publication;
     c.emit({ type: 'step', message: `reusing publication ${p.displayName} (${pub.cloudId ?? 'pending'})` });
   }
   if (p.action === 'publish' || p.pending) {
@@ -316,7 +305,7 @@ async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: 
       pollMs: c.o.pollMs ?? 1000,
       maxPollMs: Math.max(c.o.pollMs ?? 1000, 2000),
       ...(c.o.jobTimeoutMs !== undefined ? { timeoutMs: c.o.jobTimeoutMs } : {}),
-      onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, ...(s.message ? { message: s.message } : {}) }),
+      onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, message: s.message || undefined }),
     });
     c.emit({ type: 'done', id, label, ok: true });
   } catch (e) {

@@ -22,7 +22,7 @@ export interface PlanChange {
   readonly before: Fields | null;
   readonly after: Fields | null;
   /** Why, in words (what differs, why an image is generated or reused). */
-  readonly reason?: string;
+  readonly reason?: string | undefined;
 }
 
 const NO_OP: ReadonlySet<ChangeAction> = new Set(['unchanged', 'reuse']);
@@ -43,7 +43,7 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
     kind: 'appliance', name: `${a.name} ${a.version}`, action: a.action,
     before: a.action === 'create' ? null : fields({ uri: a.uri, name: a.name, version: a.version, description: a.current?.description, revision: a.current?.revision }),
     after: fields({ name: a.name, version: a.version, description: a.description }),
-    ...(a.changes.length ? { reason: a.changes.join(', ') } : {}),
+    reason: a.changes.join(', ') || undefined,
   });
   const os = plan.osProfile;
   out.push({
@@ -59,24 +59,24 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
       kind: 'software', name: `${b.name} ${b.version}`, action: s.action,
       before: s.action === 'create' ? null : fields({ uri: s.uri }),
       after: fields({ name: b.name, version: b.version, description: b.description, files: b.files.map((f) => f.name) }),
-      ...(s.descriptionChanged ? { reason: 'description' } : {}),
+      reason: s.action !== 'create' && s.descriptionChanged ? 'description' : undefined,
     });
     for (const f of s.files) {
       out.push({
         kind: 'file', name: `${b.name}/${f.name}`, action: f.action,
-        before: f.artifactUri ? { uri: f.artifactUri } : null,
+        before: f.action === 'create' ? null : { uri: f.artifactUri },
         after: f.action === 'delete' ? null : fields({
-          name: f.name, source: f.decl?.source, destination: f.decl?.destination, rights: f.decl?.rights, ownerGroup: f.decl?.ownerGroup,
+          name: f.name, source: f.decl.source, destination: f.decl.destination, rights: f.decl.rights, ownerGroup: f.decl.ownerGroup,
           sha256: f.local?.sha256, size: f.local?.size,
         }),
-        ...(f.metadataOnly ? { reason: 'metadata only' } : {}),
+        reason: f.action === 'update' && f.metadataOnly ? 'metadata only' : undefined,
       });
     }
   }
   for (const i of plan.images) {
     out.push({
       kind: 'image', name: i.format, action: i.action,
-      before: i.image ? fields({ uri: i.uri, revision: i.image.revision, sha256: i.image.sha256sum, pending: i.pending || undefined }) : null,
+      before: i.action === 'reuse' ? fields({ uri: i.uri, revision: i.image.revision, sha256: i.image.sha256sum, pending: i.pending || undefined }) : null,
       after: fields({ format: i.format, installProfile: i.installProfile, compress: i.compress, builders: i.builders }),
       reason: i.reason,
     });
@@ -84,7 +84,7 @@ export function planChanges(plan: Plan, secrets?: SecretSet): PlanChange[] {
   for (const p of plan.publications) {
     out.push({
       kind: 'publication', name: p.displayName, action: p.action,
-      before: p.publication ? fields({ uri: p.uri, cloudId: p.cloudId, pending: p.pending || undefined }) : null,
+      before: p.action === 'reuse' ? fields({ uri: p.uri, cloudId: p.publication.cloudId, pending: p.pending || undefined }) : null,
       after: fields({ displayName: p.displayName, builder: p.builder, account: p.account.name, keystoneUrl: p.account.keystoneUrl, login: p.account.login }),
       reason: p.reason,
     });

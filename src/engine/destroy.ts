@@ -36,14 +36,14 @@ export function computeDestroy(decl: Declaration, observed: Observed, others: re
         const puri = recordUri(p, 'publishImage');
         removals.push({
           kind: 'publication', uri: puri, name: p.displayName ?? '?', reason: `published from ${name} ${version}`,
-          before: { uri: puri, imageUri: p.imageUri, ...(p.cloudId ? { cloudId: p.cloudId } : {}) },
+          before: { uri: puri, imageUri: p.imageUri, cloudId: p.cloudId || undefined },
         });
       }
       for (const i of observed.images) {
         const iuri = recordUri(i, 'image');
         removals.push({
           kind: 'image', uri: iuri, name: i.targetFormat?.name ?? '?', reason: `image of ${name} ${version}`,
-          before: { uri: iuri, format: i.targetFormat?.name, revision: i.revision ?? 0, state: jobState(i.status ?? {}), ...(i.sha256sum ? { sha256: i.sha256sum } : {}) },
+          before: { uri: iuri, format: i.targetFormat?.name, revision: i.revision ?? 0, state: jobState(i.status ?? {}), sha256: i.sha256sum || undefined },
         });
       }
       removals.push({ ...item, reason: 'the declared appliance' });

@@ -14,10 +14,10 @@ export type EngineEvent =
       readonly id: string;
       readonly label: string;
       readonly percentage: number;
-      readonly message?: string;
-      readonly bytesDone?: number;
-      readonly bytesTotal?: number;
+      readonly message?: string | undefined;
+      readonly bytesDone?: number | undefined;
+      readonly bytesTotal?: number | undefined;
     }
-  | { readonly type: 'done'; readonly id: string; readonly label: string; readonly ok: boolean; readonly message?: string };
+  | { readonly type: 'done'; readonly id: string; readonly label: string; readonly ok: boolean; readonly message?: string | undefined };
 
 export type EventSink = (e: EngineEvent) => void;

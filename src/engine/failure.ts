@@ -38,7 +38,7 @@ export function describeFailure(e: unknown, secrets: Pick<SecretSet, 'mask'>, de
   if (isForgeError(e, AbortedError) && timedOut === undefined) return { ...base, interrupted: true, message: `interrupted: ${secrets.mask(e.message)}` };
   const usage = isForgeError(e, UsageError) || /^ERR_PARSE_ARGS/.test(codeOf(e) ?? '');
   const message = secrets.mask(timedOut === undefined ? messageFor(e) : `timed out after ${timedOut}: ${messageFor(e)}`);
-  return { ...base, ...(usage ? { exitCode: 2 as const } : {}), message: message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message };
+  return { ...base, exitCode: usage ? 2 : 1, message: message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message };
 }
 
 function messageFor(e: unknown): string {

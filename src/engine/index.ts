@@ -72,8 +72,8 @@ function maskEvent(e: EngineEvent, s: SecretSet): EngineEvent {
   switch (e.type) {
     case 'phase': return { ...e, title: s.mask(e.title) };
     case 'step': return { ...e, message: s.mask(e.message) };
-    case 'progress': return { ...e, label: s.mask(e.label), ...(e.message ? { message: s.mask(e.message) } : {}) };
-    case 'done': return { ...e, label: s.mask(e.label), ...(e.message ? { message: s.mask(e.message) } : {}) };
+    case 'progress': return { ...e, label: s.mask(e.label), message: e.message && s.mask(e.message) };
+    case 'done': return { ...e, label: s.mask(e.label), message: e.message && s.mask(e.message) };
   }
 }
 

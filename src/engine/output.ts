@@ -23,8 +23,8 @@ export interface SavedImage {
 }
 
 export interface SaveImagesOptions {
-  readonly signal?: AbortSignal;
-  readonly onEvent?: EventSink;
+  readonly signal?: AbortSignal | undefined;
+  readonly onEvent?: EventSink | undefined;
 }
 
 /** A name of the service's choosing, reduced to one plain file name. */

@@ -6,7 +6,7 @@ import { DecodeError } from '../errors';
 import { jobState } from '../model/job-state';
 import type { Appliance, Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
 import { canonicalUri } from '../model/uris';
-import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl, StackDecl } from './declaration';
+import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl, PublicationDecl, StackDecl } from './declaration';
 import { installChanges, passwordFingerprint } from './installation';
 import { ProblemList } from './problems';
 import type { Removal } from './remove';
@@ -14,26 +14,32 @@ import type { LocalFile, Observed, Resolved, ResolvedAccount } from './state';
 
 export type ChangeAction = 'create' | 'update' | 'unchanged';
 
-export interface AppliancePlan {
-  readonly action: ChangeAction;
+/**
+ * Each planned step is a union on its `action`: a variant holds exactly what its step needs (the URI of
+ * what exists, the record reused), so that the apply reads it without assertions.
+ */
+export type AppliancePlan = {
   readonly name: string;
   readonly version: string;
-  readonly uri?: string | undefined;
   /** The declared description. */
   readonly description?: string | undefined;
-  /** What the service holds, when the appliance exists. */
-  readonly current?: { readonly description?: string | undefined; readonly revision?: number | undefined } | undefined;
   /** What differs, in words (empty when unchanged). */
   readonly changes: readonly string[];
-}
+} & (
+  | { readonly action: 'create' }
+  | {
+    readonly action: 'update' | 'unchanged';
+    readonly uri: string;
+    /** What the service holds. */
+    readonly current: { readonly description?: string | undefined; readonly revision?: number | undefined };
+  }
+);
 
-export interface OsProfilePlan {
-  /** `update` replaces the profile: the base profile changed. */
-  readonly action: ChangeAction;
-  readonly name: string;
-  readonly standardProfileUri: string;
-  readonly uri?: string | undefined;
-}
+/** `update` replaces the profile at `uri`: it was made from another base profile. */
+export type OsProfilePlan = { readonly name: string; readonly standardProfileUri: string } & (
+  | { readonly action: 'create' }
+  | { readonly action: 'update' | 'unchanged'; readonly uri: string }
+);
 
 export interface PackageChange {
   readonly uri: string;
@@ -46,51 +52,51 @@ export interface PackagesPlan {
   readonly remove: readonly PackageChange[];
 }
 
-export interface FilePlan {
-  /** `update` with `metadataOnly` rewrites the artifact's fields; otherwise the file is uploaded again. */
-  readonly action: ChangeAction | 'delete';
-  readonly name: string;
-  readonly decl?: BundleFileDecl | undefined;
-  readonly local?: LocalFile | undefined;
-  readonly artifactUri?: string | undefined;
-  readonly metadataOnly?: boolean | undefined;
-}
+/** A declared file: new, or the artifact at `artifactUri` kept, rewritten (`metadataOnly`) or uploaded again. */
+export type FilePlan =
+  | { readonly action: 'create'; readonly name: string; readonly decl: BundleFileDecl; readonly local?: LocalFile | undefined }
+  | {
+    readonly action: 'update' | 'unchanged';
+    readonly name: string;
+    readonly decl: BundleFileDecl;
+    readonly local?: LocalFile | undefined;
+    readonly artifactUri: string;
+    /** `update` rewrites the artifact's fields only; the content is the same. */
+    readonly metadataOnly: boolean;
+  }
+  /** An artifact the bundle no longer declares. */
+  | { readonly action: 'delete'; readonly name: string; readonly artifactUri: string };
 
-export interface SoftwarePlan {
-  readonly action: ChangeAction;
-  readonly bundle: BundleDecl;
-  readonly uri?: string | undefined;
-  readonly descriptionChanged: boolean;
-  readonly files: readonly FilePlan[];
-}
+export type SoftwarePlan = { readonly bundle: BundleDecl; readonly files: readonly FilePlan[] } & (
+  | { readonly action: 'create' }
+  | { readonly action: 'update' | 'unchanged'; readonly uri: string; readonly descriptionChanged: boolean }
+);
 
-export interface ImagePlan {
+export type ImagePlan = {
   /** Format, install profile and compression: builders with the same key share one image. */
   readonly key: string;
-  /** `reuse` with `pending`: a generation is already running on the service; apply waits for it. */
-  readonly action: 'generate' | 'reuse';
-  readonly pending: boolean;
   readonly format: string;
   readonly installProfile: InstallProfileDecl;
   readonly compress: boolean;
   readonly builders: readonly number[];
-  readonly uri?: string | undefined;
-  readonly image?: Image | undefined;
   readonly reason: string;
-}
+} & (
+  | { readonly action: 'generate' }
+  /** `pending`: a generation is already running on the service; apply waits for it. */
+  | { readonly action: 'reuse'; readonly pending: boolean; readonly uri: string; readonly image: Image }
+);
 
-export interface PublicationPlan {
+export type PublicationPlan = {
   readonly builder: number;
   readonly imageKey: string;
-  readonly action: 'publish' | 'reuse';
-  readonly pending: boolean;
   readonly displayName: string;
   readonly account: ResolvedAccount;
-  readonly uri?: string | undefined;
-  readonly cloudId?: string | undefined;
-  readonly publication?: PublishImage | undefined;
   readonly reason: string;
-}
+} & (
+  /** What to publish: the builder's declared target. */
+  | { readonly action: 'publish'; readonly target: PublicationDecl }
+  | { readonly action: 'reuse'; readonly pending: boolean; readonly uri: string; readonly publication: PublishImage }
+);
 
 export interface Plan {
   readonly appliance: AppliancePlan;
@@ -168,8 +174,9 @@ export function applianceTag(stack: StackDecl, files: ReadonlyMap<string, LocalF
 }
 
 function tagParts(tag: string | undefined): [string, string] {
-  const i = (tag ?? '').indexOf(PASSWORDS);
-  return i < 0 ? [tag ?? '', ''] : [tag!.slice(0, i), tag!.slice(i + PASSWORDS.length)];
+  const text = tag ?? '';
+  const i = text.indexOf(PASSWORDS);
+  return i < 0 ? [text, ''] : [text.slice(0, i), text.slice(i + PASSWORDS.length)];
 }
 
 export function imageKey(b: BuilderDecl): string {
@@ -202,13 +209,10 @@ export function computePlan(
   problems.throwIfErrors();
 
   // ---- OS profile and packages
-  const hasProfile = !!app?.osProfileUri && !!observed.osProfile;
-  const osProfile: OsProfilePlan = {
-    action: !hasProfile ? 'create' : sameUri(observed.osProfile.standardProfileUri, resolved.profile.uri) ? 'unchanged' : 'update',
-    name: resolved.profile.name,
-    standardProfileUri: resolved.profile.uri,
-    uri: app?.osProfileUri,
-  };
+  const osProfile = planOsProfile(
+    app?.osProfileUri && observed.osProfile ? { uri: app.osProfileUri, standardProfileUri: observed.osProfile.standardProfileUri } : undefined,
+    resolved.profile,
+  );
   const packages = planPackages(resolved, osProfile.action === 'unchanged' ? observed.profilePkgUris : [...resolved.profile.pkgUris]);
 
   // ---- Software
@@ -229,26 +233,32 @@ export function computePlan(
     if (haveSoftware !== wantSoftware) changes.push('software content');
     if (havePasswords !== wantPasswords) changes.push('passwords (sensitive)');
   }
-  const appliance: AppliancePlan = {
-    action: !app ? 'create' : changes.length ? 'update' : 'unchanged',
-    name: stack.name, version: stack.version, uri: app?.uri, description: stack.description,
-    current: app ? { description: app.description, revision: app.revision } : undefined, changes,
+  const want = { name: stack.name, version: stack.version, description: stack.description, changes };
+  const appliance: AppliancePlan = !app ? { ...want, action: 'create' } : {
+    ...want, action: changes.length ? 'update' : 'unchanged', uri: recordUri(app, 'appliance'),
+    current: { description: app.description, revision: app.revision },
   };
 
   // ---- Images: any change above makes a new appliance revision, so every image is regenerated.
   const contentChanged =
     appliance.action !== 'unchanged' || osProfile.action !== 'unchanged' || packages.action !== 'unchanged' || softwareChanged;
-  const byKey = new Map<string, BuilderDecl[]>();
-  for (const b of decl.builders) byKey.set(imageKey(b), [...(byKey.get(imageKey(b)) ?? []), b]);
-  const images: ImagePlan[] = [...byKey].map(([key, builders]) => {
-    const b = builders[0]!;
-    const base = { key, format: b.type, installProfile: b.installProfile, compress: b.compress, builders: builders.map((x) => x.index) };
-    if (!app) return { ...base, action: 'generate', pending: false, reason: 'new appliance' };
-    if (contentChanged) return { ...base, action: 'generate', pending: false, reason: 'the appliance changes' };
+  const byKey = new Map<string, { first: BuilderDecl; builders: number[] }>();
+  for (const b of decl.builders) {
+    const group = byKey.get(imageKey(b));
+    if (group) group.builders.push(b.index);
+    else byKey.set(imageKey(b), { first: b, builders: [b.index] });
+  }
+  const images: ImagePlan[] = [...byKey].map(([key, { first: b, builders }]) => {
+    const base = { key, format: b.type, installProfile: b.installProfile, compress: b.compress, builders };
+    if (!app) return { ...base, action: 'generate', reason: 'new appliance' };
+    if (contentChanged) return { ...base, action: 'generate', reason: 'the appliance changes' };
     const found = findImage(observed.images, b, app.revision);
-    if (!found) return { ...base, action: 'generate', pending: false, reason: `no image of revision ${app.revision ?? 0}` };
+    if (!found) return { ...base, action: 'generate', reason: `no image of revision ${app.revision ?? 0}` };
     const pending = jobState(found.status ?? {}) === 'running';
-    return { ...base, action: 'reuse', pending, uri: found.uri, image: found, reason: pending ? 'generation in progress' : `revision ${found.revision ?? 0}` };
+    return {
+      ...base, action: 'reuse', pending, uri: recordUri(found, 'image'), image: found,
+      reason: pending ? 'generation in progress' : `revision ${found.revision ?? 0}`,
+    };
   });
 
   // ---- Publications
@@ -258,16 +268,17 @@ export function computePlan(
       const pub = b.publication;
       const account = resolved.accounts.get(b.index);
       if (!pub || !account) continue;
-      const img = images.find((i) => i.builders.includes(b.index))!;
+      const img = images.find((i) => i.builders.includes(b.index));
+      if (!img) continue;
       const base = { builder: b.index, imageKey: img.key, displayName: pub.displayName, account };
-      const found = img.action === 'reuse' ? findPublication(observed.publications, img.uri!, b, account) : undefined;
+      const found = img.action === 'reuse' ? findPublication(observed.publications, img.uri, pub, account) : undefined;
       if (!found) {
-        publications.push({ ...base, action: 'publish', pending: false, reason: img.action === 'generate' ? 'new image' : 'not published' });
+        publications.push({ ...base, action: 'publish', target: pub, reason: img.action === 'generate' ? 'new image' : 'not published' });
         continue;
       }
       const pending = jobState(found.status ?? {}) === 'running';
       publications.push({
-        ...base, action: 'reuse', pending, uri: found.uri, cloudId: found.cloudId, publication: found,
+        ...base, action: 'reuse', pending, uri: recordUri(found, 'publishImage'), publication: found,
         reason: pending ? 'publication in progress' : 'published',
       });
     }
@@ -288,7 +299,7 @@ export function computePlan(
  * remove the images of the others.
  */
 function supersededImages(decl: Declaration, app: Appliance, observed: Observed, images: readonly ImagePlan[], contentChanged: boolean): Removal[] {
-  const used = new Set(images.flatMap((i) => (i.uri ? [canonicalUri(i.uri)] : [])));
+  const used = new Set(images.flatMap((i) => (i.action === 'reuse' ? [canonicalUri(i.uri)] : [])));
   const current = app.revision ?? 0;
   const why = (img: Image): string | undefined => {
     const revision = img.revision ?? 0;
@@ -308,17 +319,31 @@ function supersededImages(decl: Declaration, app: Appliance, observed: Observed,
     const format = img.targetFormat?.name ?? '?';
     out.push({
       kind: 'image', uri, name: format, reason,
-      before: { uri, format, revision: img.revision ?? 0, state: jobState(img.status ?? {}), ...(img.sha256sum ? { sha256: img.sha256sum } : {}) },
+      before: { uri, format, revision: img.revision ?? 0, state: jobState(img.status ?? {}), sha256: img.sha256sum || undefined },
     });
     for (const p of observed.publications.filter((x) => sameUri(x.imageUri, uri))) {
       const puri = recordUri(p, 'publishImage');
       out.push({
         kind: 'publication', uri: puri, name: p.displayName ?? '?', reason: `its image goes (${format}, revision ${img.revision ?? 0})`,
-        before: { uri: puri, imageUri: uri, ...(p.cloudId ? { cloudId: p.cloudId } : {}) },
+        before: { uri: puri, imageUri: uri, cloudId: p.cloudId || undefined },
       });
     }
   }
   return out;
+}
+
+/**
+ * The one rule of the OS profile, for the engine and the Pulumi provider: an appliance's profile is made
+ * from the declared base profile. None yet: create one; one made from another base: replace it (the
+ * appliance, its name, version and images' history stay; its packages are planned anew); else keep it.
+ */
+export function planOsProfile(
+  current: { readonly uri: string; readonly standardProfileUri?: string | undefined } | undefined,
+  base: { readonly name: string; readonly uri: string },
+): OsProfilePlan {
+  const want = { name: base.name, standardProfileUri: base.uri };
+  if (!current) return { ...want, action: 'create' };
+  return { ...want, action: sameUri(current.standardProfileUri, base.uri) ? 'unchanged' : 'update', uri: current.uri };
 }
 
 export function planPackages(resolved: Resolved, current: readonly string[]): PackagesPlan {
@@ -339,30 +364,26 @@ function planSoftware(
 ): SoftwarePlan {
   const local = (f: BundleFileDecl) => files.get(f.path);
   if (!found) {
-    return {
-      action: 'create', bundle, descriptionChanged: false,
-      files: bundle.files.map((f) => ({ action: 'create', name: f.name, decl: f, local: local(f) })),
-    };
+    return { action: 'create', bundle, files: bundle.files.map((f) => ({ action: 'create', name: f.name, decl: f, local: local(f) })) };
   }
   const byName = new Map(found.artifacts.map((a) => [a.name ?? '', a]));
-  const filePlans: FilePlan[] = bundle.files.map((f) => {
+  const filePlans: FilePlan[] = bundle.files.map((f): FilePlan => {
     const a = byName.get(f.name);
     const l = local(f);
     if (!a) return { action: 'create', name: f.name, decl: f, local: l };
+    const kept = { name: f.name, decl: f, local: l, artifactUri: recordUri(a, 'softwareArtifact') };
     // The service fills sha256sum when it stores the upload: the content hash it vouches for.
-    if (!a.sha256sum || a.sha256sum !== l?.sha256) return { action: 'update', name: f.name, decl: f, local: l, artifactUri: a.uri };
+    if (!a.sha256sum || a.sha256sum !== l?.sha256) return { ...kept, action: 'update', metadataOnly: false };
     const meta = sameText(a.installLocation, f.destination) && sameText(a.rights, f.rights) && sameText(a.ownerGroup, f.ownerGroup);
-    return meta
-      ? { action: 'unchanged', name: f.name, decl: f, local: l, artifactUri: a.uri }
-      : { action: 'update', name: f.name, decl: f, local: l, artifactUri: a.uri, metadataOnly: true };
+    return { ...kept, action: meta ? 'unchanged' : 'update', metadataOnly: !meta };
   });
   const declared = new Set(bundle.files.map((f) => f.name));
   for (const a of found.artifacts) {
-    if (!declared.has(a.name ?? '')) filePlans.push({ action: 'delete', name: a.name ?? '?', artifactUri: a.uri });
+    if (!declared.has(a.name ?? '')) filePlans.push({ action: 'delete', name: a.name ?? '?', artifactUri: recordUri(a, 'softwareArtifact') });
   }
   const descriptionChanged = !sameText(found.record.description, bundle.description);
   const changed = descriptionChanged || filePlans.some((f) => f.action !== 'unchanged');
-  return { action: changed ? 'update' : 'unchanged', bundle, uri: found.record.uri, descriptionChanged, files: filePlans };
+  return { action: changed ? 'update' : 'unchanged', bundle, uri: recordUri(found.record, 'mySoftware'), descriptionChanged, files: filePlans };
 }
 
 /** An image of this builder's format, compression and install profile, whatever its revision or state. */
@@ -390,8 +411,7 @@ function keystoneBase(u: string | undefined): string {
   return (u ?? '').replace(/\/+$/, '').replace(/\/v3$/, '');
 }
 
-function findPublication(pubs: readonly PublishImage[], imageUri: string, b: BuilderDecl, account: ResolvedAccount): PublishImage | undefined {
-  const p = b.publication!;
+function findPublication(pubs: readonly PublishImage[], imageUri: string, p: PublicationDecl, account: ResolvedAccount): PublishImage | undefined {
   return pubs
     .filter((x) =>
       sameUri(x.imageUri, imageUri) &&

@@ -20,13 +20,13 @@ export function formatPlan(plan: Plan): string[] {
   );
   for (const s of plan.software) {
     lines.push(`${SIGN[s.action]} software ${s.bundle.name} ${s.bundle.version}: ${s.action}`);
-    for (const f of s.files) if (f.action !== 'unchanged') lines.push(`    ${SIGN[f.action]} file ${f.name}: ${f.action}${f.metadataOnly ? ' (metadata)' : ''}`);
+    for (const f of s.files) if (f.action !== 'unchanged') lines.push(`    ${SIGN[f.action]} file ${f.name}: ${f.action}${f.action === 'update' && f.metadataOnly ? ' (metadata)' : ''}`);
   }
   for (const i of plan.images) {
-    lines.push(`${SIGN[i.action]} image ${i.format}: ${i.action}${i.pending ? ' (in progress)' : ''} — ${i.reason}`);
+    lines.push(`${SIGN[i.action]} image ${i.format}: ${i.action}${i.action === 'reuse' && i.pending ? ' (in progress)' : ''} — ${i.reason}`);
   }
   for (const pub of plan.publications) {
-    lines.push(`${SIGN[pub.action]} publication ${pub.displayName}: ${pub.action}${pub.cloudId ? ` (${pub.cloudId})` : ''} — ${pub.reason}`);
+    lines.push(`${SIGN[pub.action]} publication ${pub.displayName}: ${pub.action}${pub.action === 'reuse' && pub.publication.cloudId ? ` (${pub.publication.cloudId})` : ''} — ${pub.reason}`);
   }
   return [...lines, ...formatRemovals(plan.removals)];
 }

@@ -221,6 +221,23 @@ describe('Appliance', () => {
     await expect(stack.host.create(urnOf('Appliance', 'again'), checked.inputs)).rejects.toThrow(/appliance web 1 already exists/);
     const adopted = await stack.host.create(urnOf('Appliance', 'again'), { ...checked.inputs, adopt: true });
     expect(adopted.id).toBe(id);
+    expect(adopted.properties.osProfileUri).toBe(state.osProfileUri);
+  });
+
+  it('adopt with another base profile replaces the OS profile, as apply does, and adds the packages to the new one', async () => {
+    const checked = await stack.host.check(urnOf('Appliance', 'again'), {}, inputs({ packages: ['nano'], software: [], osProfile: 'Standard', adopt: true }));
+    const adopted = await stack.host.create(urnOf('Appliance', 'again'), checked.inputs);
+    expect(adopted.id).toBe(id);
+    const profileUri = adopted.properties.osProfileUri as string;
+    expect(profileUri).not.toBe(state.osProfileUri);
+    const aid = id.split('/').pop()!;
+    const osid = profileUri.split('/').pop()!;
+    const bases = await client.osTemplate_getAll({ id: 1 });
+    const standard = bases.distribProfiles!.find((b) => b.name === 'Standard')!;
+    expect((await client.applianceOSProfile_get({ aid, osid })).standardProfileUri).toBe(standard.uri);
+    expect((await client.applianceOSProfilePkg_getAll({ aid, osid })).pkgs!.map((p) => p.name)).toContain('nano');
+    expect((await client.appliance_get({ aid })).osProfileUri).toBe(profileUri);
+    state = adopted.properties;
   });
 
   it('delete; read after delete removes it from state; delete again is tolerated', async () => {
