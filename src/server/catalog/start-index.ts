@@ -113,9 +113,9 @@ function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, pack
   const tmp = `${indexFile}.${process.pid}.tmp`;
   writeFileSync(tmp, Buffer.concat([Buffer.from(`${String(head.length).padStart(LENGTH_DIGITS, '0')}\n`), head, ...bodies]), { mode: 0o600 });
   renameSync(tmp, indexFile);
-  // Indexes of other digests (an older catalog) are of no more use.
+  // Indexes of other digests (an older catalog) are of no more use, nor what an interrupted write left.
   for (const name of readdirSync(indexDir)) {
-    if (name.endsWith(SUFFIX) && join(indexDir, name) !== indexFile) rmSync(join(indexDir, name), { force: true });
+    if ((name.endsWith(SUFFIX) || name.endsWith('.tmp')) && join(indexDir, name) !== indexFile) rmSync(join(indexDir, name), { force: true });
   }
 }
 
