@@ -125,6 +125,14 @@ describe('the catalog start index', () => {
     expect(catalogReads.dataFiles).toBe(parsed + 1);
     expect(sha(readFileSync(file))).toBe(sha(whole));
 
+    // A header of the right format whose slices lack a field (an index of an earlier shape).
+    const header = whole.subarray(11, whole.indexOf('\n', 11)).toString();
+    writeFileSync(file, Buffer.concat([whole.subarray(0, 11), Buffer.from(header.replaceAll('"ids":', '"idz":')), whole.subarray(11 + header.length)]));
+    parsed = catalogReads.dataFiles;
+    expect(noOpLookups(indexedCatalog(dir, copyOf()))).toEqual(noOpLookups(reference));
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(sha(readFileSync(file))).toBe(sha(whole));
+
     // Not an index at all.
     writeFileSync(file, 'garbage');
     parsed = catalogReads.dataFiles;

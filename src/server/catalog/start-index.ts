@@ -14,7 +14,8 @@ import { DEBIAN_ID, PROFILES, selectProfilePackages } from './distributions';
 import { toPkg } from './packages';
 import { cachedCatalog, catalogHead, catalogOf, collect, entryVersion, keepCatalog, packageSearch, type Catalog, type PackageSearch } from './index';
 
-const FORMAT = 'appliance-forge-catalog-index 1';
+// Changed whenever the header or a slice changes shape: an index of another format is written again.
+const FORMAT = 'appliance-forge-catalog-index 2';
 /** Rows per slice: a slice is a few tens of KB of JSON. */
 const SLICE_ROWS = 256;
 /** The header's length, as fixed-width decimal digits and a newline, opens the file. */
@@ -133,12 +134,17 @@ function readHeader(indexFile: string, digest: string): { header: Header; base: 
     const length = Number(lengthText.trim());
     const header = JSON.parse(readAt(fd, LENGTH_DIGITS + 1, length).toString('utf8')) as Header;
     if (header.format !== FORMAT || header.meta?.digest !== digest || header.size !== fstatSync(fd).size) return undefined;
+    if (!Array.isArray(header.profiles) || !Array.isArray(header.slices) || !header.slices.every(soundSlice)) return undefined;
     return { header, base: LENGTH_DIGITS + 1 + length };
   } catch {
     return undefined;
   } finally {
     closeSync(fd);
   }
+}
+
+function soundSlice(s: Slice): boolean {
+  return typeof s.first === 'string' && typeof s.last === 'string' && Array.isArray(s.ids) && Number.isSafeInteger(s.offset) && Number.isSafeInteger(s.length) && typeof s.sha256 === 'string';
 }
 
 function readAt(fd: number, position: number, length: number): Buffer {
