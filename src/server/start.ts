@@ -1,7 +1,7 @@
 // `startServer`: open the data dir, recover from a previous crash, listen on loopback
 // (docs/contracts.md "Server"). `createUser` is the command line's way in.
 import type { FastifyInstance } from 'fastify';
-import { loadCatalog } from './catalog';
+import { indexedCatalog, startIndexDir } from './catalog/start-index';
 import { defaultMirror, imageBuilder, TARGET_FORMATS, type MirrorConfig } from '../imaging';
 import { BuildSlots } from './jobs/build-slots';
 import { deleteGlanceImage, publishToGlance } from '../openstack';
@@ -53,6 +53,7 @@ export interface RunningServer {
 }
 
 interface DataDir {
+  dir: string;
   store: Store;
   box: SecretBox;
   files: FileStore;
@@ -63,7 +64,7 @@ function openDataDir(dataDir: string, clock: Clock): DataDir {
   const dir = openDataFolder(dataDir);
   const box = SecretBox.open(dir);
   const files = new FileStore(dir);
-  return { store: new Store(dir, clock), box, files };
+  return { dir, store: new Store(dir, clock), box, files };
 }
 
 /** The real imaging port: the image library's builder (OS layers cached under `<cacheDir>/os`). */
@@ -75,7 +76,7 @@ export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' |
 export async function startServer(o: StartOptions): Promise<RunningServer> {
   const host = o.host ?? '127.0.0.1';
   const clock = o.clock ?? systemClock;
-  const { store, box, files } = openDataDir(o.dataDir, clock);
+  const { dir, store, box, files } = openDataDir(o.dataDir, clock);
   // Restart recovery: no job stays "running", no half-written file stays.
   store.closeInterruptedJobs();
   files.sweep(store.filePaths());
@@ -86,7 +87,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     files,
     jobs,
     clock,
-    catalog: o.catalog ?? loadCatalog(),
+    catalog: o.catalog ?? indexedCatalog(startIndexDir(dir)),
     buildSlots: new BuildSlots(o.maxBuilds ?? 1),
     imaging: o.imaging ?? realImaging(o),
     openstack: o.openstack ?? { publishToGlance, deleteGlanceImage },

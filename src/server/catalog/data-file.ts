@@ -82,8 +82,17 @@ export function defaultDataFile(): string {
   throw new Error(`catalog data file not found: no ${DEFAULT_DATA_FILE} above ${__dirname}`);
 }
 
+/** SHA-256 (hex, first 32 characters) of a data file's bytes: the catalog's digest. */
+export function dataDigest(gz: Buffer): string {
+  return createHash('sha256').update(gz).digest('hex').slice(0, 32);
+}
+
+/** What this process has read: data files parsed in full, bytes of start indexes (start-index.ts). */
+export const catalogReads = { dataFiles: 0, indexBytes: 0 };
+
 export function readCatalogData(file: string): CatalogData {
   const gz = readFileSync(file);
+  catalogReads.dataFiles++;
   const text = gunzipSync(gz).toString('utf8');
   const lines = text.split('\n');
   const meta: Record<string, string> = {};
@@ -167,7 +176,7 @@ export function readCatalogData(file: string): CatalogData {
       component: meta.component ?? 'main',
       date: new Date(date).toISOString(),
       source: meta.source ?? '',
-      digest: createHash('sha256').update(gz).digest('hex').slice(0, 32),
+      digest: dataDigest(gz),
     },
     packages,
   };

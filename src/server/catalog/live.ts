@@ -5,11 +5,12 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createCatalog, type Catalog } from './index';
 import { defaultDataFile } from './data-file';
+import { CATALOG_DIR } from './start-index';
 import { rebuildCatalog, type RebuildSummary } from './refresh';
 import { messageOf } from '../../errors';
 import { realFolder } from '../data-folder';
 
-export const CATALOG_DIR = 'catalog';
+export { CATALOG_DIR } from './start-index';
 export const CACHED_CATALOG = 'debian-12-amd64.tsv.gz';
 
 export interface LiveCatalogOptions {

@@ -1,0 +1,253 @@
+// The start index: the parsed catalog kept in the data folder, one file per catalog digest, so that a
+// start reads the metadata, the profiles and the few rows it is asked for instead of the whole data
+// file. Rows are kept in slices of consecutive rows (the data file's order: by name, then arch), each
+// read on first use. The index is written from the one parse of the data file (readCatalogData); an
+// index that does not read back whole (partial, corrupted, another digest) is ignored and written again.
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
+import { parseFiql, type FiqlNode, type ListOptions } from '../../fiql';
+import { packageKey } from '../../imaging/debian';
+import { realFolder } from '../data-folder';
+import { catalogReads, dataDigest, defaultDataFile, readCatalogData, type CatalogMeta, type PackageEntry } from './data-file';
+import { DEBIAN_ID, PROFILES, selectProfilePackages } from './distributions';
+import { toPkg } from './packages';
+import { cachedCatalog, catalogHead, catalogOf, collect, entryVersion, keepCatalog, packageSearch, type Catalog, type PackageSearch } from './index';
+
+// Changed whenever the header or a slice changes shape: an index of another format is written again.
+const FORMAT = 'appliance-forge-catalog-index 2';
+/** Rows per slice: a slice is a few tens of KB of JSON. */
+const SLICE_ROWS = 256;
+/** The header's length, as fixed-width decimal digits and a newline, opens the file. */
+const LENGTH_DIGITS = 10;
+const SUFFIX = '.index';
+
+/** The server's catalog folder in its data folder (the refreshed catalog is kept there too). */
+export const CATALOG_DIR = 'catalog';
+
+/** Where a server with data folder `dataDir` keeps its start index. */
+export function startIndexDir(dataDir: string): string {
+  return join(dataDir, CATALOG_DIR, 'start-index');
+}
+
+interface Slice {
+  readonly first: string;
+  readonly last: string;
+  /** The slice's ids as runs of consecutive ids, `[from, to]`: a refresh's new ids sit apart from the others. */
+  readonly ids: ReadonlyArray<readonly [number, number]>;
+  /** Byte offset from the end of the header, and length. */
+  readonly offset: number;
+  readonly length: number;
+  readonly sha256: string;
+}
+
+interface Header {
+  readonly format: typeof FORMAT;
+  readonly meta: CatalogMeta;
+  readonly idsInOrder: boolean;
+  readonly profiles: ReadonlyArray<readonly [number, readonly PackageEntry[]]>;
+  readonly slices: readonly Slice[];
+  /** Whole file size: a partial write does not pass for an index. */
+  readonly size: number;
+}
+
+/**
+ * The catalog of `file` (default: the shipped data file) through its start index in `indexDir`: read in
+ * full and the index written when there is no sound index of its digest, else read from the index.
+ * A catalog this process has already read in full is used as it is.
+ */
+export function indexedCatalog(indexDir: string, file = defaultDataFile()): Catalog {
+  const path = resolve(file);
+  const known = cachedCatalog(path);
+  if (known) return known;
+  const digest = dataDigest(readFileSync(path));
+  const indexFile = join(indexDir, `${digest}${SUFFIX}`);
+  const found = readHeader(indexFile, digest);
+  if (found) return fromIndex(indexFile, found.header, found.base, () => rebuild(path, indexDir, indexFile));
+  return rebuild(path, indexDir, indexFile);
+}
+
+/** Reads the data file in full, keeps the catalog for this process and writes its index. */
+function rebuild(path: string, indexDir: string, indexFile: string): Catalog {
+  const data = readCatalogData(path);
+  const catalog = catalogOf(data);
+  keepCatalog(path, catalog);
+  try {
+    for (const d of [dirname(indexDir), indexDir]) realFolder(d, true);
+    writeIndex(indexDir, indexFile, data.meta, data.packages);
+  } catch {
+    // Only the next start is slower: the catalog itself is read.
+  }
+  return catalog;
+}
+
+function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, packages: readonly PackageEntry[]): void {
+  const bodies: Buffer[] = [];
+  const slices: Slice[] = [];
+  let offset = 0;
+  for (let k = 0; k < packages.length; k += SLICE_ROWS) {
+    const rows = packages.slice(k, k + SLICE_ROWS);
+    const body = Buffer.from(JSON.stringify(rows));
+    slices.push({
+      first: rows[0]!.name,
+      last: rows[rows.length - 1]!.name,
+      ids: idRuns(rows.map((e) => e.id)),
+      offset,
+      length: body.length,
+      sha256: createHash('sha256').update(body).digest('hex'),
+    });
+    bodies.push(body);
+    offset += body.length;
+  }
+  const idsInOrder = packages.every((e, k) => k === 0 || packages[k - 1]!.id < e.id);
+  const profiles = PROFILES.map((p) => [p.id, selectProfilePackages(p, packages)] as const);
+  // The size is part of the header: find the width that makes it true.
+  let size = 0;
+  let head = Buffer.alloc(0);
+  for (let round = 0; round < 3; round++) {
+    const header: Header = { format: FORMAT, meta, idsInOrder, profiles, slices, size };
+    head = Buffer.from(`${JSON.stringify(header)}\n`);
+    const next = LENGTH_DIGITS + 1 + head.length + offset;
+    if (next === size) break;
+    size = next;
+  }
+  const tmp = `${indexFile}.${process.pid}.tmp`;
+  writeFileSync(tmp, Buffer.concat([Buffer.from(`${String(head.length).padStart(LENGTH_DIGITS, '0')}\n`), head, ...bodies]), { mode: 0o600 });
+  renameSync(tmp, indexFile);
+  // Indexes of other digests (an older catalog) are of no more use, nor what an interrupted write left.
+  for (const name of readdirSync(indexDir)) {
+    if ((name.endsWith(SUFFIX) || name.endsWith('.tmp')) && join(indexDir, name) !== indexFile) rmSync(join(indexDir, name), { force: true });
+  }
+}
+
+/** The header of a sound index of `digest` and where its slices start, or undefined (none, partial, corrupted). */
+function readHeader(indexFile: string, digest: string): { header: Header; base: number } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(indexFile, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const lengthText = readAt(fd, 0, LENGTH_DIGITS + 1).toString('latin1');
+    if (!/^\d+\n$/.test(lengthText)) return undefined;
+    const length = Number(lengthText.trim());
+    const header = JSON.parse(readAt(fd, LENGTH_DIGITS + 1, length).toString('utf8')) as Header;
+    if (header.format !== FORMAT || header.meta?.digest !== digest || header.size !== fstatSync(fd).size) return undefined;
+    if (!Array.isArray(header.profiles) || !Array.isArray(header.slices) || !header.slices.every(soundSlice)) return undefined;
+    return { header, base: LENGTH_DIGITS + 1 + length };
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function soundSlice(s: Slice): boolean {
+  return typeof s.first === 'string' && typeof s.last === 'string' && Array.isArray(s.ids) && Number.isSafeInteger(s.offset) && Number.isSafeInteger(s.length) && typeof s.sha256 === 'string';
+}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buf = Buffer.alloc(length);
+  const n = readSync(fd, buf, 0, length, position);
+  catalogReads.indexBytes += n;
+  if (n !== length) throw new Error('index ends early');
+  return buf;
+}
+
+/**
+ * The catalog answered from the index: slices are read when a lookup needs them. A search that does
+ * not name one package exactly, or a slice that does not read back as written, reads the whole catalog.
+ */
+function fromIndex(indexFile: string, header: Header, base: number, readAll: () => Catalog): Catalog {
+  const { meta } = header;
+  const profilePkgs = new Map(header.profiles.map(([id, rows]) => [id, rows]));
+  const profileRows = new Map<number, PackageEntry>();
+  for (const [, rows] of header.profiles) for (const e of rows) profileRows.set(e.id, e);
+  const search = packageSearch(meta, header.idsInOrder);
+  const loaded = new Map<number, readonly PackageEntry[]>();
+  let whole: Catalog | undefined;
+  const all = (): Catalog => (whole ??= readAll());
+
+  /** The rows of the slices that `pick` selects, in file order; undefined when a slice is unsound. */
+  const rowsOf = (pick: (s: Slice) => boolean): PackageEntry[] | undefined => {
+    const rows: PackageEntry[] = [];
+    for (let k = 0; k < header.slices.length; k++) {
+      const s = header.slices[k]!;
+      if (!pick(s)) continue;
+      let part = loaded.get(k);
+      if (!part) {
+        try {
+          const fd = openSync(indexFile, 'r');
+          try {
+            const body = readAt(fd, base + s.offset, s.length);
+            if (createHash('sha256').update(body).digest('hex') !== s.sha256) return undefined;
+            part = JSON.parse(body.toString('utf8')) as PackageEntry[];
+          } finally {
+            closeSync(fd);
+          }
+        } catch {
+          return undefined;
+        }
+        loaded.set(k, part);
+      }
+      rows.push(...part);
+    }
+    return rows;
+  };
+  const byName = (name: string) => rowsOf((s) => s.first <= name && name <= s.last);
+
+  return {
+    ...catalogHead(meta, profilePkgs),
+    packageCursor: (distId, opts = {}) => cursor(distId, opts),
+    searchPackages: (distId, opts = {}) => collect(cursor(distId, opts)),
+    getPackage: (distId, pkgId) => {
+      if (whole) return whole.getPackage(distId, pkgId);
+      if (distId !== DEBIAN_ID || !Number.isSafeInteger(pkgId)) return undefined;
+      const known = profileRows.get(pkgId);
+      if (known) return toPkg(distId, known, meta);
+      const rows = rowsOf((s) => s.ids.some(([from, to]) => from <= pkgId && pkgId <= to));
+      if (!rows) return all().getPackage(distId, pkgId);
+      const e = rows.find((r) => r.id === pkgId);
+      return e && toPkg(distId, e, meta);
+    },
+    resolveVersion: (name, arch) => {
+      if (whole) return whole.resolveVersion(name, arch);
+      const rows = byName(name);
+      if (!rows) return all().resolveVersion(name, arch);
+      const e = rows.find((r) => r.latest && packageKey(r.name, r.arch) === packageKey(name, arch));
+      return e && entryVersion(e);
+    },
+  };
+
+  function cursor(distId: number, opts: PackageSearch) {
+    const query = parsed(opts.query);
+    const name = whole || distId !== DEBIAN_ID ? undefined : exactName(query);
+    const rows = name === undefined ? undefined : byName(name);
+    if (!rows) return all().packageCursor(distId, opts);
+    // Every match is a row of that name, all of which are in these slices, in the catalog's order.
+    return search(distId, opts.latestOnly ? rows.filter((e) => e.latest) : rows, { ...opts, query });
+  }
+}
+
+function idRuns(ids: number[]): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (const id of ids.sort((a, b) => a - b)) {
+    const last = runs[runs.length - 1];
+    if (last && last[1] + 1 === id) last[1] = id;
+    else runs.push([id, id]);
+  }
+  return runs;
+}
+
+function parsed(q: ListOptions['query']): FiqlNode | undefined {
+  return q === undefined || (typeof q === 'string' && q.trim() === '') ? undefined : typeof q === 'string' ? parseFiql(q) : q;
+}
+
+/** The one name a query requires (`name==x` without a wildcard, alone or in an AND), if any. */
+function exactName(q: FiqlNode | undefined): string | undefined {
+  const exact = (n: FiqlNode) => (n.type === 'cmp' && n.selector === 'name' && n.op === '==' && !n.value.includes('*') ? n.value : undefined);
+  if (!q) return undefined;
+  if (q.type === 'cmp') return exact(q);
+  return q.type === 'and' ? q.children.map(exact).find((v) => v !== undefined) : undefined;
+}

@@ -1,0 +1,150 @@
+// The start index in the data folder: written once per catalog digest, written again for another
+// digest or when it does not read back whole, and a start through it reads a small part of it and never
+// parses the data file. Each "start" reads a copy of the shipped data file under a new path, which this
+// process has not read yet (a catalog read in full is kept per path).
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEBIAN_ID } from '../../src/server/catalog';
+import { catalogReads, defaultDataFile, readCatalogData } from '../../src/server/catalog/data-file';
+import { createCatalog, type Catalog } from '../../src/server/catalog/index';
+import { indexedCatalog, startIndexDir } from '../../src/server/catalog/start-index';
+import { startServer } from '../../src/server';
+
+const tmp = mkdtempSync(join(tmpdir(), 'catalog-start-index-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const shipped = defaultDataFile();
+const reference = createCatalog(shipped);
+let copies = 0;
+
+/** A copy of `file` under a path this process has not read. */
+function copyOf(file = shipped): string {
+  const to = join(tmp, `copy-${++copies}.tsv.gz`);
+  copyFileSync(file, to);
+  return to;
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+function indexFiles(dir: string): string[] {
+  return readdirSync(dir).filter((n) => n.endsWith('.index'));
+}
+
+/** What a no-op plan asks of the catalog: the profiles, one profile's packages, two packages by name and by id. */
+function noOpLookups(c: Catalog) {
+  const found = ['nginx', 'curl'].map((name) => c.searchPackages(DEBIAN_ID, { query: `name==${name};arch==amd64`, latestOnly: true }));
+  return {
+    meta: c.meta,
+    distributions: c.distributions,
+    profiles: c.profiles(DEBIAN_ID),
+    minimal: c.profilePackages(DEBIAN_ID, 1),
+    found,
+    byId: found.map((r) => c.getPackage(DEBIAN_ID, r.items[0]!.dbId!)),
+    version: c.resolveVersion('nginx', 'amd64'),
+  };
+}
+
+describe('the catalog start index', () => {
+  it('is written once per digest; a start through it answers as the data file does and reads a small part of it', () => {
+    const dir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
+    const parsed = catalogReads.dataFiles;
+    const first = indexedCatalog(dir, copyOf());
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    const [name] = indexFiles(dir);
+    expect(name).toBe(`${reference.meta.digest}.index`);
+    const written = statSync(join(dir, name!));
+
+    const bytes = catalogReads.indexBytes;
+    const second = indexedCatalog(dir, copyOf());
+    const answers = noOpLookups(second);
+    // The data file was not parsed again, and the index not rewritten.
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(statSync(join(dir, name!)).mtimeMs).toBe(written.mtimeMs);
+    expect(answers).toEqual(noOpLookups(reference));
+    expect(answers.found.map((r) => r.total)).toEqual([1, 1]);
+    expect(answers.minimal.length).toBeGreaterThan(10);
+    // The bound: the header and a few slices, under a twentieth of the index.
+    expect(catalogReads.indexBytes - bytes).toBeLessThan(written.size / 20);
+    expect(noOpLookups(first)).toEqual(answers);
+
+    // A search that names no one package reads the whole catalog, and answers the same.
+    const sections = { query: 'section==web;priority==optional', orderBy: 'dbId', descending: true, count: 5 };
+    expect(second.searchPackages(DEBIAN_ID, sections)).toEqual(reference.searchPackages(DEBIAN_ID, sections));
+    expect(catalogReads.dataFiles).toBe(parsed + 2);
+    // A wildcard is no exact name; a bad query is still refused.
+    const third = indexedCatalog(dir, copyOf());
+    expect(third.searchPackages(DEBIAN_ID, { query: 'name==nginx*' })).toEqual(reference.searchPackages(DEBIAN_ID, { query: 'name==nginx*' }));
+    expect(() => indexedCatalog(dir, copyOf()).searchPackages(DEBIAN_ID, { query: 'name==nginx;nosuch==1' })).toThrow(/unknown selector/);
+    expect(indexedCatalog(dir, copyOf()).searchPackages(DEBIAN_ID, { query: 'name==no-such-package' }).total).toBe(0);
+  });
+
+  it('is written again for another digest, and the old one and unfinished writes removed', () => {
+    const dir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
+    indexedCatalog(dir, copyOf());
+    // The same rows compressed otherwise: another digest.
+    const other = join(tmp, 'recompressed.tsv.gz');
+    writeFileSync(other, gzipSync(gunzipSync(readFileSync(shipped)), { level: 1 }));
+    const digest = readCatalogData(other).meta.digest;
+    expect(digest).not.toBe(reference.meta.digest);
+    writeFileSync(join(dir, `${reference.meta.digest}.index.1.tmp`), 'left by a write that did not end');
+    const parsed = catalogReads.dataFiles;
+    const c = indexedCatalog(dir, copyOf(other));
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(c.meta.digest).toBe(digest);
+    expect(readdirSync(dir)).toEqual([`${digest}.index`]);
+    indexedCatalog(dir, copyOf(other));
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+  });
+
+  it('is written again when it is partial or a slice does not read back as written', () => {
+    const dir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
+    indexedCatalog(dir, copyOf());
+    const file = join(dir, indexFiles(dir)[0]!);
+    const whole = readFileSync(file);
+
+    truncateSync(file, whole.length - 100);
+    let parsed = catalogReads.dataFiles;
+    expect(noOpLookups(indexedCatalog(dir, copyOf()))).toEqual(noOpLookups(reference));
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(sha(readFileSync(file))).toBe(sha(whole));
+
+    // One byte changed inside nginx's slice (same size, the header intact): found when that slice is read.
+    const damaged = Buffer.from(whole);
+    const slices = damaged.indexOf('\n', damaged.indexOf('\n') + 1) + 1;
+    const at = damaged.indexOf('"name":"nginx"', slices) + 2;
+    expect(at).toBeGreaterThan(slices);
+    damaged[at] = 'N'.charCodeAt(0);
+    writeFileSync(file, damaged);
+    parsed = catalogReads.dataFiles;
+    const c = indexedCatalog(dir, copyOf());
+    expect(catalogReads.dataFiles).toBe(parsed);
+    expect(noOpLookups(c)).toEqual(noOpLookups(reference));
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(sha(readFileSync(file))).toBe(sha(whole));
+
+    // A header of the right format whose slices lack a field (an index of an earlier shape).
+    const header = whole.subarray(11, whole.indexOf('\n', 11)).toString();
+    writeFileSync(file, Buffer.concat([whole.subarray(0, 11), Buffer.from(header.replaceAll('"ids":', '"idz":')), whole.subarray(11 + header.length)]));
+    parsed = catalogReads.dataFiles;
+    expect(noOpLookups(indexedCatalog(dir, copyOf()))).toEqual(noOpLookups(reference));
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(sha(readFileSync(file))).toBe(sha(whole));
+
+    // Not an index at all.
+    writeFileSync(file, 'garbage');
+    parsed = catalogReads.dataFiles;
+    expect(indexedCatalog(dir, copyOf()).meta).toEqual(reference.meta);
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(sha(readFileSync(file))).toBe(sha(whole));
+  });
+
+  it('is kept in the data folder of a started server', async () => {
+    const dataDir = join(tmp, 'server');
+    const server = await startServer({ dataDir, cacheDir: join(tmp, 'cache') });
+    await server.close();
+    expect(indexFiles(startIndexDir(dataDir))).toEqual([`${reference.meta.digest}.index`]);
+  });
+});
