@@ -133,6 +133,15 @@ describe('the catalog start index', () => {
     expect(catalogReads.dataFiles).toBe(parsed + 1);
     expect(sha(readFileSync(file))).toBe(sha(whole));
 
+    // A damaged header length (9.9 GB) sizes no buffer: refused before anything past it is read.
+    writeFileSync(file, Buffer.concat([Buffer.from('9999999999\n'), whole.subarray(11)]));
+    parsed = catalogReads.dataFiles;
+    const readBefore = catalogReads.indexBytes;
+    expect(indexedCatalog(dir, copyOf()).meta).toEqual(reference.meta);
+    expect(catalogReads.indexBytes - readBefore).toBe(11);
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(sha(readFileSync(file))).toBe(sha(whole));
+
     // Not an index at all.
     writeFileSync(file, 'garbage');
     parsed = catalogReads.dataFiles;

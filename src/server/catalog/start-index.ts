@@ -132,10 +132,14 @@ function readHeader(indexFile: string, digest: string): { header: Header; base: 
     const lengthText = readAt(fd, 0, LENGTH_DIGITS + 1).toString('latin1');
     if (!/^\d+\n$/.test(lengthText)) return undefined;
     const length = Number(lengthText.trim());
+    // A damaged length must not size a buffer: nothing in the file is longer than the file.
+    const fileSize = fstatSync(fd).size;
+    if (LENGTH_DIGITS + 1 + length > fileSize) return undefined;
     const header = JSON.parse(readAt(fd, LENGTH_DIGITS + 1, length).toString('utf8')) as Header;
-    if (header.format !== FORMAT || header.meta?.digest !== digest || header.size !== fstatSync(fd).size) return undefined;
-    if (!Array.isArray(header.profiles) || !Array.isArray(header.slices) || !header.slices.every(soundSlice)) return undefined;
-    return { header, base: LENGTH_DIGITS + 1 + length };
+    if (header.format !== FORMAT || header.meta?.digest !== digest || header.size !== fileSize) return undefined;
+    const base = LENGTH_DIGITS + 1 + length;
+    if (!Array.isArray(header.profiles) || !Array.isArray(header.slices) || !header.slices.every((s) => soundSlice(s, fileSize - base))) return undefined;
+    return { header, base };
   } catch {
     return undefined;
   } finally {
@@ -143,8 +147,12 @@ function readHeader(indexFile: string, digest: string): { header: Header; base: 
   }
 }
 
-function soundSlice(s: Slice): boolean {
-  return typeof s.first === 'string' && typeof s.last === 'string' && Array.isArray(s.ids) && Number.isSafeInteger(s.offset) && Number.isSafeInteger(s.length) && typeof s.sha256 === 'string';
+/** A slice entry of the right shape that lies inside the `room` bytes after the header. */
+function soundSlice(s: Slice, room: number): boolean {
+  return (
+    typeof s.first === 'string' && typeof s.last === 'string' && Array.isArray(s.ids) && typeof s.sha256 === 'string' &&
+    Number.isSafeInteger(s.offset) && Number.isSafeInteger(s.length) && s.offset >= 0 && s.length >= 0 && s.offset + s.length <= room
+  );
 }
 
 function readAt(fd: number, position: number, length: number): Buffer {
