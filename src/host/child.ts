@@ -202,8 +202,13 @@ export function run(s: RunSpec, fail: (f: ChildFault) => Error): Promise<RunResu
   child.stdout.setEncoding('utf8').on('data', (t: string) => {
     s.onStdout?.(t);
     if (!s.collect || over) return;
-    if (out.length + t.length > MAX_STDOUT) over = true;
-    else out += t;
+    if (out.length + t.length <= MAX_STDOUT) {
+      out += t;
+      return;
+    }
+    // Past the bound the output is refused whatever follows: the program need not run on.
+    over = true;
+    void child.kill();
   });
   let graceTimer: NodeJS.Timeout | undefined;
   const stop = (): void => {

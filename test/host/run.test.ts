@@ -40,6 +40,13 @@ describe('run', () => {
     expect(f.message.length).toBeLessThan(MAX_STDERR + 100);
   });
 
+  it('collected output past MAX_STDOUT is refused and the program stopped, not left printing', async () => {
+    // `yes` never ends on its own: only the bound ends this run.
+    const f = await faultOf(run({ command: 'yes', args: [], collect: true }, asFault));
+    expect(f.kind).toBe('output');
+    expect(f.message).toMatch(/^yes printed more than \d+ bytes/);
+  }, 60_000);
+
   it('a program not on this host: the one message, naming its Debian package', async () => {
     const f = await faultOf(run({ command: 'no-such-program-af', args: [] }, asFault));
     expect(f).toMatchObject({ kind: 'missing', message: 'no-such-program-af is not installed on this host: install the Debian package no-such-program-af (apt-get install no-such-program-af)' });
