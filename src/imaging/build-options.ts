@@ -32,6 +32,11 @@ export interface BuildImageOptions {
   readonly onProgress?: ProgressSink;
   /** Percentages this build reports span `from`..`to` (default 0..100): the caller's job may have done work before. */
   readonly progressRange?: { readonly from: number; readonly to: number };
+  /**
+   * Pinned inputs of a reproducible build: `seed` (a digest of the inputs) derives every id of the disk
+   * (disk-ids.ts), `sourceDateEpoch` (seconds) clamps every time written. Absent: ids random, times now.
+   */
+  readonly reproducible?: { readonly seed: string; readonly sourceDateEpoch: number } | undefined;
 }
 
 export interface BuiltImage extends Digests {
