@@ -23,7 +23,7 @@ export type ProfileCheck = { readonly profile: CheckedProfile; readonly problems
 const NAME = /^[a-z_][a-z0-9_-]*$/;
 /** A path with no `..`, no spaces or shell/sed/passwd metacharacters (it goes into /etc/passwd). */
 const SAFE_PATH = /^\/(?:[A-Za-z0-9._+-]+\/?)*$/;
-/** crypt(3) hashes glibc/libxcrypt on Debian 12 verify: sha512-crypt, sha256-crypt, yescrypt. */
+/** crypt(3) hashes libxcrypt on Debian 12 and 13 verify: sha512-crypt, sha256-crypt, yescrypt (checked in a trixie tree). */
 const CRYPT = [
   /^\$6\$(?:rounds=\d{4,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/,
   /^\$5\$(?:rounds=\d{4,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{43}$/,
