@@ -2,7 +2,7 @@
 // refuses a profile that breaks one (400 naming the field), the engine's `validate` reports it at its
 // line, the provider's check fails on it: all three run this checker, so what one accepts the others do.
 // It checks and normalises; keeping or hashing passwords is the server's (it alone holds the stored ones).
-import { NOT_A_GROUP, STANDARD_GROUPS, SYSTEM_IDS, SYSTEM_USERS, TAKEN_GROUP, TAKEN_USER, USER_IDS } from './accounts';
+import { NOT_A_GROUP, STANDARD_GROUPS, SYSTEM_IDS, SYSTEM_USERS, TAKEN_GROUP, TAKEN_GROUPS, TAKEN_USER, USER_IDS } from './accounts';
 import { RULES, SSH_KEY_RULE, SSH_KEY_TYPES, TIMEZONE_RULE, TIMEZONES } from './field-rules';
 import { DEFAULT_DISK_MIB, MAX_DISK_MIB, MIN_DISK_MIB, PROFILE_LIMITS as L } from './limits';
 import type { InstallProfile, OsGroup, OsUser, SshKeyRecord } from './resources';
@@ -119,7 +119,7 @@ class Checker {
     return list.map((g, i) => {
       const path = `${at}[${i}]`;
       const name = this.name(g.name, path);
-      this.unique(name, path, names, STANDARD_GROUPS, TAKEN_GROUP);
+      this.unique(name, path, names, TAKEN_GROUPS, TAKEN_GROUP);
       const groupId = this.id(g.groupId, g.systemGroup ?? false, `${path}.groupId`, ids, 'group');
       return { name, groupId, systemGroup: g.systemGroup };
     });

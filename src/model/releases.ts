@@ -34,6 +34,8 @@ export interface OsRelease {
   readonly kernels: { readonly cloud: string; readonly generic: string };
   /** Packages every image of the release needs beyond its variant's (what the image's own set-up runs). */
   readonly basePackages: readonly string[];
+  /** Groups its images have beyond accounts.ts's STANDARD_GROUPS (read from a built tree's /etc/group). */
+  readonly extraGroups: readonly string[];
   /** The catalog data file, under `data/`. */
   readonly catalogFile: string;
 }
@@ -53,7 +55,7 @@ const debianSuites = (c: string) => ({ archive: [c, `${c}-updates`] as [string, 
 export const OS_RELEASES: readonly OsRelease[] = [
   {
     name: 'Debian', version: '12', distId: 1, profileIds: { Minimal: 1, Standard: 2 }, codename: 'bookworm', suites: debianSuites('bookworm'),
-    archive: DEBIAN_ARCHIVE, releaseDate: '2023-06-10T00:00:00.000Z', kernels: DEBIAN_KERNELS, basePackages: [],
+    archive: DEBIAN_ARCHIVE, releaseDate: '2023-06-10T00:00:00.000Z', kernels: DEBIAN_KERNELS, basePackages: [], extraGroups: [],
     catalogFile: 'debian-12-amd64.tsv.gz',
   },
   {
@@ -62,6 +64,8 @@ export const OS_RELEASES: readonly OsRelease[] = [
     // `login` is no longer Essential, so nothing essential pulls in `passwd` (useradd, chpasswd): Priority
     // required still brings it, but the accounts of every image need it whatever the variant.
     basePackages: ['passwd'],
+    // systemd 257's sysusers group of the real-time clock.
+    extraGroups: ['clock'],
     catalogFile: 'debian-13-amd64.tsv.gz',
   },
 ];

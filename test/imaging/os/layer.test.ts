@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../../src/errors';
 import { isImagingError } from '../../../src/imaging/errors';
 import { layerKey, OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/imaging/os';
-import { STANDARD_GROUPS, SYSTEM_USERS } from '../../../src/model/accounts';
+import { STANDARD_GROUPS, SYSTEM_USERS, TAKEN_GROUPS } from '../../../src/model/accounts';
+import { releaseBySuite } from '../../../src/model/releases';
 import { TEST_CACHE, countMmdebstrap, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');
@@ -151,7 +152,10 @@ describe('a real Debian 13 (trixie) OS layer', () => {
   it('has no account or group the model does not know as taken (a declared user may not reuse one)', () => {
     const names = (f: string) => readFileSync(join(layer.dir, 'etc', f), 'utf8').split('\n').filter(Boolean).map((l) => l.split(':')[0]!);
     expect(names('passwd').filter((n) => !SYSTEM_USERS.has(n))).toEqual([]);
-    expect(names('group').filter((n) => !STANDARD_GROUPS.has(n))).toEqual([]);
+    // Beyond the groups every release has, exactly the release's own: taken, but no user's group unless declared.
+    const extra = names('group').filter((n) => !STANDARD_GROUPS.has(n));
+    expect(extra).toEqual(releaseBySuite('trixie')!.extraGroups);
+    for (const g of extra) expect(TAKEN_GROUPS.has(g)).toBe(true);
   });
 });
 
