@@ -3,7 +3,8 @@
 //   in-namespace-main.js      an ordinary user's disk stage, run as root of its user namespace
 //                             (src/imaging/in-namespace.ts looks for it beside index.js);
 //   THIRD-PARTY-NOTICES.txt   name, version, license and license text of every package bundled;
-//   data/<catalog>.tsv.gz     the package catalog the embedded server serves.
+//   data/<catalog>.tsv.gz     the package catalogs the embedded server serves (every one in data/: one per
+//                             release of src/model/releases.ts).
 // `--check` builds to memory and fails when a committed file differs (drift check).
 // better-sqlite3 stays external: its native addon cannot be bundled, and on Node >= 22.13 (the
 // runners' node24) the store uses the built-in node:sqlite instead (src/server/store/sqlite.ts).
@@ -16,7 +17,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'action/dist');
 const outfile = path.join(dist, 'index.js');
 const NOTICES = 'THIRD-PARTY-NOTICES.txt';
-const CATALOG = 'data/debian-12-amd64.tsv.gz';
+const CATALOGS = readdirSync(path.join(root, 'data')).filter((f) => f.endsWith('.tsv.gz')).sort().map((f) => `data/${f}`);
 const check = process.argv.includes('--check');
 
 const NAMESPACE_MAIN = path.join(dist, 'in-namespace-main.js');
@@ -82,7 +83,7 @@ const files = new Map([
   [outfile, result.outputFiles.find((f) => f.path === outfile).contents],
   [NAMESPACE_MAIN, namespaceMain.outputFiles.find((f) => f.path === NAMESPACE_MAIN).contents],
   [path.join(dist, NOTICES), Buffer.from(notices({ inputs: { ...result.metafile.inputs, ...namespaceMain.metafile.inputs } }))],
-  [path.join(dist, CATALOG), readFileSync(path.join(root, CATALOG))],
+  ...CATALOGS.map((c) => [path.join(dist, c), readFileSync(path.join(root, c))]),
 ]);
 
 if (check) {

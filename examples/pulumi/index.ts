@@ -1,4 +1,4 @@
-// A web appliance: one software component (two local files), Debian 12 with nginx and curl, a QCOW2 image,
+// A web appliance: one software component (two local files), Debian 13 with nginx and curl, a QCOW2 image,
 // and the same appliance published to OpenStack Glance. Service credentials come from the stack
 // configuration (`appliance-forge:user`, `:apiKey`, `:secretKey`); OpenStack's from this project's config.
 import * as pulumi from '@pulumi/pulumi';
@@ -20,7 +20,7 @@ const web = new Appliance('web', {
   name: 'forge-web',
   version: '1.0.0',
   description: 'nginx with the forge-web site',
-  distribution: { name: 'Debian', version: '12', arch: 'x86_64' },
+  distribution: { name: 'Debian', version: '13', arch: 'x86_64' },
   osProfile: 'Minimal',
   packages: ['nginx', 'curl'],
   software: [site],

@@ -1,7 +1,10 @@
-// Accounts a Debian 12 image already has (base-passwd's /usr/share/base-passwd/{passwd,group}.master
+// Accounts a Debian 12 or 13 image already has (base-passwd's /usr/share/base-passwd/{passwd,group}.master
 // plus those created by the packages of a Minimal image: systemd, dbus, openssh-server, cloud-init's
-// dependencies). A declared user or group may not take one of these names; a user's groups may be
-// one of STANDARD_GROUPS or a declared group. The install profile's checker (install-profile.ts) reads them.
+// dependencies), and the groups only some releases have (OsRelease.extraGroups). The checker of the
+// install profile (install-profile.ts) does not know the release: a declared user or group may not take
+// a name any release's image has; a user's groups may be one of STANDARD_GROUPS (every release has them)
+// or a declared group.
+import { OS_RELEASES } from './releases';
 
 export const SYSTEM_USERS: ReadonlySet<string> = new Set([
   'root', 'daemon', 'bin', 'sys', 'sync', 'games', 'man', 'lp', 'mail', 'news', 'uucp', 'proxy',
@@ -17,6 +20,9 @@ export const STANDARD_GROUPS: ReadonlySet<string> = new Set([
   'systemd-timesync', 'input', 'sgx', 'kvm', 'render', 'netdev', 'messagebus', '_ssh', 'crontab',
   'systemd-coredump', 'polkitd', 'tcpdump', '_chrony',
 ]);
+
+/** Names a declared group may not take: the groups of every release's image. */
+export const TAKEN_GROUPS: ReadonlySet<string> = new Set([...STANDARD_GROUPS, ...OS_RELEASES.flatMap((r) => r.extraGroups)]);
 
 /** Why a declared name is refused (the server's 400, and `validate` offline). */
 export const TAKEN_USER = 'is an account the image already has';

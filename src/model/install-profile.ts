@@ -2,7 +2,7 @@
 // refuses a profile that breaks one (400 naming the field), the engine's `validate` reports it at its
 // line, the provider's check fails on it: all three run this checker, so what one accepts the others do.
 // It checks and normalises; keeping or hashing passwords is the server's (it alone holds the stored ones).
-import { NOT_A_GROUP, STANDARD_GROUPS, SYSTEM_IDS, SYSTEM_USERS, TAKEN_GROUP, TAKEN_USER, USER_IDS } from './accounts';
+import { NOT_A_GROUP, STANDARD_GROUPS, SYSTEM_IDS, SYSTEM_USERS, TAKEN_GROUP, TAKEN_GROUPS, TAKEN_USER, USER_IDS } from './accounts';
 import { RULES, SSH_KEY_RULE, SSH_KEY_TYPES, TIMEZONE_RULE, TIMEZONES } from './field-rules';
 import { DEFAULT_DISK_MIB, MAX_DISK_MIB, MIN_DISK_MIB, PROFILE_LIMITS as L } from './limits';
 import type { InstallProfile, OsGroup, OsUser, SshKeyRecord } from './resources';
@@ -23,7 +23,7 @@ export type ProfileCheck = { readonly profile: CheckedProfile; readonly problems
 const NAME = /^[a-z_][a-z0-9_-]*$/;
 /** A path with no `..`, no spaces or shell/sed/passwd metacharacters (it goes into /etc/passwd). */
 const SAFE_PATH = /^\/(?:[A-Za-z0-9._+-]+\/?)*$/;
-/** crypt(3) hashes glibc/libxcrypt on Debian 12 verify: sha512-crypt, sha256-crypt, yescrypt. */
+/** crypt(3) hashes libxcrypt on Debian 12 and 13 verify: sha512-crypt, sha256-crypt, yescrypt (checked in a trixie tree). */
 const CRYPT = [
   /^\$6\$(?:rounds=\d{4,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/,
   /^\$5\$(?:rounds=\d{4,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{43}$/,
@@ -119,7 +119,7 @@ class Checker {
     return list.map((g, i) => {
       const path = `${at}[${i}]`;
       const name = this.name(g.name, path);
-      this.unique(name, path, names, STANDARD_GROUPS, TAKEN_GROUP);
+      this.unique(name, path, names, TAKEN_GROUPS, TAKEN_GROUP);
       const groupId = this.id(g.groupId, g.systemGroup ?? false, `${path}.groupId`, ids, 'group');
       return { name, groupId, systemGroup: g.systemGroup };
     });

@@ -1,13 +1,15 @@
 // The install profile's `keyboard` values (uforge.xsd InstallProfile.keyboard, console keymap names)
 // this service can apply, with the XKB layout/variant written to /etc/default/keyboard. The one table:
 // the model's enumeration is its keys, so a value left out (ro-cedilla, ro-std-cedilla, tml-uni: no
-// XKB equivalent in Debian 12's xkeyboard-config) is a 400 naming the value.
+// XKB equivalent in xkeyboard-config) is a 400 naming the value. Every layout and variant is in the
+// xkeyboard-config of each release (Debian 12's 2.35 and 13's 2.42, checked against both symbols trees):
+// 2.42 dropped ara(qwerty) and ara(qwerty_digits), which 2.35 defines as ara(basic) and ara(digits).
 export const KEYBOARD_XKB = {
   'ar-azerty': ['ara', 'azerty'],
   'ar-azerty-digits': ['ara', 'azerty_digits'],
   'ar-digits': ['ara', 'digits'],
-  'ar-qwerty': ['ara', 'qwerty'],
-  'ar-qwerty-digits': ['ara', 'qwerty_digits'],
+  'ar-qwerty': ['ara'],
+  'ar-qwerty-digits': ['ara', 'digits'],
   'be-latin1': ['be'],
   ben: ['in', 'ben'],
   'ben-probhat': ['in', 'ben_probhat'],

@@ -182,7 +182,7 @@ describe('the bundled GitHub Action', () => {
     writeFileSync(f, readFileSync(f, 'utf8').replace("version: '1.0'\n  description", "version: '9.1-prune'\n  description"));
     // The appliance as another tool left it, with a generation that was cancelled: nothing to reuse.
     const c = svc.client();
-    const dist = (await c.os_getAll({})).distributions!.find((d) => d.name === 'Debian' && d.version === '12')!;
+    const dist = (await c.os_getAll({})).distributions!.find((d) => d.name === 'Debian' && d.version === '13')!;
     const app = await c.appliance_create({ body: { name: 'example-web', version: '9.1-prune', distributionUri: dist.uri! } });
     const aid = app.uri!.split('/').pop()!;
     const profile = (await c.osTemplate_getAll({ id: dist.uri!.split('/').pop()! })).distribProfiles!.find((p) => p.name === 'Minimal')!;

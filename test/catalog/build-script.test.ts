@@ -8,6 +8,8 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/server/catalog';
 import { defaultDataFile } from '../../src/server/catalog/data-file';
+import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';
+import { OS_RELEASES } from '../../src/model/releases';
 
 const SCRIPT = join(__dirname, '../../scripts/build-catalog.mjs');
 const LISTS = '/var/lib/apt/lists';
@@ -36,6 +38,30 @@ describe('build-catalog.mjs', () => {
     const before = ids(defaultDataFile());
     const after = ids(out);
     for (const [key, id] of before) if (after.has(key)) expect(after.get(key)).toBe(id);
+  }, 120_000);
+
+  it('builds Debian 13 (trixie) from its three suites: one row per name and arch the Packages files list, ids of the committed file kept', () => {
+    const trixie = OS_RELEASES.find((r) => r.codename === 'trixie')!;
+    const out = join(tmp, 'trixie.tsv.gz');
+    execFileSync(process.execPath, ['--max-old-space-size=128', SCRIPT, '--release', '13', '--mirror', 'http://deb.debian.org/debian', '--security-mirror', 'http://deb.debian.org/debian-security',
+      '--previous', defaultDataFile(trixie), '--out', out], { stdio: 'pipe' });
+    const built = header(out);
+    expect([built.codename, built.suite]).toEqual(['trixie', 'stable']);
+    expect(built.version).toMatch(/^13\.\d+$/);
+    expect(built.source!.split(' ').map((u) => u.replace(/^.*\/dists\/([^/]+)\/.*$/, '$1'))).toEqual(['trixie', 'trixie-updates', 'trixie-security']);
+    // An independent count: the distinct (Package, Architecture) pairs of the three fetched Packages files, by awk.
+    const files = ['deb.debian.org_debian_trixie', 'deb.debian.org_debian_trixie-updates', 'deb.debian.org_debian-security_trixie-security']
+      .map((d) => join(sharedIndexCacheDir(), d, 'main_binary-amd64_Packages.xz'));
+    const pairs = execFileSync('sh', ['-c', `xz -dc ${files.map((f) => `'${f}'`).join(' ')} | awk '/^Package: /{p=$2} /^Architecture: /{print p" "$2}' | sort -u | wc -l`], { encoding: 'utf8' });
+    expect(Number(built.count)).toBe(Number(pairs));
+    expect(Number(built.count)).toBeGreaterThan(60_000);
+    const required = execFileSync('sh', ['-c', `xz -dc '${files[0]}' | grep -c '^Priority: required'`], { encoding: 'utf8' });
+    const c = loadCatalog(out, trixie);
+    // Minimal is every required package; updates may add a few required names, never remove one.
+    expect(c.profilePackages(trixie.distId, trixie.profileIds.Minimal).length).toBeGreaterThanOrEqual(Number(required));
+    expect(c.profilePackages(trixie.distId, trixie.profileIds.Minimal).length).toBeLessThan(Number(required) + 5);
+    expect(c.resolveVersion(trixie.distId, 'passwd', 'amd64')).toMatch(/^1:4\.17\./);
+    if (built.date === header(defaultDataFile(trixie)).date) expect(readFileSync(out).equals(readFileSync(defaultDataFile(trixie)))).toBe(true);
   }, 120_000);
 
   it.runIf(hasIndex)('reads apt\'s lists too', () => {
@@ -84,9 +110,9 @@ describe('build-catalog.mjs', () => {
     const c = loadCatalog(out1);
     expect(c.searchPackages(1, { query: 'name==abc' }).items.map((p) => [p.dbId, p.version, p.release])).toEqual([[1, '2.0', '1']]);
     expect(c.searchPackages(1, { query: 'name==native' }).items[0]).not.toHaveProperty('release');
-    expect(c.resolveVersion('abc', 'all')).toBe('1:2.0-1');
-    expect(c.resolveVersion('zed', 'amd64')).toBe('1.0-1+deb12u1');
-    expect(c.resolveVersion('zed', 'all')).toBeUndefined();
+    expect(c.resolveVersion(1, 'abc', 'all')).toBe('1:2.0-1');
+    expect(c.resolveVersion(1, 'zed', 'amd64')).toBe('1.0-1+deb12u1');
+    expect(c.resolveVersion(1, 'zed', 'all')).toBeUndefined();
     expect(c.profilePackages(1, 1).map((p) => p.dbId)).toEqual([1]);
     expect(c.distributions[0]!.lastPkgBuildDate).toBe('2025-01-12T08:00:00.000Z');
 

@@ -9,6 +9,7 @@ import { FiqlError } from '../../src/errors';
 import { fiql } from '../../src/fiql';
 import { loadCatalog } from '../../src/server/catalog';
 import { defaultDataFile, readCatalogData } from '../../src/server/catalog/data-file';
+import { OS_RELEASES } from '../../src/model/releases';
 
 const catalog = loadCatalog();
 import { XSD } from '../support/shared';
@@ -21,14 +22,44 @@ function byName(name: string, arch?: string) {
 }
 
 describe('distributions', () => {
-  it('has Debian 12 x86_64 as distribution 1 and Windows 2022 as 2, with the platform enumerations', () => {
+  it('has Debian 12 x86_64 as distribution 1, Windows 2022 as 2 and Debian 13 as 3, with the platform enumerations', () => {
     expect(catalog.distributions.map((d) => [d.dbId, d.name, d.version, d.arch, d.family, d.uri])).toEqual([
       [1, 'Debian', '12', 'x86_64', 'linux', 'distributions/1'],
       [2, 'Windows', '2022', 'x86_64', 'windows', 'distributions/2'],
+      [3, 'Debian', '13', 'x86_64', 'linux', 'distributions/3'],
     ]);
     expect(catalog.getDistribution(1)!.profileUris).toEqual(['distributions/1/profiles/1', 'distributions/1/profiles/2']);
-    expect(catalog.getDistribution(3)).toBeUndefined();
+    expect(catalog.getDistribution(3)!.profileUris).toEqual(['distributions/3/profiles/4', 'distributions/3/profiles/5']);
+    expect(catalog.getDistribution(4)).toBeUndefined();
     expect(catalog.distributions[0]!.lastPkgBuildDate).toBe(catalog.meta.date);
+    // Each release is described and dated by its own index.
+    const trixie = readCatalogData(defaultDataFile(OS_RELEASES[1]));
+    expect(catalog.getDistribution(3)!.description).toBe(`Debian GNU/Linux 13 (trixie) ${trixie.meta.version}, main amd64`);
+    expect(trixie.meta.version).toMatch(/^13\.\d+$/);
+    expect(catalog.getDistribution(3)!.lastPkgBuildDate).toBe(trixie.meta.date);
+    expect(catalog.getDistribution(1)!.description).toMatch(/^Debian GNU\/Linux 12 \(bookworm\) 12\.\d+, main amd64$/);
+  });
+
+  it('answers each Debian release from its own index: packages, profiles and versions', () => {
+    const nginx = (distId: number) => catalog.searchPackages(distId, { query: 'name==nginx;arch==amd64' }).items;
+    expect(nginx(1)[0]!.version).toMatch(/^1\.22\./);
+    expect(nginx(3)[0]!.version).toMatch(/^1\.26\./);
+    expect(nginx(3)[0]!.uri).toBe(`distributions/3/pkgs/${nginx(3)[0]!.dbId}`);
+    expect(catalog.getPackage(3, nginx(3)[0]!.dbId!)!.version).toBe(nginx(3)[0]!.version);
+    expect(catalog.resolveVersion(1, 'bash', 'amd64')).toMatch(/^5\.2\.15-/);
+    expect(catalog.resolveVersion(3, 'bash', 'amd64')).toMatch(/^5\.2\.37-/);
+    expect(catalog.resolveVersion(2, 'bash', 'amd64')).toBeUndefined();
+    expect(catalog.searchPackages(2, { count: 0 }).total).toBe(0);
+    expect(catalog.profiles(3).map((p) => [p.dbId, p.name, p.uri])).toEqual([[4, 'Minimal', 'distributions/3/profiles/4'], [5, 'Standard', 'distributions/3/profiles/5']]);
+    // A profile id of another distribution is not this one's.
+    expect(catalog.getProfile(3, 1)).toBeUndefined();
+    expect(catalog.profilePackages(1, 4)).toEqual([]);
+    // trixie's required set, from its index (awk over the data file is the independent reading).
+    const minimal = catalog.profilePackages(3, 4);
+    const required = execFileSync('sh', ['-c', `zcat '${defaultDataFile(OS_RELEASES[1])}' | awk -F'\t' '$9=="required"' | wc -l`], { encoding: 'utf8' });
+    expect(minimal).toHaveLength(Number(required));
+    expect(minimal.map((p) => p.name)).toContain('passwd');
+    expect(minimal.every((p) => p.uri!.startsWith('distributions/3/pkgs/'))).toBe(true);
   });
 
   it('keeps its cached records safe from callers', () => {
@@ -128,11 +159,11 @@ describe('packages', () => {
     expect(catalog.searchPackages(1, { query: "name=='linux-doc'" }).total).toBe(1);
     // The catalog's version is what resolveVersion gives, and dpkg (exit 0 when the relation holds)
     // finds it at least as high as the point release's: security updates the kernel.
-    const full = catalog.resolveVersion('linux-doc', 'all')!;
+    const full = catalog.resolveVersion(1, 'linux-doc', 'all')!;
     expect(full).toBe(`${doc!.epoch ? `${doc!.epoch}:` : ''}${doc!.version}${doc!.release ? `-${doc!.release}` : ''}`);
     execFileSync('dpkg', ['--compare-versions', full, 'ge', '6.1.0']);
-    expect(catalog.resolveVersion('linux-doc', 'amd64')).toBeUndefined();
-    expect(catalog.resolveVersion('no-such-package', 'amd64')).toBeUndefined();
+    expect(catalog.resolveVersion(1, 'linux-doc', 'amd64')).toBeUndefined();
+    expect(catalog.resolveVersion(1, 'no-such-package', 'amd64')).toBeUndefined();
   });
 
   it('refuses a bad query, selector or orderBy with a FiqlError, on any distribution', () => {

@@ -5,10 +5,13 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bookwormSuites, compareVersions, fetchSuite, mergeSuites, packageKey } from '../../src/imaging/debian';
+import { compareVersions, fetchSuite, mergeSuites, packageKey, releaseSuites } from '../../src/imaging/debian';
+import { OS_RELEASES } from '../../src/model/releases';
 import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';
 
 const CACHE = sharedIndexCacheDir();
+const bookworm = OS_RELEASES[0]!;
+const bookwormSuites = (mirror?: string, security?: false) => releaseSuites(bookworm, mirror, security);
 
 describe('Debian index from the real mirror', () => {
   it('verifies InRelease, fetches Packages once and merges the three suites to one current version each', async () => {

@@ -13,6 +13,7 @@ import { catalogReads, defaultDataFile, readCatalogData } from '../../src/server
 import { createCatalog, type Catalog } from '../../src/server/catalog/index';
 import { indexedCatalog, startIndexDir } from '../../src/server/catalog/start-index';
 import { startServer } from '../../src/server';
+import { OS_RELEASES } from '../../src/model/releases';
 
 const tmp = mkdtempSync(join(tmpdir(), 'catalog-start-index-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -43,7 +44,7 @@ function noOpLookups(c: Catalog) {
     minimal: c.profilePackages(DEBIAN_ID, 1),
     found,
     byId: found.map((r) => c.getPackage(DEBIAN_ID, r.items[0]!.dbId!)),
-    version: c.resolveVersion('nginx', 'amd64'),
+    version: c.resolveVersion(DEBIAN_ID, 'nginx', 'amd64'),
   };
 }
 
@@ -54,7 +55,7 @@ describe('the catalog start index', () => {
     const first = indexedCatalog(dir, copyOf());
     expect(catalogReads.dataFiles).toBe(parsed + 1);
     const [name] = indexFiles(dir);
-    expect(name).toBe(`${reference.meta.digest}.index`);
+    expect(name).toBe(`bookworm.${reference.meta.digest}.index`);
     const written = statSync(join(dir, name!));
 
     const bytes = catalogReads.indexBytes;
@@ -89,12 +90,15 @@ describe('the catalog start index', () => {
     writeFileSync(other, gzipSync(gunzipSync(readFileSync(shipped)), { level: 1 }));
     const digest = readCatalogData(other).meta.digest;
     expect(digest).not.toBe(reference.meta.digest);
-    writeFileSync(join(dir, `${reference.meta.digest}.index.1.tmp`), 'left by a write that did not end');
+    writeFileSync(join(dir, `bookworm.${reference.meta.digest}.index.1.tmp`), 'left by a write that did not end');
+    // An index named as before releases were told apart is of no more use; another release's is kept.
+    writeFileSync(join(dir, `${reference.meta.digest}.index`), 'an index of the single-release layout');
+    writeFileSync(join(dir, 'trixie.0123.index'), 'another release\'s index');
     const parsed = catalogReads.dataFiles;
     const c = indexedCatalog(dir, copyOf(other));
     expect(catalogReads.dataFiles).toBe(parsed + 1);
     expect(c.meta.digest).toBe(digest);
-    expect(readdirSync(dir)).toEqual([`${digest}.index`]);
+    expect(readdirSync(dir).sort()).toEqual([`bookworm.${digest}.index`, 'trixie.0123.index']);
     indexedCatalog(dir, copyOf(other));
     expect(catalogReads.dataFiles).toBe(parsed + 1);
   });
@@ -154,6 +158,8 @@ describe('the catalog start index', () => {
     const dataDir = join(tmp, 'server');
     const server = await startServer({ dataDir, cacheDir: join(tmp, 'cache') });
     await server.close();
-    expect(indexFiles(startIndexDir(dataDir))).toEqual([`${reference.meta.digest}.index`]);
+    // One per release, each named by its release and digest.
+    const trixie = readCatalogData(defaultDataFile(OS_RELEASES[1])).meta.digest;
+    expect(indexFiles(startIndexDir(dataDir)).sort()).toEqual([`bookworm.${reference.meta.digest}.index`, `trixie.${trixie}.index`]);
   });
 });

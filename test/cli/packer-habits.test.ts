@@ -47,7 +47,7 @@ describe('--var / --var-file, --only / --except, --timeout', () => {
     // A later file wins: the package the service does not have is a declaration problem (exit 2).
     const later = await plan('-var-file', 'good.yml', '-var-file=bad.json');
     expect(later.code).toBe(2);
-    expect(later.stderr).toMatch(/vars\.yml:14:9: error: package "\S+" not found in Debian 12/);
+    expect(later.stderr).toMatch(/vars\.yml:14:9: error: package "\S+" not found in Debian 13/);
     // A flag wins over every file, wherever it stands; between flags the later wins.
     expect((await plan('-var', 'PKG=nginx', '--var-file', 'good.yml', '--var-file', 'bad.json')).code).toBe(0);
     expect((await plan('--var-file', 'good.yml', '--var=PKG=no-such-package-xyz', '-var', 'PKG=nginx')).code).toBe(0);

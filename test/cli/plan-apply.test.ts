@@ -82,7 +82,7 @@ describe('appliance-forge plan / apply', () => {
     writeFileSync(f, readFileSync(f, 'utf8').replace('      - nginx\n', '      - nginx\n      - no-such-package-xyz\n'));
     const r = await runCli(['plan', 'local.yml'], { cwd: dir, env: creds });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/local\.yml:15:9: error: package "no-such-package-xyz" not found in Debian 12 x86_64/);
+    expect(r.stderr).toMatch(/local\.yml:15:9: error: package "no-such-package-xyz" not found in Debian 13 x86_64/);
   });
 
   it('a wrong secret key fails with a clear message and never prints the key', async () => {

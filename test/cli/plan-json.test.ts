@@ -49,6 +49,22 @@ describe('plan --json / --detailed-exitcode', () => {
     expect(plan.stdout).not.toContain(svc.secretKey);
   });
 
+  it('a Debian 12 declaration still plans against Debian 12 (distribution 1): its profile and its packages', async () => {
+    const dir = examplesWorkspace();
+    // examples/local.yml is Debian 13; the same file on Debian 12.
+    writeFileSync(path.join(dir, 'local12.yml'), readFileSync(path.join(dir, 'local.yml'), 'utf8').replace("version: '13'", "version: '12'"));
+    const plans = await Promise.all(['local.yml', 'local12.yml'].map((f) => runCli(['plan', f, '--json'], { cwd: dir, env })));
+    const [now, old] = plans.map((r) => {
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { changes: Change[] }).changes;
+    });
+    const pkgs = (cs: Change[]) => cs.filter((c) => c.kind === 'package').map((c) => (c.after as { uri: string }).uri);
+    expect(pkgs(old!).every((u) => u.startsWith('distributions/1/pkgs/'))).toBe(true);
+    expect(pkgs(now!).every((u) => u.startsWith('distributions/3/pkgs/'))).toBe(true);
+    expect(pkgs(old!)).toHaveLength(2);
+    expect(pkgs(now!)).toHaveLength(2);
+  });
+
   it('--detailed-exitcode: 2 when changes are present, 1 for an invalid file or a usage error, never 2 for an error', async () => {
     const dir = examplesWorkspace();
     const changes = await runCli(['plan', 'local.yml', '--detailed-exitcode'], { cwd: dir, env });

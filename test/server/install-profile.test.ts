@@ -94,6 +94,9 @@ describe('install profile at the API', () => {
     ['root named otherwise', { rootUser: { name: 'admin' } }, /installProfile\.rootUser\.name must be root/],
     ['password and disablePasswordLogin', { users: { user: [user({ password: 'x', disablePasswordLogin: true })] } }, /installProfile\.users\[0\]\.disablePasswordLogin contradicts/],
     ['group name standard', { groups: { group: [{ name: 'sudo' }] } }, /installProfile\.groups\[0\]\.name "sudo" is a group the image already has/],
+    // Debian 13's `clock` (not in Debian 12): taken whatever the release, and no user's group unless declared (it cannot be).
+    ['group name of one release', { groups: { group: [{ name: 'clock' }] } }, /installProfile\.groups\[0\]\.name "clock" is a group the image already has/],
+    ['secondary group of one release', { users: { user: [user({ secondaryGroups: 'clock' })] } }, /installProfile\.users\[0\]\.secondaryGroups "clock" is neither/],
     ['group twice', { groups: { group: [{ name: 'ops' }, { name: 'ops' }] } }, /installProfile\.groups\[1\]\.name "ops" is declared twice/],
     ['groupId out of range', { groups: { group: [{ name: 'ops', groupId: '70000' }] } }, /installProfile\.groups\[0\]\.groupId must be a number from 1000 to 59999/],
     ['system groupId out of range', { groups: { group: [{ name: 'ops', groupId: '1000', systemGroup: true }] } }, /installProfile\.groups\[0\]\.groupId must be a number from 100 to 999/],

@@ -5,6 +5,7 @@ import { readStanzas, type IndexPackage } from './stanzas';
 import { closed, type SuiteIndex, type SuiteSource } from './suite';
 import { compareVersions } from './version';
 import type { ReleaseFile } from './release';
+import { DEBIAN_ARCHIVE, type OsRelease } from '../../model/releases';
 
 export { DebianIndexError, type DebianIndexFault } from './errors';
 export { DEBIAN_KEYRING, type ReleaseFile } from './release';
@@ -12,15 +13,14 @@ export type { IndexPackage } from './stanzas';
 export { aptListsSuite, fetchSuite, type FetchSuiteOptions, type SuiteIndex, type SuiteSource } from './suite';
 export { compareVersions, formatVersion, parseVersion, type DebianVersion } from './version';
 
-export const DEFAULT_MIRROR = 'http://deb.debian.org/debian';
-export const DEFAULT_SECURITY_MIRROR = 'http://deb.debian.org/debian-security';
+export const DEFAULT_MIRROR = DEBIAN_ARCHIVE.mirror;
+export const DEFAULT_SECURITY_MIRROR = DEBIAN_ARCHIVE.securityMirror;
 
-/** The suites of Debian 12 that a stable system installs from; `securityMirror` false: no security suite. */
-export function bookwormSuites(mirror = DEFAULT_MIRROR, securityMirror: string | false = DEFAULT_SECURITY_MIRROR): SuiteSource[] {
+/** The suites a stable system of `release` installs from (the release first); `securityMirror` false: no security suite. */
+export function releaseSuites(release: OsRelease, mirror = release.archive.mirror, securityMirror: string | false = release.archive.securityMirror): SuiteSource[] {
   return [
-    { mirror, suite: 'bookworm' },
-    { mirror, suite: 'bookworm-updates' },
-    ...(securityMirror === false ? [] : [{ mirror: securityMirror, suite: 'bookworm-security' }]),
+    ...release.suites.archive.map((suite) => ({ mirror, suite })),
+    ...(securityMirror === false ? [] : [{ mirror: securityMirror, suite: release.suites.security }]),
   ];
 }
 

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { run } from '../../host/child';
 import { toolsMissingMessage } from '../../host/tools';
 import { DebianIndexError } from './errors';
+import { DEBIAN_ARCHIVE } from '../../model/releases';
 
-export const DEBIAN_KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg';
+export const DEBIAN_KEYRING = DEBIAN_ARCHIVE.keyring;
 
 export interface ReleaseFile {
   readonly origin: string;

@@ -4,11 +4,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ImagingError } from '../errors';
 import type { MirrorConfig } from '../system';
+import { DEBIAN_ARCHIVE } from '../../model/releases';
 
-export const DEFAULT_MIRROR: MirrorConfig = Object.freeze({
-  archive: 'http://deb.debian.org/debian',
-  security: 'http://deb.debian.org/debian-security',
-});
+export const DEFAULT_MIRROR: MirrorConfig = Object.freeze({ archive: DEBIAN_ARCHIVE.mirror, security: DEBIAN_ARCHIVE.securityMirror });
 
 /** One enabled binary (`deb`) source: its URI and suites. */
 export interface AptSource {

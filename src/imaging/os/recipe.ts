@@ -2,6 +2,7 @@
 // see exactly the command that builds the tree).
 import { ImagingError } from '../errors';
 import type { OsLayerSpec, PackageRequest } from '../system';
+import { OS_RELEASES, releaseBySuite, type OsRelease } from '../../model/releases';
 
 /** Bumped whenever the recipe below changes what a spec builds, so old cache entries are not reused. */
 export const RECIPE_VERSION = 2;
@@ -12,8 +13,6 @@ export const RECIPE_VERSION = 2;
  * to gzip with a warning when it is missing; 0.6 MB buys the smaller initrd.
  */
 export const BOOT_PACKAGES = ['systemd-sysv', 'udev', 'ifupdown', 'isc-dhcp-client', 'initramfs-tools', 'zstd'] as const;
-
-export const KERNEL_PACKAGE = { cloud: 'linux-image-cloud-amd64', generic: 'linux-image-amd64' } as const;
 
 /**
  * cloud-init and what growing the root partition needs: growpart (cloud-guest-utils) and sudo for
@@ -45,9 +44,10 @@ const SUITE = /^[a-z][a-z0-9-]*$/;
 /** Validate a spec: names, versions and suites reach a command line, so only Debian's own syntax passes. */
 export function checkSpec(spec: OsLayerSpec): void {
   if (!SUITE.test(spec.suite)) throw new ImagingError('input', `not a Debian suite name: ${JSON.stringify(spec.suite)}`);
+  releaseOf(spec);
   if (spec.arch !== 'amd64') throw new ImagingError('input', `unsupported architecture ${JSON.stringify(spec.arch)} (amd64 only)`);
   if (spec.profile !== 'Minimal' && spec.profile !== 'Standard') throw new ImagingError('input', `unknown profile ${JSON.stringify(spec.profile)}`);
-  if (!(spec.kernel in KERNEL_PACKAGE)) throw new ImagingError('input', `unknown kernel flavour ${JSON.stringify(spec.kernel)}`);
+  if (spec.kernel !== 'cloud' && spec.kernel !== 'generic') throw new ImagingError('input', `unknown kernel flavour ${JSON.stringify(spec.kernel)}`);
   for (const p of spec.packages) {
     if (!PACKAGE_NAME.test(p.name)) throw new ImagingError('input', `not a Debian package name: ${JSON.stringify(p.name)}`);
     if (p.arch !== undefined && !ARCH.test(p.arch)) throw new ImagingError('input', `package ${p.name}: not an architecture: ${JSON.stringify(p.arch)}`);
@@ -60,9 +60,20 @@ export function packageArg(p: PackageRequest): string {
   return `${p.name}${p.arch ? `:${p.arch}` : ''}${p.version ? `=${p.version}` : ''}`;
 }
 
-/** Every package asked for by name: the boot set, the kernel, cloud-init's, then the spec's (sorted, unique). */
+/** The release an OS layer is built from (its suite is the release's codename). */
+export function releaseOf(spec: Pick<OsLayerSpec, 'suite'>): OsRelease {
+  const r = releaseBySuite(spec.suite);
+  if (!r) throw new ImagingError('input', `unknown release ${JSON.stringify(spec.suite)} (known: ${OS_RELEASES.map((x) => x.codename).join(', ')})`);
+  return r;
+}
+
+/**
+ * Every package asked for by name: the boot set, the release's own, the kernel, cloud-init's, then the
+ * spec's (sorted, unique).
+ */
 export function includeList(spec: OsLayerSpec): string[] {
-  const own = [...BOOT_PACKAGES, KERNEL_PACKAGE[spec.kernel], ...(spec.cloudInit ? CLOUD_INIT_PACKAGES : [])] as string[];
+  const release = releaseOf(spec);
+  const own = [...BOOT_PACKAGES, ...release.basePackages, release.kernels[spec.kernel], ...(spec.cloudInit ? CLOUD_INIT_PACKAGES : [])];
   const asked = new Map<string, string>();
   for (const p of spec.packages) asked.set(`${p.name}:${p.arch ?? ''}`, packageArg(p));
   // A spec package with a pin replaces the bare boot-set entry of the same name.
@@ -70,14 +81,11 @@ export function includeList(spec: OsLayerSpec): string[] {
   return [...own.filter((n) => !pinnedNames.has(n)), ...[...asked.values()].sort()];
 }
 
-/** One-line apt sources: `<suite> <suite>-updates` from the archive, `<suite>-security` from the security archive. */
+/** One-line apt sources: the release's suites from the archive, its security suite from the security archive. */
 export function sourceLines(spec: OsLayerSpec): string[] {
   const { archive, security } = spec.mirror;
-  return [
-    `deb ${archive} ${spec.suite} main`,
-    `deb ${archive} ${spec.suite}-updates main`,
-    ...(security ? [`deb ${security} ${spec.suite}-security main`] : []),
-  ];
+  const { suites } = releaseOf(spec);
+  return [...suites.archive.map((s) => `deb ${archive} ${s} main`), ...(security ? [`deb ${security} ${suites.security} main`] : [])];
 }
 
 /**

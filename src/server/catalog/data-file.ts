@@ -7,8 +7,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { OS_RELEASES, type OsRelease } from '../../model/releases';
 
-export const DEFAULT_DATA_FILE = 'data/debian-12-amd64.tsv.gz';
+/** A release's shipped data file, relative to the package root (or to `action/dist/`). */
+export const dataFileOf = (r: OsRelease): string => `data/${r.catalogFile}`;
 
 /** One package row, with its id and whether it is the latest version of its name and arch (always, in format 2). */
 export interface PackageEntry {
@@ -66,20 +68,22 @@ const HEADER_1 = DATA_COLUMNS.join('\t');
 const HEADER_2 = `id\t${HEADER_1}`;
 
 /**
- * Where the data file is: `APPLIANCE_FORGE_CATALOG`, else `data/…` in the first folder above this
- * module that has it: the package root from src/ and dist/src/, `action/dist/` from the Action's bundle.
+ * Where a release's data file is (default: the first release's, Debian 12): `APPLIANCE_FORGE_CATALOG` for
+ * the first release, else `data/…` in the first folder above this module that has it: the package root
+ * from src/ and dist/src/, `action/dist/` from the Action's bundle.
  */
-export function defaultDataFile(): string {
+export function defaultDataFile(release: OsRelease = OS_RELEASES[0]!): string {
   const fromEnv = process.env.APPLIANCE_FORGE_CATALOG;
-  if (fromEnv) return resolve(fromEnv);
+  if (fromEnv && release === OS_RELEASES[0]) return resolve(fromEnv);
+  const file = dataFileOf(release);
   let dir = __dirname;
   for (let i = 0; i < 8; i++) {
-    if (existsSync(join(dir, DEFAULT_DATA_FILE))) return join(dir, DEFAULT_DATA_FILE);
+    if (existsSync(join(dir, file))) return join(dir, file);
     const up = dirname(dir);
     if (up === dir) break;
     dir = up;
   }
-  throw new Error(`catalog data file not found: no ${DEFAULT_DATA_FILE} above ${__dirname}`);
+  throw new Error(`catalog data file not found: no ${file} above ${__dirname}`);
 }
 
 /** SHA-256 (hex, first 32 characters) of a data file's bytes: the catalog's digest. */

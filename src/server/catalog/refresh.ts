@@ -3,9 +3,13 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  aptListsSuite, bookwormSuites, DebianIndexError, DEFAULT_MIRROR, DEFAULT_SECURITY_MIRROR, fetchSuite, mergeSuites,
-  type MergedIndex, type SuiteIndex,
+  aptListsSuite, DebianIndexError, fetchSuite, mergeSuites, releaseSuites, type MergedIndex, type SuiteIndex,
 } from '../../imaging/debian';
+import { OS_RELEASES, type OsRelease } from '../../model/releases';
+
+// What scripts/build-catalog.mjs takes from its bundle of this module besides the rebuild.
+export { releaseNamed } from '../../model/releases';
+export { dataFileOf } from './data-file';
 import { buildCatalogText, gzipCatalog, writeCatalogFile } from './build';
 import { readCatalogData } from './data-file';
 import { defaultCacheDir } from '../../imaging/cache-dir';
@@ -14,22 +18,20 @@ export type IndexSource =
   | { readonly lists: string }
   | { readonly mirror?: string; readonly securityMirror?: string | false; readonly cacheDir: string; readonly keyring?: string; readonly signal?: AbortSignal };
 
-const SUITES = ['bookworm', 'bookworm-updates', 'bookworm-security'];
-
-/** The current version of every package of the source's bookworm suites (the release itself is required). */
-export async function readIndex(src: IndexSource): Promise<MergedIndex> {
+/** The current version of every package of the release's suites in the source (the release itself is required). */
+export async function readIndex(src: IndexSource, release: OsRelease = OS_RELEASES[0]!): Promise<MergedIndex> {
   const suites: SuiteIndex[] = [];
+  const all = releaseSuites(release, 'lists' in src ? undefined : src.mirror, 'lists' in src ? undefined : src.securityMirror);
   if ('lists' in src) {
     const files = existsSync(src.lists) ? readdirSync(src.lists) : [];
-    for (const name of SUITES) {
-      const s = await aptListsSuite(src.lists, files, name);
+    for (const { suite } of all) {
+      const s = await aptListsSuite(src.lists, files, suite);
       if (s) suites.push(s);
-      else if (name === 'bookworm') throw new DebianIndexError('malformed', `no bookworm main binary-amd64 Packages or (In)Release file in ${src.lists}: run \`apt-get update\` first`);
+      else if (suite === release.codename) throw new DebianIndexError('malformed', `no ${suite} main binary-amd64 Packages or (In)Release file in ${src.lists}: run \`apt-get update\` first`);
     }
   } else {
-    for (const s of bookwormSuites(src.mirror ?? DEFAULT_MIRROR, src.securityMirror ?? DEFAULT_SECURITY_MIRROR)) {
-      suites.push(await fetchSuite(s, { cacheDir: src.cacheDir, ...(src.keyring ? { keyring: src.keyring } : {}), ...(src.signal ? { signal: src.signal } : {}) }));
-    }
+    const keyring = src.keyring ?? release.archive.keyring;
+    for (const s of all) suites.push(await fetchSuite(s, { cacheDir: src.cacheDir, keyring, ...(src.signal ? { signal: src.signal } : {}) }));
   }
   return mergeSuites(suites);
 }
@@ -50,11 +52,14 @@ export function sharedIndexCacheDir(): string {
   return join(defaultCacheDir(), 'debian-index');
 }
 
-/** Writes a new catalog to `out` (atomically) from `src`, keeping the ids of `previous` (a catalog file) if given. */
-export async function rebuildCatalog(src: IndexSource, previous: string | undefined, out: string): Promise<RebuildSummary> {
+/**
+ * Writes a new catalog of `release` (default: the first, Debian 12) to `out` (atomically) from `src`,
+ * keeping the ids of `previous` (a catalog file) if given.
+ */
+export async function rebuildCatalog(src: IndexSource, previous: string | undefined, out: string, release: OsRelease = OS_RELEASES[0]!): Promise<RebuildSummary> {
   // Read the previous catalog first: `out` may be the same file.
   const prev = previous ? readCatalogData(previous) : undefined;
-  const index = await readIndex(src);
+  const index = await readIndex(src, release);
   const r = buildCatalogText(index, prev);
   const gz = await gzipCatalog(r.text);
   writeCatalogFile(out, gz);

@@ -10,9 +10,10 @@ import { parseFiql, type FiqlNode, type ListOptions } from '../../fiql';
 import { packageKey } from '../../imaging/debian';
 import { realFolder } from '../data-folder';
 import { catalogReads, dataDigest, defaultDataFile, readCatalogData, type CatalogMeta, type PackageEntry } from './data-file';
-import { DEBIAN_ID, PROFILES, selectProfilePackages } from './distributions';
+import { releaseProfiles, selectProfilePackages } from './distributions';
 import { toPkg } from './packages';
-import { cachedCatalog, catalogHead, catalogOf, collect, entryVersion, keepCatalog, packageSearch, type Catalog, type PackageSearch } from './index';
+import { cachedCatalog, catalogHead, catalogOf, collect, entryVersion, joinCatalogs, keepCatalog, packageSearch, type Catalog, type PackageSearch } from './index';
+import { OS_RELEASES, type OsRelease } from '../../model/releases';
 
 // Changed whenever the header or a slice changes shape: an index of another format is written again.
 const FORMAT = 'appliance-forge-catalog-index 2';
@@ -51,37 +52,43 @@ interface Header {
   readonly size: number;
 }
 
+/** Every release's shipped catalog through its start index in `indexDir`, joined with Windows. */
+export function indexedCatalogs(indexDir: string): Catalog {
+  return joinCatalogs(OS_RELEASES.map((r) => indexedCatalog(indexDir, defaultDataFile(r), r)));
+}
+
 /**
- * The catalog of `file` (default: the shipped data file) through its start index in `indexDir`: read in
- * full and the index written when there is no sound index of its digest, else read from the index.
- * A catalog this process has already read in full is used as it is.
+ * The catalog of `file` (default: the shipped data file of `release`, Debian 12 by default) through its
+ * start index in `indexDir` (`<codename>.<digest>.index`): read in full and the index written when there
+ * is no sound index of its digest, else read from the index. A catalog this process has already read in
+ * full is used as it is.
  */
-export function indexedCatalog(indexDir: string, file = defaultDataFile()): Catalog {
-  const path = resolve(file);
-  const known = cachedCatalog(path);
+export function indexedCatalog(indexDir: string, file?: string, release: OsRelease = OS_RELEASES[0]!): Catalog {
+  const path = resolve(file ?? defaultDataFile(release));
+  const known = cachedCatalog(path, release);
   if (known) return known;
   const digest = dataDigest(readFileSync(path));
-  const indexFile = join(indexDir, `${digest}${SUFFIX}`);
+  const indexFile = join(indexDir, `${release.codename}.${digest}${SUFFIX}`);
   const found = readHeader(indexFile, digest);
-  if (found) return fromIndex(indexFile, found.header, found.base, () => rebuild(path, indexDir, indexFile));
-  return rebuild(path, indexDir, indexFile);
+  if (found) return fromIndex(indexFile, found.header, found.base, release, () => rebuild(path, indexDir, indexFile, release));
+  return rebuild(path, indexDir, indexFile, release);
 }
 
 /** Reads the data file in full, keeps the catalog for this process and writes its index. */
-function rebuild(path: string, indexDir: string, indexFile: string): Catalog {
+function rebuild(path: string, indexDir: string, indexFile: string, release: OsRelease): Catalog {
   const data = readCatalogData(path);
-  const catalog = catalogOf(data);
-  keepCatalog(path, catalog);
+  const catalog = catalogOf(data, release);
+  keepCatalog(path, catalog, release);
   try {
     for (const d of [dirname(indexDir), indexDir]) realFolder(d, true);
-    writeIndex(indexDir, indexFile, data.meta, data.packages);
+    writeIndex(indexDir, indexFile, data.meta, data.packages, release);
   } catch {
     // Only the next start is slower: the catalog itself is read.
   }
   return catalog;
 }
 
-function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, packages: readonly PackageEntry[]): void {
+function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, packages: readonly PackageEntry[], release: OsRelease): void {
   const bodies: Buffer[] = [];
   const slices: Slice[] = [];
   let offset = 0;
@@ -100,7 +107,7 @@ function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, pack
     offset += body.length;
   }
   const idsInOrder = packages.every((e, k) => k === 0 || packages[k - 1]!.id < e.id);
-  const profiles = PROFILES.map((p) => [p.id, selectProfilePackages(p, packages)] as const);
+  const profiles = releaseProfiles(release).map((p) => [p.id, selectProfilePackages(p, packages)] as const);
   // The size is part of the header: find the width that makes it true.
   let size = 0;
   let head = Buffer.alloc(0);
@@ -114,8 +121,11 @@ function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, pack
   const tmp = `${indexFile}.${process.pid}.tmp`;
   writeFileSync(tmp, Buffer.concat([Buffer.from(`${String(head.length).padStart(LENGTH_DIGITS, '0')}\n`), head, ...bodies]), { mode: 0o600 });
   renameSync(tmp, indexFile);
-  // Indexes of other digests (an older catalog) are of no more use, nor what an interrupted write left.
+  // Indexes of other digests (an older catalog, or one named without its release) are of no more use, nor
+  // what an interrupted write left; those of the other releases are theirs.
+  const others = OS_RELEASES.filter((r) => r !== release).map((r) => `${r.codename}.`);
   for (const name of readdirSync(indexDir)) {
+    if (others.some((p) => name.startsWith(p))) continue;
     if ((name.endsWith(SUFFIX) || name.endsWith('.tmp')) && join(indexDir, name) !== indexFile) rmSync(join(indexDir, name), { force: true });
   }
 }
@@ -167,12 +177,13 @@ function readAt(fd: number, position: number, length: number): Buffer {
  * The catalog answered from the index: slices are read when a lookup needs them. A search that does
  * not name one package exactly, or a slice that does not read back as written, reads the whole catalog.
  */
-function fromIndex(indexFile: string, header: Header, base: number, readAll: () => Catalog): Catalog {
+function fromIndex(indexFile: string, header: Header, base: number, release: OsRelease, readAll: () => Catalog): Catalog {
   const { meta } = header;
+  const own = release.distId;
   const profilePkgs = new Map(header.profiles.map(([id, rows]) => [id, rows]));
   const profileRows = new Map<number, PackageEntry>();
   for (const [, rows] of header.profiles) for (const e of rows) profileRows.set(e.id, e);
-  const search = packageSearch(meta, header.idsInOrder);
+  const search = packageSearch(meta, header.idsInOrder, own);
   const loaded = new Map<number, readonly PackageEntry[]>();
   let whole: Catalog | undefined;
   const all = (): Catalog => (whole ??= readAll());
@@ -206,12 +217,12 @@ function fromIndex(indexFile: string, header: Header, base: number, readAll: () 
   const byName = (name: string) => rowsOf((s) => s.first <= name && name <= s.last);
 
   return {
-    ...catalogHead(meta, profilePkgs),
+    ...catalogHead(meta, profilePkgs, release),
     packageCursor: (distId, opts = {}) => cursor(distId, opts),
     searchPackages: (distId, opts = {}) => collect(cursor(distId, opts)),
     getPackage: (distId, pkgId) => {
       if (whole) return whole.getPackage(distId, pkgId);
-      if (distId !== DEBIAN_ID || !Number.isSafeInteger(pkgId)) return undefined;
+      if (distId !== own || !Number.isSafeInteger(pkgId)) return undefined;
       const known = profileRows.get(pkgId);
       if (known) return toPkg(distId, known, meta);
       const rows = rowsOf((s) => s.ids.some(([from, to]) => from <= pkgId && pkgId <= to));
@@ -219,10 +230,11 @@ function fromIndex(indexFile: string, header: Header, base: number, readAll: () 
       const e = rows.find((r) => r.id === pkgId);
       return e && toPkg(distId, e, meta);
     },
-    resolveVersion: (name, arch) => {
-      if (whole) return whole.resolveVersion(name, arch);
+    resolveVersion: (distId, name, arch) => {
+      if (whole) return whole.resolveVersion(distId, name, arch);
+      if (distId !== own) return undefined;
       const rows = byName(name);
-      if (!rows) return all().resolveVersion(name, arch);
+      if (!rows) return all().resolveVersion(distId, name, arch);
       const e = rows.find((r) => r.latest && packageKey(r.name, r.arch) === packageKey(name, arch));
       return e && entryVersion(e);
     },
@@ -230,7 +242,7 @@ function fromIndex(indexFile: string, header: Header, base: number, readAll: () 
 
   function cursor(distId: number, opts: PackageSearch) {
     const query = parsed(opts.query);
-    const name = whole || distId !== DEBIAN_ID ? undefined : exactName(query);
+    const name = whole || distId !== own ? undefined : exactName(query);
     const rows = name === undefined ? undefined : byName(name);
     if (!rows) return all().packageCursor(distId, opts);
     // Every match is a row of that name, all of which are in these slices, in the catalog's order.

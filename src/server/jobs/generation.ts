@@ -18,9 +18,7 @@ import { jobKey, setStatus, throttled } from './status';
 import { failedJob, type JobStage } from './job-errors';
 import { assertDiskRoom } from './quota';
 import { uris } from '../uris';
-
-/** Debian releases the image builder installs, by the catalog's version. */
-const DEBIAN_SUITES: Readonly<Record<string, string>> = { '12': 'bookworm' };
+import { OS_RELEASES, releaseById, releaseLabel } from '../../model/releases';
 
 /** What the image is built from, captured when the generation is asked for (the library's recipe but `compress`, the image's own). */
 export interface GenerationInput {
@@ -35,8 +33,9 @@ export interface GenerationInput {
 export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: TargetFormatSpec, profileOfImage: InstallProfile): GenerationInput {
   const d = appliance.doc;
   const dist = ctx.catalog.distributions.find((x) => x.dbId === d.distId);
-  const suite = dist?.name === 'Debian' && dist.version !== undefined ? DEBIAN_SUITES[dist.version] : undefined;
-  if (!suite) throw badRequest(`images of ${dist?.name ?? 'distribution'} ${dist?.version ?? d.distId} cannot be built: this service builds Debian 12 images`);
+  // The template's distribution is the release its OS layer is built from.
+  const suite = releaseById(d.distId)?.codename;
+  if (!dist || !suite) throw badRequest(`images of ${dist?.name ?? 'distribution'} ${dist?.version ?? d.distId} cannot be built: this service builds ${OS_RELEASES.map(releaseLabel).join(' and ')} images`);
   const profile = ctx.store.list('osprofile', appliance.owner, appliance.id)[0];
   if (!profile) throw badRequest('the appliance has no OS profile yet (POST …/osprofile first)');
   const asked = packageRequestsOf(ctx.catalog, profile.doc);
@@ -64,7 +63,7 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
     return JSON.stringify(
       {
         template,
-        os: { name: dist!.name, version: dist!.version, suite, arch: os.arch, kernel: os.kernel, cloudInit: os.cloudInit, mirror: os.mirror },
+        os: { name: dist.name, version: dist.version, suite, arch: os.arch, kernel: os.kernel, cloudInit: os.cloudInit, mirror: os.mirror },
         profile: { name: profile.doc.name, base: os.profile, standardProfileUri: uris.profile(d.distId, profile.doc.profileId) },
         // The template's own packages as installed (pins included), then everything dpkg installed.
         packages: os.packages.map((p) => ({ name: p.name, pinned: p.version || undefined, installed: byName.get(p.name)?.version ?? null })),

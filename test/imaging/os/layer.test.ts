@@ -1,5 +1,6 @@
 // A real OS layer from the real Debian mirror (Minimal + nginx, cloud kernel), read back with
-// dpkg-query independently of the code; then a cache hit that runs no mmdebstrap at all; then bad
+// dpkg-query independently of the code; the same for Debian 13 (trixie), whose accounts are compared
+// with the model's; then a cache hit that runs no mmdebstrap at all; then bad
 // requests (a pinned version the mirror lacks, an unknown package) that fail naming the package and keep nothing;
 // an abort in the middle of a build kills mmdebstrap's whole process group and keeps nothing.
 import { execFileSync } from 'node:child_process';
@@ -9,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../../src/errors';
 import { isImagingError } from '../../../src/imaging/errors';
 import { layerKey, OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/imaging/os';
+import { STANDARD_GROUPS, SYSTEM_USERS, TAKEN_GROUPS } from '../../../src/model/accounts';
+import { releaseBySuite } from '../../../src/model/releases';
 import { TEST_CACHE, countMmdebstrap, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');
@@ -120,6 +123,39 @@ describe('a real OS layer', () => {
     expect(k(nginx)).not.toBe(k({ ...nginx, kernel: 'generic' }));
     expect(k(nginx)).not.toBe(layerKey(nginx, { u: 'y' }).key);
     expect(k(spec({ packages: [{ name: 'a' }, { name: 'b' }] }))).toBe(k(spec({ packages: [{ name: 'b' }, { name: 'a' }] })));
+  });
+});
+
+describe('a real Debian 13 (trixie) OS layer', () => {
+  const cache = new OsLayerCache({ dir: TEST_CACHE });
+  // What an OpenStack image with keys gets: cloud-init and an ssh server, plus nginx.
+  const trixie = spec({ suite: 'trixie', cloudInit: true, packages: [{ name: 'nginx' }, { name: 'openssh-server' }] });
+  let layer: OsLayer;
+  beforeAll(async () => {
+    layer = await cache.acquire(trixie);
+  }, 900_000);
+  afterAll(async () => {
+    await layer?.release();
+  });
+
+  it('is Debian 13 with its cloud kernel, the boot set and the tools the accounts are set up with (chpasswd)', () => {
+    expect(readFileSync(join(layer.dir, 'etc/debian_version'), 'utf8')).toMatch(/^13\.\d+/);
+    const names = new Set(dpkgQuery(layer.dir).map((p) => p.name));
+    for (const n of ['linux-image-cloud-amd64', 'systemd-sysv', 'udev', 'ifupdown', 'isc-dhcp-client', 'initramfs-tools', 'zstd', 'passwd', 'cloud-init', 'nginx', 'openssh-server']) {
+      expect(names, n).toContain(n);
+    }
+    for (const tool of ['usr/sbin/chpasswd', 'usr/sbin/useradd', 'usr/sbin/groupadd']) expect(existsSync(join(layer.dir, tool)), tool).toBe(true);
+    expect(readdirSync(join(layer.dir, 'boot')).some((f) => /^vmlinuz-6\.12\..*-cloud-amd64$/.test(f))).toBe(true);
+    expect(readdirSync(join(layer.dir, 'boot')).some((f) => /^initrd\.img-6\.12\..*-cloud-amd64$/.test(f))).toBe(true);
+  });
+
+  it('has no account or group the model does not know as taken (a declared user may not reuse one)', () => {
+    const names = (f: string) => readFileSync(join(layer.dir, 'etc', f), 'utf8').split('\n').filter(Boolean).map((l) => l.split(':')[0]!);
+    expect(names('passwd').filter((n) => !SYSTEM_USERS.has(n))).toEqual([]);
+    // Beyond the groups every release has, exactly the release's own: taken, but no user's group unless declared.
+    const extra = names('group').filter((n) => !STANDARD_GROUPS.has(n));
+    expect(extra).toEqual(releaseBySuite('trixie')!.extraGroups);
+    for (const g of extra) expect(TAKEN_GROUPS.has(g)).toBe(true);
   });
 });
 
