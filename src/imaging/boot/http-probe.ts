@@ -1,6 +1,7 @@
 // Readiness by probing, not by waiting: a host port on 127.0.0.1 forwarded to the guest's HTTP port,
 // asked every quarter second until it answers 200. Loopback only.
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const INTERVAL_MS = 250;
 const REQUEST_TIMEOUT_MS = 2_000;
@@ -40,10 +41,7 @@ export async function probeHttp(port: number, urlPath: string, since: number, st
     } catch {
       // Not listening yet (connection reset by QEMU's forwarder while the guest has no server).
     }
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, INTERVAL_MS);
-      signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-    });
+    await sleep(INTERVAL_MS, undefined, { signal }).catch(() => undefined);
   }
   throw signal.reason;
 }
