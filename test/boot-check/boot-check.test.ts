@@ -162,12 +162,12 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     expect(sha256(fx.qcow2)).toBe(before);
   }, BOOT_TEST_MS);
 
-  it('CLI: 0 when the login and every --run pass (human output), 1 on a wrong password (--json), the password never shown', async () => {
+  it('CLI: 0 when the login and every --run pass (human output); direct kernel + HTTP probe: nginx answers 200, 1 on a wrong password (--json); the password never shown', async () => {
     const env = { MY_PW: fx.password };
     const ok = await runCli(['boot', fx.qcow2, '--login', 'root', '--password-env', 'MY_PW', '--run', 'systemctl is-active nginx', '--run', 'id -u', '--run', 'ls /sys/class/net'],
       { env, killAfterMs: BOOT_TEST_MS - 20_000 });
     expect(ok.code, ok.stderr + ok.stdout).toBe(0);
-    expect(ok.stdout).toContain(`image   ${fx.qcow2} (qcow2)`);
+    expect(ok.stdout).toContain(`image   ${fx.qcow2} (qcow2, firmware and boot loader)`);
     expect(ok.stdout).toContain('boot    reached the login prompt');
     expect(ok.stdout).toContain('login   logged in as root');
     expect(ok.stdout).toMatch(/run {5}exit 0 {2}systemctl is-active nginx\n {8}\| active\n/);
@@ -175,11 +175,16 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     expect(ok.stdout).toMatch(/run {5}exit 0 {2}ls \/sys\/class\/net\n {8}\| lo\n(?! {8}\|)/); // no NIC by default
     expect(ok.stdout).toMatch(/result {2}ok in \d+\.\d s/);
 
-    const bad = await runCli(['boot', fx.qcow2, '--login', 'root', '--json', '--console'],
+    // The fast path: the image's kernel started by QEMU, nginx probed through a forwarded loopback port.
+    const bad = await runCli(['boot', fx.qcow2, '--direct-kernel', '--http', '80/', '--login', 'root', '--json', '--console'],
       { env: { APPLIANCE_FORGE_BOOT_PASSWORD: `${fx.password}-wrong` }, killAfterMs: BOOT_TEST_MS - 20_000 });
     expect(bad.code, bad.stderr).toBe(1);
-    const doc = JSON.parse(bad.stdout) as { ok: boolean; reachedLogin: boolean; loggedIn: boolean; reason: string; qemuPid: number };
-    expect(doc).toMatchObject({ ok: false, reachedLogin: true, loggedIn: false });
+    const doc = JSON.parse(bad.stdout) as { ok: boolean; reachedLogin: boolean; loggedIn: boolean; reason: string; qemuPid: number; path: string; http: { status: number; readyMs: number } };
+    expect(doc).toMatchObject({ ok: false, reachedLogin: true, loggedIn: false, path: 'direct-kernel', http: { status: 200 } });
+    expect(doc.http.readyMs).toBeGreaterThan(0);
+    // GRUB puts BOOT_IMAGE= first on the command line it passes; QEMU's -append has only the image's own words.
+    expect(bad.stderr).toMatch(/console \| .*Command line: root=LABEL=root /);
+    expect(bad.stderr).not.toContain('BOOT_IMAGE=');
     expect(doc.reason).toContain('Login incorrect');
     expect(bad.stderr).toMatch(/console \| .*login: /);
     for (const out of [ok.stdout, ok.stderr, bad.stdout, bad.stderr]) expect(out).not.toContain(fx.password);

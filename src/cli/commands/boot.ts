@@ -1,6 +1,7 @@
 // `appliance-forge boot IMAGE [--format F] [--timeout DURATION] [--memory MIB] [--network none|user]
-// [--login USER] [--password-env VAR] [--run CMD]... [--console] [--json]`: boots the image under QEMU,
-// says whether it reached a login prompt, optionally logs in on the serial console and runs commands.
+// [--direct-kernel] [--cpus N] [--http PORT[/PATH]] [--login USER] [--password-env VAR] [--run CMD]...
+// [--console] [--json]`: boots the image under QEMU, says whether it reached a login prompt (or its HTTP
+// port answered 200), optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
 import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../imaging/boot';
@@ -22,23 +23,32 @@ options:
   --timeout DURATION  for the whole check: seconds, or 90s, 10m (default ${DEFAULT_BOOT_TIMEOUT_MS / 1000})
   --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
+  --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
+                      grub.cfg command line (read from a private copy), no firmware or boot loader
+  --cpus N            virtual CPUs, TCG multi-threaded above 1 (default 1)
+  --http PORT[/PATH]  readiness by probing: forward the guest's PORT to a free port on 127.0.0.1 and
+                      ask for PATH (default /) until it answers 200; without --login, that ends the
+                      check (implies --network user)
   --login USER        log in as USER; the password is read from the environment variable below
   --password-env VAR  the variable holding the password (default ${DEFAULT_PASSWORD_ENV}); never a flag value
   --run CMD           run CMD (sh -c) after the login and report its exit code; repeatable
   --console           copy the serial console to stderr (the password masked)
   --json              print the result as one JSON document
 
-exit status: 0 login reached (and the login and every command succeeded), 1 not, 2 usage error,
+exit status: 0 login reached or 200 answered (and the login and every command succeeded), 1 not, 2 usage error,
              130 interrupted (SIGINT, SIGTERM)
 `;
 
-function human(r: BootCheckResult, asked: { login?: string | undefined; commands: readonly string[] }, ok: boolean): string {
-  const lines = [`image   ${r.image} (${r.format})`];
-  lines.push(r.reachedLogin ? 'boot    reached the login prompt' : 'boot    did not reach a login prompt');
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+function human(r: BootCheckResult, asked: { login?: string | undefined; commands: readonly string[]; http?: unknown }, ok: boolean): string {
+  const lines = [`image   ${r.image} (${r.format}, ${r.path === 'direct-kernel' ? 'direct kernel' : 'firmware and boot loader'})`];
+  if (r.http) lines.push(r.http.status === 200 ? `http    200 after ${seconds(r.http.readyMs ?? 0)}` : `http    no 200${r.http.status ? ` (last status ${r.http.status})` : ''}`);
+  if (asked.login !== undefined || !asked.http) lines.push(r.reachedLogin ? `boot    reached the login prompt after ${seconds(r.loginPromptMs ?? 0)}` : 'boot    did not reach a login prompt');
   if (asked.login !== undefined && r.reachedLogin) lines.push(r.loggedIn ? `login   logged in as ${asked.login}` : `login   failed for ${asked.login}`);
   for (const c of r.results ?? []) lines.push(`run     exit ${c.exitCode}  ${c.command}${c.output ? `\n${c.output.replace(/^/gm, '        | ')}` : ''}`);
   if (r.reason) lines.push(`reason  ${r.reason}`);
-  lines.push(`result  ${ok ? 'ok' : 'FAILED'} in ${(r.elapsedMs / 1000).toFixed(1)} s`);
+  lines.push(`result  ${ok ? 'ok' : 'FAILED'} in ${seconds(r.elapsedMs)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -46,7 +56,10 @@ const OPTIONS = {
   format: { type: 'string' },
   timeout: { type: 'string' },
   memory: { type: 'string' },
-  network: { type: 'string', default: 'none' },
+  network: { type: 'string' },
+  'direct-kernel': { type: 'boolean', default: false },
+  cpus: { type: 'string' },
+  http: { type: 'string' },
   login: { type: 'string' },
   'password-env': { type: 'string', default: DEFAULT_PASSWORD_ENV },
   run: { type: 'string', multiple: true, default: [] as string[] },
@@ -72,7 +85,12 @@ const run: Command = async (args) => {
   if (format !== undefined && !(IMAGE_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${IMAGE_FORMATS.join(', ')}`);
   const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
   if (values.memory !== undefined && !/^\d{3,5}$/.test(values.memory)) throw new UsageError('--memory must be a number of MiB (128..65536)');
-  if (values.network !== 'none' && values.network !== 'user') throw new UsageError('--network must be none or user');
+  if (values.network !== undefined && values.network !== 'none' && values.network !== 'user') throw new UsageError('--network must be none or user');
+  if (values.cpus !== undefined && !/^(?:[1-9]|1[0-6])$/.test(values.cpus)) throw new UsageError('--cpus must be a number from 1 to 16');
+  const probe = values.http === undefined ? undefined : /^(\d{1,5})(\/[\x21-\x7e]*)?$/.exec(values.http);
+  if (values.http !== undefined && (!probe || Number(probe[1]) < 1 || Number(probe[1]) > 65535)) throw new UsageError('--http must be PORT or PORT/PATH (e.g. 80, 80/healthz)');
+  if (probe && values.network === 'none') throw new UsageError('--http needs --network user');
+  const http = probe ? { port: Number(probe[1]), path: probe[2] } : undefined;
   const commands = values.run;
   let login: { user: string; password: string } | undefined;
   if (values.login !== undefined) {
@@ -93,14 +111,17 @@ const run: Command = async (args) => {
       format: format as ImageFormat | undefined,
       timeoutMs,
       memoryMiB: values.memory === undefined ? undefined : Number(values.memory),
-      network: values.network,
+      network: (values.network ?? (http ? 'user' : 'none')),
+      directKernel: values['direct-kernel'],
+      cpus: values.cpus === undefined ? undefined : Number(values.cpus),
+      http,
       login,
       commands,
       signal: ac.signal,
       onLine: values.console ? (line: string) => process.stderr.write(`console | ${line}\n`) : undefined,
     });
-    const ok = bootCheckPassed(r, { login, commands });
-    process.stdout.write(values.json ? `${JSON.stringify({ ok, ...r })}\n` : human(r, { login: login?.user, commands }, ok));
+    const ok = bootCheckPassed(r, { login, commands, http });
+    process.stdout.write(values.json ? `${JSON.stringify({ ok, ...r })}\n` : human(r, { login: login?.user, commands, http }, ok));
     return ok ? 0 : 1;
   } catch (e) {
     // A bad image (missing, compressed, not a disk, not self-contained) is the caller's to fix, like a bad flag.

@@ -9,6 +9,8 @@ import { SerialConsole } from './console';
 import { BootCheckError } from './errors';
 import { requireBootTools } from './host-tools';
 import { checkImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
+import { freeLoopbackPort, probeHttp, type ProbeState } from './http-probe';
+import { extractBootFiles, type BootFiles } from './kernel-files';
 import { startQemu } from './qemu';
 import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } from './session';
 
@@ -38,6 +40,18 @@ export interface BootCheckOptions {
   readonly signal?: AbortSignal;
   /** Each console line as it comes, ANSI escapes removed, the password masked. */
   readonly onLine?: ((line: string) => void) | undefined;
+  /**
+   * The fast path for functional checks: the image's own kernel and initramfs started by QEMU
+   * (kernel-files.ts), no firmware boot or boot loader. Default false: the whole boot, as a machine does it.
+   */
+  readonly directKernel?: boolean | undefined;
+  /** Virtual CPUs (TCG multi-threaded above 1); default 1. */
+  readonly cpus?: number | undefined;
+  /**
+   * Readiness by probing: the guest's TCP `port` forwarded to a free port on 127.0.0.1, asked for `path`
+   * until it answers 200 (implies network 'user'). Without a login, the check ends there, no prompt awaited.
+   */
+  readonly http?: { readonly port: number; readonly path?: string | undefined } | undefined;
 }
 
 export interface BootCheckResult {
@@ -56,11 +70,19 @@ export interface BootCheckResult {
   readonly elapsedMs: number;
   /** QEMU's pid (already killed): lets a caller check that nothing is left running. */
   readonly qemuPid: number;
+  /** How it booted: through the firmware and boot loader, or the direct-kernel path. */
+  readonly path: 'firmware' | 'direct-kernel';
+  /** Present when a probe was asked: the last status answered, and when 200 first came (ms from QEMU's start). */
+  readonly http?: { readonly status?: number | undefined; readonly readyMs?: number | undefined } | undefined;
+  /** ms from QEMU's start to the login prompt, when it showed. */
+  readonly loginPromptMs?: number | undefined;
 }
 
 /** The check passed: login reached, the login (if asked) worked, every command (if any) ran and exited 0. */
-export function bootCheckPassed(r: BootCheckResult, asked: { login?: unknown; commands?: readonly string[] }): boolean {
-  if (!r.reachedLogin || r.reason !== undefined) return false;
+export function bootCheckPassed(r: BootCheckResult, asked: { login?: unknown; commands?: readonly string[]; http?: unknown }): boolean {
+  if (r.reason !== undefined) return false;
+  if (asked.http && r.http?.status !== 200) return false;
+  if ((asked.login || !asked.http) && !r.reachedLogin) return false;
   if (asked.login && r.loggedIn !== true) return false;
   const n = asked.commands?.length ?? 0;
   return (r.results?.length ?? 0) === n && (r.results ?? []).every((c) => c.exitCode === 0);
@@ -77,6 +99,12 @@ function checkOptions(o: BootCheckOptions): void {
   if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0)) bad('timeoutMs must be a positive number');
   if (o.memoryMiB !== undefined && !(Number.isInteger(o.memoryMiB) && o.memoryMiB >= 128 && o.memoryMiB <= 65536)) bad('memoryMiB must be an integer from 128 to 65536');
   if (o.network !== undefined && o.network !== 'none' && o.network !== 'user') bad(`network must be 'none' or 'user'`);
+  if (o.cpus !== undefined && !(Number.isInteger(o.cpus) && o.cpus >= 1 && o.cpus <= 16)) bad('cpus must be an integer from 1 to 16');
+  if (o.http) {
+    if (!(Number.isInteger(o.http.port) && o.http.port >= 1 && o.http.port <= 65535)) bad('the probed port must be from 1 to 65535');
+    if (o.http.path !== undefined && !/^\/[\x21-\x7e]{0,1023}$/.test(o.http.path)) bad('the probed path must start with / and hold printable ASCII only');
+    if (o.network === 'none') bad(`an HTTP probe needs network 'user'`);
+  }
   if (o.login) {
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(o.login.user) || o.login.user.length > 32) bad('the login user must be a plain user name');
     // Shorter passwords would not be masked in the console (one masker, one minimum: src/model/redact.ts).
@@ -95,7 +123,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const started = performance.now();
   checkOptions(o);
   if (o.signal?.aborted) throw new AbortedError('boot check aborted');
-  requireBootTools(['qemu-system-x86_64']);
+  requireBootTools(o.directKernel ? ['qemu-system-x86_64', 'qemu-img', 'sfdisk', 'debugfs'] : ['qemu-system-x86_64']);
   const format = await checkImage(o.image, o.format);
   const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
   const password = o.login?.password;
@@ -112,7 +140,16 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const con = new SerialConsole(mask, onLine);
   const state: SessionState = { reachedLogin: false };
 
-  const qemu = startQemu({ image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.network ?? 'none' }, (b) => con.feed(b));
+  let files: BootFiles | undefined;
+  if (o.directKernel) files = await extractBootFiles(o.image, format, o.signal);
+  const hostPort = o.http ? await freeLoopbackPort() : undefined;
+  const probe: ProbeState = {};
+  const qemuStarted = performance.now();
+  const qemu = startQemu({
+    image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.http ? 'user' : (o.network ?? 'none'),
+    forwards: o.http && hostPort !== undefined ? [{ hostPort, guestPort: o.http.port }] : [],
+    kernel: files, cpus: o.cpus ?? 1,
+  }, (b) => con.feed(b));
   const phase = (): string => (!state.reachedLogin ? 'login prompt' : state.loggedIn !== true ? 'login' : 'commands');
   const timer = setTimeout(() => stop.abort(new SessionStop(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the ${phase()}`)), timeoutMs);
   const onAbort = (): void => stop.abort(new AbortedError('boot check aborted'));
@@ -128,8 +165,17 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     con.close(e);
     stop.abort(e);
   });
+  let loginPromptMs: number | undefined;
+  const waitLogin = o.login !== undefined || !o.http;
   try {
-    await runSession({ console: con, write: qemu.write }, { login: o.login, commands: o.commands ?? [] }, state, stop.signal);
+    await Promise.all([
+      waitLogin
+        ? runSession({ console: con, write: qemu.write }, { login: o.login, commands: o.commands ?? [] }, state, stop.signal, () => {
+          loginPromptMs = Math.round(performance.now() - qemuStarted);
+        })
+        : undefined,
+      o.http && hostPort !== undefined ? probeHttp(hostPort, o.http.path ?? '/', qemuStarted, probe, stop.signal) : undefined,
+    ]);
   } catch (e) {
     if (!(e instanceof SessionStop)) throw e;
     state.reason ??= e.message;
@@ -140,6 +186,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     stopping = true;
     con.close(new SessionStop('qemu stopped'));
     await qemu.kill();
+    await files?.dispose();
   }
   if (early) throw early;
   return {
@@ -152,5 +199,8 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     consoleTail: con.consoleTail(),
     elapsedMs: Math.round(performance.now() - started),
     qemuPid: qemu.pid,
+    path: files ? 'direct-kernel' : 'firmware',
+    ...(o.http ? { http: { status: probe.status, readyMs: probe.readyMs } } : {}),
+    loginPromptMs,
   };
 }

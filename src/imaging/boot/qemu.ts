@@ -9,8 +9,14 @@ export interface QemuOptions {
   readonly image: string;
   readonly format: ImageFormat;
   readonly memoryMiB: number;
-  /** 'user': a user-mode NIC (DHCP and outbound NAT, no forwarding from the host); 'none': no NIC. */
+  /** 'user': a user-mode NIC (DHCP and outbound NAT); 'none': no NIC. */
   readonly network: 'none' | 'user';
+  /** With 'user': host ports on 127.0.0.1 forwarded to guest TCP ports (a readiness probe). */
+  readonly forwards?: ReadonlyArray<{ readonly hostPort: number; readonly guestPort: number }>;
+  /** The direct-kernel path: QEMU loads these itself, no firmware boot menu or boot loader. */
+  readonly kernel?: { readonly kernel: string; readonly initrd: string; readonly append: string } | undefined;
+  /** Virtual CPUs; more than one runs TCG multi-threaded. Default 1. */
+  readonly cpus?: number;
 }
 
 /**
@@ -29,14 +35,18 @@ function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
  * `snapshot=on`: writes go to a temporary overlay, the image is never modified.
  */
 export function qemuArgs(o: QemuOptions): string[] {
+  const cpus = o.cpus ?? 1;
+  const forwards = (o.forwards ?? []).map((f) => `,hostfwd=tcp:127.0.0.1:${f.hostPort}-:${f.guestPort}`).join('');
   return [
-    '-accel', 'tcg',
+    '-accel', cpus > 1 ? 'tcg,thread=multi' : 'tcg',
+    ...(cpus > 1 ? ['-smp', String(cpus)] : []),
     '-m', String(o.memoryMiB),
     '-nodefaults',
     '-display', 'none',
     '-serial', 'stdio',
     '-drive', driveSpec(o),
-    ...(o.network === 'user' ? ['-nic', 'user,model=virtio-net-pci'] : ['-nic', 'none']),
+    ...(o.network === 'user' ? ['-nic', `user,model=virtio-net-pci${forwards}`] : ['-nic', 'none']),
+    ...(o.kernel ? ['-kernel', o.kernel.kernel, '-initrd', o.kernel.initrd, '-append', o.kernel.append] : []),
   ];
 }
 

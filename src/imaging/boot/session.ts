@@ -58,10 +58,11 @@ async function waitStep(tty: Tty, test: (t: string) => boolean, parent: AbortSig
 }
 
 /** Runs the session; `state` is updated at each step. Rejects with `signal.reason` when the signal aborts. */
-export async function runSession(tty: Tty, o: SessionOptions, state: SessionState, signal: AbortSignal): Promise<void> {
+export async function runSession(tty: Tty, o: SessionOptions, state: SessionState, signal: AbortSignal, onPrompt?: () => void): Promise<void> {
   const { console: con } = tty;
   await con.waitFor((t) => LOGIN_PROMPT.test(t), signal);
   state.reachedLogin = true;
+  onPrompt?.();
   if (!o.login) return;
 
   state.loggedIn = false;

@@ -1,0 +1,116 @@
+// The direct-kernel path's reader, on small disks made here by the independent tools (sfdisk for MBR and
+// GPT tables, mke2fs -d for the filesystem): what it copies out is byte for byte the image's kernel and
+// initramfs, found through their links; a hostile link or a missing file is a clear 'input' error.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BASE_KERNEL_PARAMS } from '../../src/imaging/bootdisk';
+import { commandLineOf, extractBootFiles, parseDebugfsStat, resolveLink, rootPartitionOffset } from '../../src/imaging/boot/kernel-files';
+import { qemuArgs } from '../../src/imaging/boot/qemu';
+
+const work = mkdtempSync(path.join(tmpdir(), 'af-kernel-files-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Disk { readonly file: string; readonly kernel: Buffer; readonly initrd: Buffer }
+
+/** A 64 MiB raw disk: a partition table by sfdisk, one ext4 root made by mke2fs -d from `fill`'s tree. */
+function disk(name: string, label: 'dos' | 'gpt', fill: (tree: string) => void): Disk {
+  const tree = path.join(work, `${name}-tree`);
+  mkdirSync(path.join(tree, 'boot/grub'), { recursive: true });
+  const kernel = Buffer.from(`kernel of ${name}\n`.repeat(1000));
+  const initrd = Buffer.from(`initrd of ${name}\n`.repeat(3000));
+  writeFileSync(path.join(tree, 'boot/vmlinuz-6.1.0-test'), kernel);
+  writeFileSync(path.join(tree, 'boot/initrd.img-6.1.0-test'), initrd);
+  fill(tree);
+  const file = path.join(work, `${name}.raw`);
+  writeFileSync(file, '');
+  execFileSync('truncate', ['-s', '64M', file]);
+  const type = label === 'gpt' ? '0FC63DAF-8483-4772-8E79-3D69D8477DE4' : '83';
+  execFileSync('sfdisk', ['-q', file], { input: `label: ${label}\nstart=2048, type=${type}\n` });
+  execFileSync('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', 'root', '-d', tree, '-E', `offset=${2048 * 512}`, file, `${(64 - 1) * 1024}k`]);
+  return { file, kernel, initrd };
+}
+
+const standard = (tree: string): void => {
+  symlinkSync('boot/vmlinuz-6.1.0-test', path.join(tree, 'vmlinuz'));
+  symlinkSync('boot/initrd.img-6.1.0-test', path.join(tree, 'initrd.img'));
+};
+
+describe('reading the kernel out of an image', () => {
+  it('MBR and GPT disks: the kernel and initramfs behind their links, and grub.cfg\'s command line', async () => {
+    for (const label of ['dos', 'gpt'] as const) {
+      const d = disk(`std-${label}`, label, (tree) => {
+        standard(tree);
+        writeFileSync(path.join(tree, 'boot/grub/grub.cfg'), "set timeout=0\nmenuentry 'Debian' {\n  linux /vmlinuz root=LABEL=root ro console=ttyS0,115200n8 quiet\n  initrd /initrd.img\n}\n");
+      });
+      const qcow2 = `${d.file}.qcow2`;
+      execFileSync('qemu-img', ['convert', '-O', 'qcow2', d.file, qcow2]);
+      for (const [image, format] of [[d.file, 'raw'], [qcow2, 'qcow2']] as const) {
+        const files = await extractBootFiles(image, format);
+        try {
+          expect(readFileSync(files.kernel).equals(d.kernel)).toBe(true);
+          expect(readFileSync(files.initrd).equals(d.initrd)).toBe(true);
+          expect(files.append).toBe('root=LABEL=root ro console=ttyS0,115200n8 quiet');
+        } finally {
+          await files.dispose();
+        }
+        expect(() => readFileSync(files.kernel)).toThrow(/ENOENT/);
+      }
+    }
+  });
+
+  it('no grub.cfg, or one with a word that is not a plain kernel word: the base command line', async () => {
+    const none = disk('nocfg', 'dos', standard);
+    const files = await extractBootFiles(none.file, 'raw');
+    expect(files.append).toBe(BASE_KERNEL_PARAMS.join(' '));
+    await files.dispose();
+    expect(commandLineOf('linux /vmlinuz root=LABEL=root init=/bin/sh;reboot\n')).toBeUndefined();
+    expect(commandLineOf('linux /vmlinuz\n')).toBeUndefined();
+  });
+
+  it('hostile or missing files are refused with a clear error, and nothing is left behind', async () => {
+    const cases: Array<[string, (tree: string) => void, RegExp]> = [
+      ['nokernel', (tree) => symlinkSync('boot/initrd.img-6.1.0-test', path.join(tree, 'initrd.img')), /no kernel \(\/vmlinuz\)/],
+      ['quoted', (tree) => {
+        symlinkSync('boot/vmlinuz 6.1"; rdump / x', path.join(tree, 'vmlinuz'));
+        symlinkSync('boot/initrd.img-6.1.0-test', path.join(tree, 'initrd.img'));
+      }, /not a regular file or a plain link/],
+      ['loop', (tree) => {
+        symlinkSync('vmlinuz', path.join(tree, 'vmlinuz'));
+        symlinkSync('boot/initrd.img-6.1.0-test', path.join(tree, 'initrd.img'));
+      }, /chain of more than 8 links/],
+      ['dir', (tree) => {
+        mkdirSync(path.join(tree, 'vmlinuz'));
+        symlinkSync('boot/initrd.img-6.1.0-test', path.join(tree, 'initrd.img'));
+      }, /not a regular file or a plain link/],
+    ];
+    const before = execFileSync('ls', [tmpdir()], { encoding: 'utf8' }).split('\n').filter((n) => n.startsWith('af-boot-')).length;
+    for (const [name, fill, message] of cases) {
+      const d = disk(name, 'dos', fill);
+      await expect(extractBootFiles(d.file, 'raw')).rejects.toMatchObject({ name: 'BootCheckError', kind: 'input', message: expect.stringMatching(message) });
+    }
+    // A link that climbs out of the filesystem stays inside it, as the kernel resolves it.
+    expect(resolveLink('/vmlinuz', '../../../etc/shadow')).toBe('/etc/shadow');
+    expect(resolveLink('/boot/vmlinuz', 'vmlinuz-6.1')).toBe('/boot/vmlinuz-6.1');
+    const after = execFileSync('ls', [tmpdir()], { encoding: 'utf8' }).split('\n').filter((n) => n.startsWith('af-boot-')).length;
+    expect(after).toBe(before);
+  });
+
+  it('a disk with no Linux partition, and the parsers on what the tools print', () => {
+    expect(() => rootPartitionOffset('{"partitiontable":{"label":"dos","sectorsize":512,"partitions":[{"start":2048,"size":10,"type":"7"}]}}')).toThrow(/no Linux root partition/);
+    expect(() => rootPartitionOffset('not json')).toThrow(/no partition table/);
+    expect(parseDebugfsStat('/x: File not found by ext2_lookup')).toBeUndefined();
+  });
+
+  it('QEMU arguments of the fast path: -kernel/-initrd/-append, a loopback-only forward, multi-threaded TCG', () => {
+    const args = qemuArgs({
+      image: '/i.qcow2', format: 'qcow2', memoryMiB: 1024, network: 'user', cpus: 2,
+      forwards: [{ hostPort: 40001, guestPort: 80 }], kernel: { kernel: '/k', initrd: '/i', append: 'root=LABEL=root ro' },
+    });
+    expect(args.join(' ')).toContain('-accel tcg,thread=multi -smp 2');
+    expect(args).toContain('user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:40001-:80');
+    expect(args.slice(args.indexOf('-kernel'))).toEqual(['-kernel', '/k', '-initrd', '/i', '-append', 'root=LABEL=root ro']);
+  });
+});
