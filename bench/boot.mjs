@@ -6,13 +6,16 @@
 //   direct2:  the same with 2 vCPUs (TCG multi-threaded)
 // The image is built by the library from the shared OS-layer cache (minutes on a cold cache). Needs root
 // or a user namespace, and the build and boot prerequisites. `npx tsc -p tsconfig.json && node bench/boot.mjs`.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summary } from './lib/servers.mjs';
 
 const require = createRequire(import.meta.url);
+// The release examples/local.yml declares (its `os.version`), by the release table.
+const { releaseNamed } = require('../dist/src/model/releases.js');
+const EXAMPLE_SUITE = releaseNamed(/^\s+version: '(\d+)'/m.exec(readFileSync(new URL('../examples/local.yml', import.meta.url), 'utf8'))[1]).codename;
 const imaging = require('../dist/src/imaging/index.js');
 const { bootCheck } = require('../dist/src/imaging/boot/index.js');
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -25,7 +28,7 @@ try {
     rootUser: { disablePasswordLogin: true, sshKeys: [] }, users: [], groups: [],
   };
   const spec = imaging.osLayerSpecOf({
-    suite: 'bookworm', profile: 'Minimal', packages: [{ name: 'curl' }, { name: 'nginx' }], disk: 'qcow2', cloudInit: false, settings, mirror: imaging.defaultMirror(),
+    suite: EXAMPLE_SUITE, profile: 'Minimal', packages: [{ name: 'curl' }, { name: 'nginx' }], disk: 'qcow2', cloudInit: false, settings, mirror: imaging.defaultMirror(),
   });
   const layer = await imaging.buildOsLayer(spec, { cacheDir: join(imaging.defaultCacheDir(), 'os') });
   const image = join(dir, 'bench.qcow2');

@@ -13,6 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { CLI, peakRssMiB, summary } from './lib/servers.mjs';
 
 const require = createRequire(import.meta.url);
+// The release examples/local.yml declares (its `os.version`), by the release table.
+const { releaseNamed } = require('../dist/src/model/releases.js');
+const EXAMPLE_SUITE = releaseNamed(/^\s+version: '(\d+)'/m.exec(readFileSync(new URL('../examples/local.yml', import.meta.url), 'utf8'))[1]).codename;
 const { createUser } = require('../dist/src/server/index.js');
 const imaging = require('../dist/src/imaging/index.js');
 const recipe = require('../dist/src/imaging/os/recipe.js');
@@ -37,7 +40,7 @@ const run = (cmd, args, env = process.env) =>
 try {
   // 1. The baseline: the image's own OS layer spec (template packages + what format and settings add).
   const spec = imaging.osLayerSpecOf({
-    suite: 'bookworm', profile: 'Minimal', packages: [{ name: 'curl' }, { name: 'nginx' }], disk: 'qcow2', cloudInit: false,
+    suite: EXAMPLE_SUITE, profile: 'Minimal', packages: [{ name: 'curl' }, { name: 'nginx' }], disk: 'qcow2', cloudInit: false,
     settings: { hostname: 'x', diskMiB: 2048, swapMiB: 0, kernelParams: [], rootUser: { disablePasswordLogin: false, sshKeys: [] }, users: [], groups: [] },
     mirror: imaging.defaultMirror(),
   });

@@ -1,7 +1,7 @@
 // A bootable Debian 12 qcow2 for the boot-check tests, built by the project's own image pipeline (the
 // shared OS-layer cache, then buildImage with a root password) — the boot checker is tested on what users
-// build. Built once per test process into a temporary directory; the OS layer is the one of
-// examples/local.yml (Minimal + curl + nginx), so the suite builds it once for every test that needs it.
+// build. Built once per test process into a temporary directory; the OS layer is Debian 12 with the
+// package set of examples/local.yml (Minimal + curl + nginx): the suite's real boot of the older release.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
