@@ -3,6 +3,7 @@ import type { Sandbox } from '../host/sandbox';
 import type { DiskFormat } from './formats';
 import type { Digests } from './output';
 import type { ProgressSink } from './progress';
+import type { ImageSboms } from './sbom';
 import type { ImageFile } from './staging';
 import type { SystemSettings } from './system';
 
@@ -41,4 +42,6 @@ export interface BuildImageOptions {
 
 export interface BuiltImage extends Digests {
   readonly virtualSizeBytes: number;
+  /** The image's SPDX and CycloneDX documents (sbom/), for the caller to keep beside the image. */
+  readonly sbom: ImageSboms;
 }
