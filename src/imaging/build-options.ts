@@ -22,6 +22,8 @@ export interface BuildImageOptions {
   readonly manifest: string;
   /** The finished image; its directory must exist. Replaced only when the new image is complete. */
   readonly outFile: string;
+  /** The image's name in its SBOMs (default: the output file's name, which may be a temporary one). */
+  readonly imageName?: string | undefined;
   /**
    * Where scratch files go (a private subdirectory is made and removed). In a user namespace the
    * namespace's root must be able to reach it (the OS layer cache's tmp folder is made for that).

@@ -109,7 +109,7 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
     await rename(partOut, o.outFile);
     progress.stage(100, 100, 'image ready', 1, { done: digests.fileSize, total: digests.fileSize });
     const createdEpoch = o.reproducible?.sourceDateEpoch ?? Math.floor(Date.now() / 1000);
-    return { ...digests, virtualSizeBytes: diskBytes, sbom: imageSboms(contents, { fileName: basename(o.outFile), sha256: digests.sha256, createdEpoch }) };
+    return { ...digests, virtualSizeBytes: diskBytes, sbom: imageSboms(contents, { fileName: o.imageName ?? basename(o.outFile), sha256: digests.sha256, createdEpoch }) };
   } catch (e) {
     await unlink(partOut).catch(() => undefined);
     throw o.signal?.aborted && !(e instanceof AbortedError) ? new AbortedError('image build aborted') : e;
