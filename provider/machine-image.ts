@@ -3,6 +3,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { Appliance } from './appliance';
 import { registration, TYPE_MODULE, type CommonArgs, type OutputsOf } from './common';
 import { providerFor } from './dynamic';
+import type { SbomFormat } from '../src/model/sbom';
 import { shapes } from './shapes';
 
 export interface MachineImageArgs extends CommonArgs {
@@ -33,6 +34,8 @@ export class MachineImage extends pulumi.dynamic.Resource implements OutputsOf<'
   declare readonly fileSize: pulumi.Output<number>;
   declare readonly downloadUri: pulumi.Output<string>;
   declare readonly fileName: pulumi.Output<string>;
+  /** The image's SBOMs on the reference server (relative URIs, like `downloadUri`): `{spdx, cyclonedx}`. */
+  declare readonly sbomUris: pulumi.Output<Readonly<Record<SbomFormat, string>>>;
 
   constructor(name: string, args: MachineImageArgs, opts?: pulumi.CustomResourceOptions) {
     const app = args.appliance;

@@ -14,6 +14,7 @@ import { giveBack, installImageTools, rerunAsRoot, takeBack } from './host';
 import { type Inputs, readInputs } from './inputs';
 import { annotate, logEvents, setResultOutputs, writeSummary } from './report';
 import { applyResult, planResult, type ValidateResult } from './result';
+import { subjectLines, writeSubjectChecksums } from './subjects';
 
 /** `mode: validate`: the engine's offline check (as `appliance-forge validate`); fails the step on errors. */
 async function validateStep(inputs: Inputs): Promise<void> {
@@ -103,6 +104,12 @@ export async function run(): Promise<void> {
       core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));
       core.setOutput('cloud-ids', entries.flatMap((e) => (e.cloudId ? [e.cloudId] : [])).join(','));
       core.setOutput('image-files', files.map((f) => f.path).join('\n'));
+      const subjects = subjectLines(applied.images, files);
+      if (subjects.length > 0) {
+        const written = writeSubjectChecksums(subjects);
+        giveBackOnExit.push(written.dir); // read by actions/attest-build-provenance, as the runner's user
+        core.setOutput('subject-checksums', written.file);
+      }
       for (const e of entries) core.info(`${e.format}: ${e.reused ? 'reused' : 'generated'} ${e.imageUri}${e.cloudId ? ` → ${e.cloudId}` : ''}`);
       await writeSummary(`Images of ${name} ${version}`, applied.plan, entries);
     }

@@ -3,7 +3,8 @@
 import type { Client } from '../../src/client';
 import { fiql } from '../../src/fiql/builder';
 import type { Image } from '../../src/model/resources';
-import { uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
+import { SBOM_FORMATS } from '../../src/model/sbom';
+import { uriOf, uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import { shapes } from '../shapes';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
 import { checkTimeout, isAlive, waitOrUndo } from './jobs';
@@ -30,6 +31,8 @@ const outputsOf = (img: Image, uri: string) => ({
   fileSize: img.fileSize ?? img.size,
   downloadUri: img.downloadUri,
   fileName: img.fileName,
+  // The reference server's SBOM route (an extension): URIs only, so the state stays small.
+  sbomUris: Object.fromEntries(SBOM_FORMATS.map((f) => [f.id, uriOf('machineImageSbom_download', { ...ids(img.uri ?? uri), format: f.id })])),
 });
 
 /** A generation that did not finish leaves nothing behind: cancel if still running, then delete. */

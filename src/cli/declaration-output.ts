@@ -9,7 +9,10 @@ export function planJson(plan: Plan, secrets: SecretSet) {
 }
 
 export function formatFiles(files: readonly SavedImage[] | undefined): string[] {
-  return (files ?? []).map((f) => `  ${f.format.padEnd(18)} ${f.kept ? 'kept     ' : 'saved    '} ${f.path} (sha256 checked)`);
+  return (files ?? []).flatMap((f) => [
+    `  ${f.format.padEnd(18)} ${f.kept ? 'kept     ' : 'saved    '} ${f.path} (sha256 checked)`,
+    ...Object.values(f.sboms).map((p) => `  ${''.padEnd(18)} sbom      ${p}`),
+  ]);
 }
 
 export function formatResult(r: ApplyResult & { plan: Plan }): string[] {

@@ -3,6 +3,7 @@ import type { Sandbox } from '../host/sandbox';
 import type { DiskFormat } from './formats';
 import type { Digests } from './output';
 import type { ProgressSink } from './progress';
+import type { ImageSboms } from './sbom';
 import type { ImageFile } from './staging';
 import type { SystemSettings } from './system';
 
@@ -21,6 +22,8 @@ export interface BuildImageOptions {
   readonly manifest: string;
   /** The finished image; its directory must exist. Replaced only when the new image is complete. */
   readonly outFile: string;
+  /** The image's name in its SBOMs (default: the output file's name, which may be a temporary one). */
+  readonly imageName?: string | undefined;
   /**
    * Where scratch files go (a private subdirectory is made and removed). In a user namespace the
    * namespace's root must be able to reach it (the OS layer cache's tmp folder is made for that).
@@ -41,4 +44,6 @@ export interface BuildImageOptions {
 
 export interface BuiltImage extends Digests {
   readonly virtualSizeBytes: number;
+  /** The image's SPDX and CycloneDX documents (sbom/), for the caller to keep beside the image. */
+  readonly sbom: ImageSboms;
 }

@@ -21,6 +21,7 @@ import { buildInNamespace } from './in-namespace';
 import type { BuildImageOptions, BuiltImage } from './build-options';
 export type { BuildImageOptions, BuiltImage } from './build-options';
 import { copyTree } from './tree';
+import { imageSboms, readImageContents } from './sbom';
 import { processOwner } from './os/owner';
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../model/limits';
 
@@ -96,6 +97,8 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
       scratchDir: buildDir, signal: o.signal, sandbox,
       onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
     });
+    // What the SBOMs list is read while the tree is there; they name the finished image's digest.
+    const contents = await readImageContents(tree, o.files);
     await rm(tree, { recursive: true, force: true });
     if (o.disk === 'raw' && !o.compress) await moveFile(rawPath, partOut, o.signal);
     progress.stage(50, 50, `converting to ${o.disk}`);
@@ -105,7 +108,8 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
     checkAbort(o.signal);
     await rename(partOut, o.outFile);
     progress.stage(100, 100, 'image ready', 1, { done: digests.fileSize, total: digests.fileSize });
-    return { ...digests, virtualSizeBytes: diskBytes };
+    const createdEpoch = o.reproducible?.sourceDateEpoch ?? Math.floor(Date.now() / 1000);
+    return { ...digests, virtualSizeBytes: diskBytes, sbom: imageSboms(contents, { fileName: o.imageName ?? basename(o.outFile), sha256: digests.sha256, createdEpoch }) };
   } catch (e) {
     await unlink(partOut).catch(() => undefined);
     throw o.signal?.aborted && !(e instanceof AbortedError) ? new AbortedError('image build aborted') : e;

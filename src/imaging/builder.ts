@@ -35,6 +35,8 @@ export interface ImageOrder {
   readonly files: readonly ImageFile[];
   /** Its directory must exist; replaced only by a complete image. */
   readonly outFile: string;
+  /** The image's name in its SBOMs when the output file's is not (a stored file's random prefix). */
+  readonly imageName?: string | undefined;
 }
 
 export interface ImageBuilder {
@@ -62,7 +64,7 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
   return {
     cacheDir,
     sweep: () => cache.sweep(),
-    async build({ recipe, settings, files, outFile }, signal, progress) {
+    async build({ recipe, settings, files, outFile, imageName }, signal, progress) {
       progress({ stage: 'os-layer', percentage: 0, message: 'resolving packages' });
       const layer = await cache.acquire(recipe.os, {
         signal,
@@ -72,7 +74,7 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
         progress({ stage: 'disk', percentage: LAYER_PERCENT, message: 'applying software and settings' });
         return await buildImage({
           layerDir: layer.dir, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
-          manifest: recipe.manifest(layer.installed), outFile,
+          manifest: recipe.manifest(layer.installed), outFile, imageName,
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),
           signal, progressRange: { from: LAYER_PERCENT, to: 100 },

@@ -26,6 +26,8 @@ export interface Operation<
   readonly idempotent: boolean;
   /** The body is raw bytes in (upload) or out (download). */
   readonly binary?: 'upload' | 'download';
+  /** Not in the platform's interface: this server's own addition (README "Reference server", extensions). */
+  readonly extension?: true;
 }
 
 function op<const Id extends string, const M extends Method, const P extends string, const Req extends DocumentRoot | null, const Res extends DocumentRoot | null, const Q extends string>(
@@ -33,6 +35,13 @@ function op<const Id extends string, const M extends Method, const P extends str
 ): Operation<Id, M, P, Req, Res, Q> {
   const binary = id.endsWith('_upload') ? 'upload' : method === 'GET' && response === null ? 'download' : undefined;
   return { id, method, path, request, response, query, idempotent: method !== 'POST', ...(binary ? { binary } : {}) };
+}
+
+/** An operation of this server's own, beyond the reference list. */
+function ext<const Id extends string, const M extends Method, const P extends string, const Req extends DocumentRoot | null, const Res extends DocumentRoot | null, const Q extends string>(
+  id: Id, method: M, path: P, request: Req, response: Res, query: readonly Q[],
+): Operation<Id, M, P, Req, Res, Q> & { readonly extension: true } {
+  return { ...op(id, method, path, request, response, query), extension: true };
 }
 
 export const operations = [
@@ -112,6 +121,8 @@ export const operations = [
   op("mySoftware_delete", "DELETE", "/users/{uid}/mysoftware/{msid}", null, null, []),
   op("mySoftwareArtifact_deleteAll", "DELETE", "/users/{uid}/mysoftware/{msid}/artifacts", null, null, []),
   op("mySoftwareArtifact_delete", "DELETE", "/users/{uid}/mysoftware/{msid}/artifacts/{said}", null, null, []),
+  // Extensions (README "Reference server"): an image's SBOM, {format} one of SBOM_FORMATS' ids (model/sbom.ts).
+  ext("machineImageSbom_download", "GET", "/users/{uid}/appliances/{aid}/images/{itid}/sbom/{format}", null, null, []),
 ] as const;
 
 export type OperationId = (typeof operations)[number]['id'];

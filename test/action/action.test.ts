@@ -116,7 +116,7 @@ describe('the bundled GitHub Action', () => {
     expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'prune', 'timeout-minutes', 'output-dir', 'builders', 'vars', 'var-files']);
     expect(meta.inputs.prune!.default).toBe('false');
     expect(meta.inputs.publish!.default).toBe('true');
-    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'target', 'changes', 'result']);
+    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'target', 'changes', 'subject-checksums', 'result']);
   });
 
   it('applies local.yml: outputs, groups, summary; a second run reuses the image', async () => {
@@ -152,6 +152,17 @@ describe('the bundled GitHub Action', () => {
     // output-dir: the image file for actions/upload-artifact, its sha256 checked by a tool that is not ours.
     expect(again.outputs['image-files']).toBe(file);
     expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result[0]!.sha256);
+    // Its SBOMs beside it; subject-checksums: a sha256sum file of the images, for actions/attest-build-provenance.
+    expect(JSON.parse(readFileSync(`${file}.spdx.json`, 'utf8'))).toMatchObject({ spdxVersion: 'SPDX-2.3', name: 'example-web-1.0.qcow2' });
+    expect(JSON.parse(readFileSync(`${file}.cdx.json`, 'utf8'))).toMatchObject({ bomFormat: 'CycloneDX', specVersion: '1.6' });
+    for (const x of [r, again]) {
+      const subjects = x.outputs['subject-checksums']!;
+      expect(subjects.startsWith(runnerTemp(cwd)), subjects).toBe(true);
+      expect(readFileSync(subjects, 'utf8')).toBe(`${result[0]!.sha256!}  example-web-1.0.qcow2\n`);
+    }
+    // sha256sum itself checks the downloaded image against the list.
+    expect(execFileSync('sha256sum', ['-c', again.outputs['subject-checksums']!], { cwd: path.join(cwd, 'images'), encoding: 'utf8' })).toBe('example-web-1.0.qcow2: OK\n');
+    expect(plan.outputs['subject-checksums']).toBeUndefined();
     for (const x of [r, again]) expect(unmasked(x.stdout) + JSON.stringify(x.outputs) + x.summary).not.toContain(svc.secretKey);
   });
 
@@ -484,6 +495,19 @@ describe('the bundled GitHub Action', () => {
     const steps = Object.values(ci.jobs).flatMap((j) => j.steps);
     expect(steps.map((x) => x.run)).toContain('npm run check:action');
     expect(steps.find((x) => x.uses === './action')?.with).toMatchObject({ url: 'embedded' });
+  });
+
+  it('examples/provenance-workflow.yml attests the files the Action lists in subject-checksums, from a job that alone may sign', () => {
+    const wf = parse(readFileSync(path.join(root, 'examples/provenance-workflow.yml'), 'utf8')) as {
+      jobs: Record<string, { permissions: Record<string, string>; steps: Array<{ id?: string; uses?: string; with?: Record<string, string> }> }>;
+    };
+    const job = wf.jobs.build!;
+    expect(job.permissions).toEqual({ contents: 'read', 'id-token': 'write', attestations: 'write' });
+    const forge = job.steps.find((x) => x.uses === 'appliance-forge/appliance-forge/action@v1')!;
+    expect(forge.with).toMatchObject({ url: 'embedded', 'output-dir': 'images' });
+    const attest = job.steps.findIndex((x) => x.uses === 'actions/attest-build-provenance@v2');
+    expect(attest).toBeGreaterThan(job.steps.indexOf(forge));
+    expect(job.steps[attest]!.with).toEqual({ 'subject-checksums': `\${{ steps.${forge.id!}.outputs.subject-checksums }}` });
   });
 
   it('url embedded as a user who cannot sudo: a clear error before anything is written', async (ctx) => {

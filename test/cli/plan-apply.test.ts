@@ -6,6 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
 import { cliBundle, runCli } from './helpers/cli';
+import { createClient } from '../../src/client';
+import { uriParams } from '../../src/model/uris';
 
 const osEnv = openStackEnv();
 if (!osEnv) console.warn('SKIP publication through the CLI: the real Keystone + Glance cannot start here');
@@ -37,9 +39,27 @@ describe('appliance-forge plan / apply', () => {
     expect(saved, second.stdout).toBe(path.join(dir, 'out', 'example-web-1.0.qcow2'));
     expect(execFileSync('sha256sum', [saved!], { encoding: 'utf8' }).split(' ')[0]).toBe(announced);
     expect(JSON.parse(execFileSync('qemu-img', ['info', '--output=json', saved!], { encoding: 'utf8' })).format).toBe('qcow2');
+    // Its SBOMs beside it, naming this very image and the packages dpkg installed in it.
+    expect(second.stdout).toContain(`sbom      ${saved!}.spdx.json`);
+    const spdx = JSON.parse(readFileSync(`${saved!}.spdx.json`, 'utf8')) as { packages: Array<{ SPDXID: string; name: string; checksums?: Array<{ checksumValue: string }> }> };
+    expect(spdx.packages[0]).toMatchObject({ SPDXID: 'SPDXRef-Image', name: 'example-web-1.0.qcow2', checksums: [{ algorithm: 'SHA256', checksumValue: announced }] });
+    const cdx = JSON.parse(readFileSync(`${saved!}.cdx.json`, 'utf8')) as { components: Array<{ name: string; purl?: string }> };
+    expect(cdx.components.find((c) => c.name === 'nginx')?.purl).toMatch(/^pkg:deb\/debian\/nginx@[^?]+\?arch=amd64&distro=debian-12$/);
+    expect(cdx.components.filter((c) => c.purl !== undefined)).toHaveLength(spdx.packages.length - 1);
     const third = await runCli(['apply', 'local.yml', '--output', 'out', '--json'], { cwd: dir, env: creds });
     expect(third.code, third.stderr).toBe(0);
     expect((JSON.parse(third.stdout) as { files: Array<{ kept: boolean; path: string }> }).files).toEqual([expect.objectContaining({ kept: true, path: saved })]);
+    // The extension route by the client's own operation: the same bytes; an unknown format is a 404.
+    const { imageUri } = (JSON.parse(third.stdout) as { files: Array<{ imageUri: string }> }).files[0]!;
+    const client = createClient({ url: svc.server.url, auth: { login: svc.login, publicKey: svc.publicKey, secretKey: svc.secretKey } });
+    try {
+      const where = uriParams('machineImage_get', imageUri);
+      await client.machineImageSbom_download({ ...where, format: 'cyclonedx', to: path.join(dir, 'again.cdx.json') });
+      expect(readFileSync(path.join(dir, 'again.cdx.json'), 'utf8')).toBe(readFileSync(`${saved!}.cdx.json`, 'utf8'));
+      await expect(client.machineImageSbom_download({ ...where, format: 'swid', to: path.join(dir, 'x') })).rejects.toMatchObject({ status: 404 });
+    } finally {
+      await client.close();
+    }
     const noOut = await runCli(['plan', 'local.yml', '--output', 'out'], { cwd: dir, env: creds });
     expect(noOut.code).toBe(2);
     expect(noOut.stderr).toContain('--output goes with apply');

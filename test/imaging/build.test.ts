@@ -90,7 +90,13 @@ describe('qcow2 allocation', () => {
     const dir = tempDir('sparse');
     try {
       const outFile = join(dir.path, 'web.qcow2');
-      const r = await buildImage({ ...fakeOs(TREE, GiB), disk: 'qcow2', compress: false, files, manifest, outFile, workDir: dir.path });
+      const reproducible = { seed: 'ab'.repeat(32), sourceDateEpoch: 1_700_000_000 };
+      const r = await buildImage({ ...fakeOs(TREE, GiB), disk: 'qcow2', compress: false, files, manifest, outFile, workDir: dir.path, imageName: 'web-1.0.qcow2', reproducible });
+      // Its SBOMs: named as asked, bound to its digest, dated SOURCE_DATE_EPOCH; this tree has no dpkg, only software files.
+      const spdx = JSON.parse(r.sbom.spdx) as { name: string; creationInfo: { created: string }; packages: Array<{ checksums?: unknown }>; files: unknown[] };
+      expect(spdx).toMatchObject({ name: 'web-1.0.qcow2', creationInfo: { created: '2023-11-14T22:13:20Z' } });
+      expect(spdx.packages).toEqual([expect.objectContaining({ checksums: [{ algorithm: 'SHA256', checksumValue: r.sha256 }] })]);
+      expect([r.sbom.packages, spdx.files.length]).toEqual([0, files.length]);
       // The 3 MiB file, GRUB's modules (~3 MiB) and ext4 metadata and journal (about 16 MiB for this size, mostly zeros).
       expect(r.fileSize).toBeLessThan(28 * MiB);
       expect(r.fileSize % 65536).toBe(0);

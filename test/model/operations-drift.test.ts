@@ -19,7 +19,11 @@ describe('operations table', () => {
         return { id, method, path, request: req === '-' ? null : req, response: resp === '-' ? null : resp, query: q === '-' ? [] : q!.split(',') };
       });
     expect(rows).toHaveLength(76);
-    expect(operations.map(({ id, method, path, request, response, query }) => ({ id, method, path, request, response, query: [...query] }))).toEqual(rows);
+    expect(operations.filter((o) => !('extension' in o)).map(({ id, method, path, request, response, query }) => ({ id, method, path, request, response, query: [...query] }))).toEqual(rows);
+  });
+
+  it('lists its extensions, each beyond the reference list', () => {
+    expect(operations.filter((o) => 'extension' in o).map((o) => o.id)).toEqual(['machineImageSbom_download']);
   });
 
   it('names only documents the model knows', () => {
@@ -35,6 +39,7 @@ describe('operations table', () => {
     expect(binary).toEqual({
       machineImage_download: 'download',
       machineImage_downloadFile: 'download',
+      machineImageSbom_download: 'download',
       mySoftwareArtifact_download: 'download',
       mySoftwareArtifact_downloadFile: 'download',
       mySoftwareArtifact_upload: 'upload',

@@ -1,6 +1,7 @@
 // MachineImage and Publication through the real host: generate and wait, replace on any shaping change or a
 // new appliance revision, drift and deletion on read; publish to the real loopback Glance and remove it again.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client';
@@ -46,7 +47,7 @@ describe('MachineImage', () => {
     expect(preview.failures).toEqual([]);
   });
 
-  it('create: generates, waits, and outputs uri, sha256, fileSize, downloadUri', async () => {
+  it('create: generates, waits, and outputs uri, sha256, fileSize, downloadUri, sbomUris', async () => {
     const checked = await stack.host.check(urn, {}, imageInputs());
     const r = await stack.host.create(urn, checked.inputs);
     id = r.id;
@@ -58,6 +59,15 @@ describe('MachineImage', () => {
     expect(state.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(state.fileSize).toBe(img.fileSize);
     expect(state.downloadUri).toBe(img.downloadUri);
+    // The SBOMs' URIs (not their content: the state stays small), served by the reference server.
+    expect(state.sbomUris).toEqual({ spdx: `${id}/sbom/spdx`, cyclonedx: `${id}/sbom/cyclonedx` });
+    const to = join(tmpdir(), `af-sbom-${process.pid}.json`);
+    try {
+      await client.download((state.sbomUris as { spdx: string }).spdx, { to });
+      expect(JSON.parse(readFileSync(to, 'utf8'))).toMatchObject({ spdxVersion: 'SPDX-2.3', packages: expect.arrayContaining([expect.objectContaining({ name: 'dpkg' })]) as unknown });
+    } finally {
+      rmSync(to, { force: true });
+    }
   });
 
   it('diff: every shaping input and a new appliance revision replace; timeout only updates', async () => {

@@ -52,6 +52,20 @@ for (const engine of SQLITE_ENGINES) {
       expect(cli(file, "SELECT kind, owner, doc FROM records")).toBe('software|alice|{"name":"web","version":"1","revision":0}');
     });
 
+    it('names the files of records for the start-up sweep: an image with its SBOMs, an artifact', () => {
+      const { store } = open();
+      const f = (p: string) => ({ path: p, fileName: p, size: 1, sha256: 'a', md5: 'b', mimeType: 'x', stored: 'now' });
+      store.insert('image', {
+        owner: 'alice',
+        doc: {
+          applianceId: 1, formatName: 'QCOW2', compress: false, installProfile: {}, revision: 0, status: { complete: true }, file: f('images/a-web.qcow2'),
+          sbom: { packages: 2, files: { spdx: f('images/b-web.qcow2.spdx.json'), cyclonedx: f('images/c-web.qcow2.cdx.json') } },
+        },
+      });
+      store.insert('artifact', { owner: 'alice', doc: { name: 'x', kind: 'SoftwareFile', file: f('files/d-x') } });
+      expect([...store.filePaths()].sort()).toEqual(['files/d-x', 'images/a-web.qcow2', 'images/b-web.qcow2.spdx.json', 'images/c-web.qcow2.cdx.json']);
+    });
+
     it('inserts, reads, lists by owner and parent in id order, updates and removes records', () => {
       const { store } = open();
       const a = store.insert('appliance', { owner: 'alice', uniqueKey: 'alice/web/1', doc: { uuid: 'u1', name: 'web', version: '1', distId: 1, softwareIds: [], revision: 0 } });

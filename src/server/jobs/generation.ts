@@ -5,7 +5,7 @@
 import { posix } from 'node:path';
 import type { Ctx } from '../context';
 import type { TargetFormatSpec } from '../ports';
-import type { ImageDoc, StoredFile } from '../store/docs';
+import { imageFilePaths, type ImageDoc, type StoredFile } from '../store/docs';
 import type { Row } from '../store/store';
 import { isTerminal } from '../../model/job-state';
 import { redactRecord } from '../../model/redact';
@@ -17,6 +17,7 @@ import { osLayerSpecOf, type ImageFile, type ImageRecipe, type InstalledPackage,
 import { jobKey, setStatus, throttled } from './status';
 import { failedJob, type JobStage } from './job-errors';
 import { assertDiskRoom } from './quota';
+import { storeSboms } from './sbom-files';
 import { uris } from '../uris';
 import { OS_RELEASES, releaseById, releaseLabel } from '../../model/releases';
 
@@ -105,7 +106,7 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
       try {
         // Checked again now: the space free when the generation was asked for may be gone after the wait.
         assertDiskRoom(ctx, input.settings.diskMiB);
-        const order = { recipe: { ...input.recipe, compress: image.doc.compress }, settings: input.settings, files: input.files, outFile: ctx.files.abs(outRel) };
+        const order = { recipe: { ...input.recipe, compress: image.doc.compress }, settings: input.settings, files: input.files, outFile: ctx.files.abs(outRel), imageName: input.fileName };
         result = await ctx.imaging.build(order, build, (p) => {
           stage = p.stage;
           progress({ percentage: Math.min(99, Math.max(1, p.percentage)), message: p.message, bytesLoaded: p.bytesDone, bytesTotal: p.bytesTotal });
@@ -124,14 +125,15 @@ export function startGeneration(ctx: Ctx, image: Row<'image'>, input: Generation
         mimeType: 'application/octet-stream',
         stored: ctx.store.now(),
       };
+      const sbom = await storeSboms(ctx, result.sbom, input.fileName);
       const kept = ctx.store.tx(() => {
         const r = ctx.store.get('image', id);
         if (!r || isTerminal(r.doc.status)) return false;
-        const doc: ImageDoc = { ...r.doc, file, status: { ...r.doc.status, complete: true, percentage: 100, message: 'generated' } };
+        const doc: ImageDoc = { ...r.doc, file, sbom, status: { ...r.doc.status, complete: true, percentage: 100, message: 'generated' } };
         ctx.store.update('image', id, doc);
         return true;
       });
-      if (!kept) await ctx.files.remove(outRel);
+      if (!kept) for (const path of [outRel, ...imageFilePaths({ ...image.doc, sbom })]) await ctx.files.remove(path);
     } catch (e) {
       // Files first: once the status says the job ended, nothing of it is left on disk.
       await ctx.files.remove(outRel);

@@ -5,6 +5,7 @@
 import { messageOf } from '../../errors';
 import type { Ctx } from '../context';
 import { ServiceError } from '../service-error';
+import { imageFilePaths } from '../store/docs';
 import type { Row } from '../store/store';
 import { publicationCredentials } from './publication';
 import { jobKey, setStatus, type JobKind } from './status';
@@ -38,7 +39,7 @@ export async function deleteImage(ctx: Ctx, r: Row<'image'>): Promise<void> {
   await deletePublications(ctx, ctx.store.list('pimage', r.owner).filter((p) => p.doc.imageId === r.id));
   const cur = ctx.store.get('image', r.id);
   ctx.store.remove('image', r.id);
-  await ctx.files.remove(cur?.doc.file?.path);
+  for (const path of cur ? imageFilePaths(cur.doc) : []) await ctx.files.remove(path);
 }
 
 /** Used when a template is deleted: every image, its jobs and files go with it. */

@@ -10,7 +10,7 @@ import { assertDiskRoom, assertImageRoom, assertJobRoom } from '../jobs/quota';
 import { cancelJob, deleteImage, removeApplianceImages } from '../jobs/removal';
 import { initialStatus } from '../jobs/status';
 import { badRequest, conflict, notFound } from '../service-error';
-import type { ImageDoc } from '../store/docs';
+import { imageFilePaths, type ImageDoc } from '../store/docs';
 import { isTerminal } from '../../model/job-state';
 import type { Row } from '../store/store';
 import { imageStatus, imageView } from '../views/image';
@@ -18,6 +18,7 @@ import { uris } from '../uris';
 import { checkInstallProfile } from '../install/profile';
 import { ifMatch, owned } from './common';
 import { targetFormatByName } from '../views/target-format';
+import { SBOM_FORMATS, sbomFormat } from '../../model/sbom';
 
 function loadImage(ctx: Ctx, req: ReqWith<'uid' | 'aid' | 'itid'>): { appliance: Row<'appliance'>; image: Row<'image'> } {
   const appliance = owned(ctx, req, 'appliance', 'aid');
@@ -51,6 +52,14 @@ async function imageProfile(ctx: Ctx, appliance: Row<'appliance'>, asked: Instal
 function imageFile(ctx: Ctx, r: Row<'image'>, fileName?: string): FileResult {
   const f = r.doc.file;
   if (!f || !r.doc.status.complete || (fileName !== undefined && fileName !== f.fileName)) throw notFound('no generated file under this name');
+  return { file: ctx.files.read(f.path), size: f.size, contentType: f.mimeType, fileName: f.fileName, etag: quoteEtag(f.sha256), lastModified: f.stored };
+}
+
+/** An image's SBOM (extension route): 404 for an unknown format, an image not generated, or one made before SBOMs were kept. */
+function sbomFile(ctx: Ctx, r: Row<'image'>, format: string): FileResult {
+  const kind = sbomFormat(format);
+  const f = kind && r.doc.status.complete ? r.doc.sbom?.files[kind.id] : undefined;
+  if (!f) throw notFound(`no SBOM ${JSON.stringify(format)} for this image (formats: ${SBOM_FORMATS.map((x) => x.id).join(', ')})`);
   return { file: ctx.files.read(f.path), size: f.size, contentType: f.mimeType, fileName: f.fileName, etag: quoteEtag(f.sha256), lastModified: f.stored };
 }
 
@@ -105,14 +114,14 @@ export const imageRoutes = (ctx: Ctx) =>
       const format = targetFormatByName(ctx, image.doc.formatName);
       const input = generationInput(ctx, appliance, format, image.doc.installProfile);
       assertDiskRoom(ctx, input.settings.diskMiB);
-      const old = image.doc.file?.path;
+      const old = imageFilePaths(image.doc);
       const row = ctx.store.tx(() => {
         assertNoRunning(ctx, appliance, format.name);
         assertJobRoom(ctx, appliance.owner);
-        const { file: _dropped, ...rest } = image.doc;
+        const { file: _dropped, sbom: _sbom, ...rest } = image.doc;
         return ctx.store.update('image', image.id, { ...rest, revision: appliance.doc.revision, status: initialStatus('queued') });
       });
-      await ctx.files.remove(old);
+      for (const path of old) await ctx.files.remove(path);
       startGeneration(ctx, row, input);
       return req.ok(imageView(ctx, row));
     },
@@ -144,6 +153,7 @@ export const imageRoutes = (ctx: Ctx) =>
 
     machineImage_download: (req) => imageFile(ctx, loadImage(ctx, req).image),
     machineImage_downloadFile: (req) => imageFile(ctx, loadImage(ctx, req).image, req.params.fileName),
+    machineImageSbom_download: (req) => sbomFile(ctx, loadImage(ctx, req).image, req.params.format),
 
     userMachineImage_getAll: (req) => {
       const items = ctx.store.list('image', req.params.uid).map((r) => imageView(ctx, r));

@@ -2,6 +2,7 @@
 // counts, dbId, dates, digest) are added by the views (src/server/views/) when a record is sent.
 // A record is stored as JSON, where an optional field holding undefined is no field at all.
 import type { InstallProfile, OpStatus } from '../../model/resources';
+import type { SbomFormat } from '../../model/sbom';
 
 /** A file stored under the data dir (wire contract §8: size and checksums filled when complete). */
 export interface StoredFile {
@@ -86,6 +87,13 @@ export interface ImageDoc {
   revision: number;
   status: OpStatus;
   file?: StoredFile;
+  /** The image's SBOMs beside its file (extension route), by SBOM_FORMATS' id; absent for images made before them. */
+  sbom?: { packages: number; files: Partial<Record<SbomFormat, StoredFile>> };
+}
+
+/** Every file an image record names: the image and its SBOMs (kept by the start-up sweep, removed with the record). */
+export function imageFilePaths(d: ImageDoc): string[] {
+  return [d.file, ...Object.values(d.sbom?.files ?? {})].flatMap((f) => (f ? [f.path] : []));
 }
 
 export interface PImageDoc {

@@ -6,7 +6,7 @@ import type { Clock } from '../ports';
 import { conflict } from '../service-error';
 import { openDb, type Db } from './db';
 import { isUniqueViolation, type SqlStatement, type SqliteEngine, type SqlValue } from './sqlite';
-import type { Kind, KindDocs, UserDoc, UserRow } from './docs';
+import { imageFilePaths, type Kind, type KindDocs, type UserDoc, type UserRow } from './docs';
 
 export interface Row<K extends Kind> {
   id: number;
@@ -217,9 +217,8 @@ export class Store {
   /** Every path of a stored file, to tell orphans from live files at startup. */
   filePaths(): Set<string> {
     const out = new Set<string>();
-    for (const kind of ['artifact', 'image'] as const) {
-      for (const r of this.list(kind)) if (r.doc.file) out.add(r.doc.file.path);
-    }
+    for (const r of this.list('artifact')) if (r.doc.file) out.add(r.doc.file.path);
+    for (const r of this.list('image')) for (const p of imageFilePaths(r.doc)) out.add(p);
     return out;
   }
 
