@@ -5,6 +5,7 @@ import { basename, dirname } from 'node:path';
 import { hostId, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 import { mbrSector, PARTITION_OFFSET } from './mbr';
+import { clampTreeTimes, pinInodeTimes, reproducibleEnv, type Reproducible } from './reproducible';
 import { runTool } from './run';
 
 export interface Ext4DiskOptions {
@@ -20,6 +21,8 @@ export interface Ext4DiskOptions {
   readonly signal?: AbortSignal | undefined;
   /** mke2fs reads the tree as root of the build's namespace, so the image's owners are its ids. */
   readonly sandbox: Sandbox;
+  /** Times clamped to its epoch (reproducible.ts); absent: the clock's. */
+  readonly reproducible?: Reproducible | undefined;
 }
 
 /** e2fsprogs opens `file?offset=N` at a byte offset (unix_io "offset" option); used by debugfs and e2fsck. */
@@ -42,14 +45,16 @@ export async function writeExt4Disk(o: Ext4DiskOptions): Promise<void> {
   const cwd = dirname(o.rawPath);
   const name = basename(o.rawPath);
   const fsKiB = (o.diskBytes - PARTITION_OFFSET) / 1024;
+  await clampTreeTimes(o.tree, o.reproducible, o.sandbox, o.signal);
   try {
-    await runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', o.label, '-d', o.tree, '-E', `offset=${PARTITION_OFFSET}`, name, `${fsKiB}k`], { cwd, signal: o.signal, sandbox: o.sandbox });
+    await runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', o.label, '-d', o.tree, '-E', `offset=${PARTITION_OFFSET}`, name, `${fsKiB}k`], { cwd, signal: o.signal, sandbox: o.sandbox, env: reproducibleEnv(o.reproducible) });
   } catch (e) {
     if (e instanceof ImagingError && /could not allocate|no space left|not enough space|too many inodes/i.test(e.message)) {
       throw new ImagingError('disk-full', `the system does not fit in a ${o.diskBytes / 1048576} MiB disk (mke2fs: ${lastLine(e.message)})`, e);
     }
     throw e;
   }
+  await pinInodeTimes(cwd, partitionDevice(name), o.reproducible, o.sandbox, o.signal);
 }
 
 function lastLine(text: string): string {
