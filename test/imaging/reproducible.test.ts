@@ -7,7 +7,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, type DiskFormat } from '../../src/imaging';
-import { inodeTimesScript, usedInodes } from '../../src/imaging/reproducible';
+import { releaseDateOf } from '../../src/imaging/os/mirror-state';
+import { inodeTimesScript, reproducibleRecord, usedInodes } from '../../src/imaging/reproducible';
+import type { OsLayerSpec } from '../../src/imaging';
 import { runCli } from '../cli/helpers/cli';
 import { debugfsStat, e2fsck, fakeOs, fakeTree, tempDir, toRaw } from './tools';
 
@@ -87,5 +89,27 @@ describe('inode times', () => {
   it('lists the root directory and the used inodes from the first non-reserved one', () => {
     expect(usedInodes('Inode count:              16384\nFree inodes:              16370\nFirst inode:              11\n')).toEqual([2, 11, 12, 13, 14]);
     expect(inodeTimesScript([2], 5)).toBe('sif <2> ctime @5\nsif <2> atime @5\nsif <2> crtime @5\n');
+  });
+});
+
+describe('pinned inputs', () => {
+  it('takes the epoch from a clearsigned InRelease and refuses an undated one', () => {
+    const head = '-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nOrigin: Debian\nSuite: stable\nCodename: bookworm\nDate: Sat, 08 Nov 2025 09:23:11 UTC\nValid-Until: x\n';
+    expect(releaseDateOf(head)).toBe(Date.UTC(2025, 10, 8, 9, 23, 11) / 1000);
+    expect(releaseDateOf('Origin: Debian\n')).toBeUndefined();
+  });
+
+  it('says which inputs were pinned: a snapshot mirror only when every source is dated', () => {
+    const os = (archive: string, security?: string): OsLayerSpec => ({
+      suite: 'bookworm', arch: 'amd64', profile: 'Minimal', kernel: 'cloud', cloudInit: false,
+      packages: [{ name: 'nginx', version: '1.22.1-9' }, { name: 'curl' }], mirror: { archive, security },
+    });
+    const r = { seed: 's', sourceDateEpoch: 1 };
+    const snap = 'http://snapshot.debian.org/archive/debian/20261124T000000Z';
+    expect(reproducibleRecord(os(snap, 'http://snapshot.debian.org/archive/debian-security/20261124T000000Z'), r)).toMatchObject({
+      seed: 's', sourceDateEpoch: 1, mirror: { snapshot: true }, pinnedPackages: ['nginx=1.22.1-9'],
+    });
+    expect(reproducibleRecord(os(snap, 'http://deb.debian.org/debian-security'), r).mirror.snapshot).toBe(false);
+    expect(reproducibleRecord(os('http://deb.debian.org/debian'), r).mirror).toEqual({ archive: 'http://deb.debian.org/debian', security: null, snapshot: false });
   });
 });
