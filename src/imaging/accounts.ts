@@ -19,10 +19,11 @@ function holderOf(names: ReadonlyMap<string, number>, id: number): string | unde
   return undefined;
 }
 
-export async function applyAccounts(w: TreeWriter, s: SystemSettings, signal?: AbortSignal): Promise<void> {
+/** `env`: SOURCE_DATE_EPOCH, which the shadow tools take as today's date for /etc/shadow's change days. */
+export async function applyAccounts(w: TreeWriter, s: SystemSettings, signal?: AbortSignal, env?: Readonly<Record<string, string>>): Promise<void> {
   // The shadow tools chroot into the tree: they run as root of the build's namespace, never the host's.
   const run = (cmd: string, args: string[], input?: string) =>
-    runTool(cmd, ['--root', w.root, ...args], { signal, sandbox: w.sandbox, input });
+    runTool(cmd, ['--root', w.root, ...args], { signal, sandbox: w.sandbox, input, env });
   const before = await readAccounts(w.root);
   for (const g of s.groups) {
     checkName('group', g.name);

@@ -13,6 +13,7 @@ import { RULES } from '../model/field-rules';
 import { ImagingError } from './errors';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { PARTITION_OFFSET, SECTOR } from './mbr';
+import type { Reproducible } from './reproducible';
 import { runTool, runToolOutput } from './run';
 import { TreeWriter } from './tree-writer';
 
@@ -42,6 +43,7 @@ export interface BootableRawOptions {
   readonly onProgress?: (fraction: number, message: string) => void;
   /** Who the tools reading the tree run as. */
   readonly sandbox: Sandbox;
+  readonly reproducible?: Reproducible | undefined;
 }
 
 export function grubConfig(kernelParams: readonly string[]): string {
@@ -84,7 +86,7 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<void> {
   if (used + reserve > diskBytes - PARTITION_OFFSET) throw tooSmall('');
   report(0.1, 'making the ext4 filesystem');
   try {
-    await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', bootable: true, signal: o.signal, sandbox: o.sandbox });
+    await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', bootable: true, signal: o.signal, sandbox: o.sandbox, reproducible: o.reproducible });
   } catch (e) {
     throw e instanceof ImagingError && e.kind === 'disk-full' ? tooSmall(` (${e.message})`, e) : e;
   }

@@ -87,14 +87,14 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
     await copyTree(o.layerDir, tree, sandbox, o.signal);
     progress.stage(0, 20, 'applying software and settings', 0.5);
     checkAbort(o.signal);
-    await applySystem(tree, { settings: o.settings, files: o.files, manifest: o.manifest, cloudInit: o.cloudInit, signal: o.signal, sandbox });
+    await applySystem(tree, { settings: o.settings, files: o.files, manifest: o.manifest, cloudInit: o.cloudInit, signal: o.signal, sandbox, reproducible: o.reproducible });
     checkAbort(o.signal);
 
     // The raw disk is made in the work dir (reachable from the namespace), every other disk from it.
     const rawPath = join(buildDir, 'disk.raw');
     await writeBootableRaw({
       tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
-      scratchDir: buildDir, signal: o.signal, sandbox,
+      scratchDir: buildDir, signal: o.signal, sandbox, reproducible: o.reproducible,
       onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
     });
     // What the SBOMs list is read while the tree is there; they name the finished image's digest.

@@ -8,6 +8,7 @@ import { defaultCacheDir } from './cache-dir';
 import type { DiskFormat } from './formats';
 import { OsLayerCache } from './os/cache';
 import type { BuildProgress } from './progress';
+import { imageSeed, type Reproducible } from './reproducible';
 import type { ImageFile } from './staging';
 import type { InstalledPackage, OsLayerSpec, SystemSettings } from './system';
 
@@ -17,8 +18,10 @@ export interface ImageRecipe {
   readonly disk: DiskFormat;
   /** gzip the final file. */
   readonly compress: boolean;
-  /** The manifest written into the image, once the versions actually installed are known. */
-  manifest(installed: readonly InstalledPackage[]): string;
+  /** Build the same bytes from the same inputs (README "Reproducible images"): ids from a seed, times clamped. */
+  readonly reproducible?: boolean;
+  /** The manifest written into the image, once the versions actually installed (and, when reproducible, the seed) are known. */
+  manifest(installed: readonly InstalledPackage[], reproducible?: Reproducible): string;
 }
 
 /** Where a build is when it reports (and when it fails). */
@@ -72,9 +75,13 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
       });
       try {
         progress({ stage: 'disk', percentage: LAYER_PERCENT, message: 'applying software and settings' });
+        const { installed, sourceDateEpoch } = layer;
+        const reproducible = recipe.reproducible
+          ? { seed: await imageSeed({ ...recipe, installed, sourceDateEpoch, settings, files, manifest: recipe.manifest(installed) }, signal), sourceDateEpoch }
+          : undefined;
         return await buildImage({
           layerDir: layer.dir, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
-          manifest: recipe.manifest(layer.installed), outFile, imageName,
+          manifest: recipe.manifest(installed, reproducible), outFile, imageName, reproducible,
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),
           signal, progressRange: { from: LAYER_PERCENT, to: 100 },

@@ -14,3 +14,4 @@ export { defaultCacheDir } from './cache-dir';
 export { kernelFor, osLayerSpecOf, settingsPackages } from './recipe';
 export { buildOsLayer, defaultMirror, validateMirror, type OsLayer, type OsLayerOptions } from './os';
 export type { InstalledPackage, KernelFlavour, MirrorConfig, OsLayerSpec, PackageRequest } from './system';
+export { reproducibleRecord, type Reproducible, type ReproducibleRecord } from './reproducible';

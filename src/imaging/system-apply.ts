@@ -5,6 +5,7 @@ import { AbortedError } from '../errors';
 import type { Sandbox } from '../host/sandbox';
 import { applyAccounts } from './accounts';
 import { ImagingError } from './errors';
+import { reproducibleEnv, type Reproducible } from './reproducible';
 import { placeFiles, type ImageFile } from './staging';
 import type { SystemSettings } from './system';
 import { TreeWriter } from './tree-writer';
@@ -19,6 +20,8 @@ export interface ApplySystemOptions {
   readonly signal?: AbortSignal | undefined;
   /** Who the tree's tools run as, and so how its owners are stored on the host. */
   readonly sandbox: Sandbox;
+  /** The shadow tools date /etc/shadow's changes at its epoch. */
+  readonly reproducible?: Reproducible | undefined;
 }
 
 /** The swap file the first boot creates (mke2fs -d would store zeros as holes, which swapon refuses). */
@@ -65,14 +68,35 @@ export async function applySystem(tree: string, o: ApplySystemOptions): Promise<
   }
   if (s.welcomeMessage !== undefined) await put('etc/motd', s.welcomeMessage.endsWith('\n') ? s.welcomeMessage : `${s.welcomeMessage}\n`);
   if (!o.cloudInit) await put('etc/network/interfaces.d/eth0', 'allow-hotplug eth0\niface eth0 inet dhcp\n');
+  else await put(CLOUD_CONFIG, cloudConfig());
   step();
 
-  await applyAccounts(w, s, o.signal);
+  await applyAccounts(w, s, o.signal, reproducibleEnv(o.reproducible));
   step();
   await configureSsh(w, s.rootUser.disablePasswordLogin);
   await forgetMachine(w);
   step();
   await placeFiles(w, o.files, o.manifest, o.signal);
+}
+
+/** cloud-init's settings for the images that carry it (OpenStack formats). */
+export const CLOUD_CONFIG = 'etc/cloud/cloud.cfg.d/90_appliance-forge.cfg';
+
+/**
+ * The OpenStack datasources first (a config drive needs no network), NoCloud for a seed disk, else
+ * none: no probing of other clouds' metadata services. The root partition (the disk's last) and its
+ * filesystem grow to the disk at the first boot; ssh host keys are made there, never shipped.
+ */
+export function cloudConfig(): string {
+  return `datasource_list: [ConfigDrive, OpenStack, NoCloud, None]
+growpart:
+  mode: auto
+  devices: ['/']
+  ignore_growroot_disabled: false
+resize_rootfs: true
+ssh_deletekeys: true
+ssh_genkeytypes: [rsa, ecdsa, ed25519]
+`;
 }
 
 function swapUnit(mib: number): string {
@@ -106,8 +130,12 @@ async function configureSsh(w: TreeWriter, disableRootPassword: boolean): Promis
   if (disableRootPassword) await w.writeText('etc/ssh/sshd_config.d/appliance-forge.conf', 'PermitRootLogin prohibit-password\n');
 }
 
-/** Each machine gets its own id at first boot (an empty /etc/machine-id, as Debian's cloud images ship). */
+/**
+ * Each machine gets its own id at first boot (an empty /etc/machine-id, as Debian's cloud images ship);
+ * the build host's resolver (mmdebstrap copies it) goes too: DHCP writes the machine's own.
+ */
 async function forgetMachine(w: TreeWriter): Promise<void> {
   await w.writeText('etc/machine-id', '', 0o444);
   await w.remove('var/lib/dbus/machine-id');
+  await w.remove('etc/resolv.conf');
 }

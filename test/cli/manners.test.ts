@@ -11,7 +11,7 @@ import { createUser } from '../../src/server';
 import { examplesWorkspace, startTestService, type TestService } from '../engine/helpers/service';
 import { cliBundle, runCli, runCliOnTerminal } from './helpers/cli';
 
-const COMMANDS = ['serve', 'users', 'validate', 'plan', 'apply', 'destroy', 'list', 'show', 'boot'];
+const COMMANDS = ['serve', 'users', 'validate', 'plan', 'apply', 'destroy', 'list', 'show', 'boot', 'diff'];
 const root = path.resolve(__dirname, '../..');
 
 /** The CLI on a pseudo-terminal: stdout and stderr arrive merged, as a user sees them. */

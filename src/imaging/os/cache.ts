@@ -46,6 +46,8 @@ export interface OsLayer {
   readonly key: string;
   readonly installed: readonly InstalledPackage[];
   readonly fromCache: boolean;
+  /** The SOURCE_DATE_EPOCH the layer was built with: the newest Release date of its mirror state. */
+  readonly sourceDateEpoch: number;
   /** Ends the lease: the entry may be evicted again. Idempotent. */
   release(): Promise<void>;
 }
@@ -67,6 +69,7 @@ interface Meta {
   readonly installed: InstalledPackage[];
   readonly canonical: unknown;
   readonly builtAt: string;
+  readonly sourceDateEpoch: number;
 }
 
 const OWNER = processOwner();
@@ -75,6 +78,8 @@ const OWNER = processOwner();
 export function layerKey(spec: OsLayerSpec, indexes: Record<string, string>, sandbox: Sandbox = { kind: 'privileged', reason: '' }): { key: string; canonical: unknown } {
   const canonical = {
     recipe: RECIPE_VERSION,
+    // Built with SOURCE_DATE_EPOCH: the newest date of the indexes below (mirror-state.ts).
+    sourceDateEpoch: 'newest InRelease Date',
     // The host ids of the tree's owners: a tree made in a namespace is read only through the same one.
     owners: sandbox.kind === 'userns' ? [sandbox.uid0, sandbox.gid0, sandbox.uidBase, sandbox.gidBase].join(':') : 'host',
     suite: spec.suite,
@@ -148,7 +153,8 @@ export class OsLayerCache {
     await this.init();
     o.onProgress?.({ phase: 'resolving', fraction: 0, message: 'reading the mirror state' });
     const sandbox = currentSandbox();
-    const { key, canonical } = layerKey(s, await mirrorState(s, o.signal), sandbox);
+    const state = await mirrorState(s, o.signal);
+    const { key, canonical } = layerKey(s, state.indexes, sandbox);
     for (;;) {
       const hit = await this.lease(key);
       if (hit) {
@@ -171,7 +177,7 @@ export class OsLayerCache {
           o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (built by another job)' });
           return again;
         }
-        return await this.build(s, key, canonical, sandbox, o);
+        return await this.build(s, { key, canonical, sourceDateEpoch: state.releaseDate }, sandbox, o);
       } finally {
         await release().catch(() => undefined);
       }
@@ -317,6 +323,7 @@ export class OsLayerCache {
         key,
         installed: meta.installed,
         fromCache,
+        sourceDateEpoch: meta.sourceDateEpoch,
         release: async () => {
           if (released) return;
           released = true;
@@ -326,7 +333,7 @@ export class OsLayerCache {
     });
   }
 
-  private async build(spec: OsLayerSpec, key: string, canonical: unknown, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
+  private async build(spec: OsLayerSpec, { key, canonical, sourceDateEpoch }: Pick<Meta, 'key' | 'canonical' | 'sourceDateEpoch'>, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
     await this.makeRoom();
     const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
     const tree = join(work, 'tree');
@@ -339,12 +346,12 @@ export class OsLayerCache {
       await mkdir(tmpDir, { mode: 0o700 });
       await lchown(tmpDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
       const mode = sandbox.kind === 'userns' ? 'unshare' : 'root';
-      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), mode), tree, { sandbox, tmpDir, signal: o.signal, onProgress: o.onProgress });
+      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), mode), tree, { sandbox, tmpDir, sourceDateEpoch, signal: o.signal, onProgress: o.onProgress });
       await rm(tmpDir, { recursive: true, force: true });
       o.onProgress?.({ phase: 'installing', fraction: 0.97, message: 'recording the installed packages' });
       await this.harvestDebs(tree, sandbox);
       const installed = await installedPackages(tree, sandbox, o.signal);
-      const meta: Meta = { key, bytes: await diskUsage(work), installed, canonical, builtAt: new Date().toISOString() };
+      const meta: Meta = { key, bytes: await diskUsage(work), installed, canonical, builtAt: new Date().toISOString(), sourceDateEpoch };
       await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
       await writeFile(join(work, 'used'), '');
       if (o.signal?.aborted) throw new AbortedError('image build aborted');

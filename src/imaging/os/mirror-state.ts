@@ -1,5 +1,6 @@
 // The state of a mirror's indexes, for the cache key: the sha256 of each suite's InRelease (a few
-// hundred kB each). A point release or a security update changes it, so it gives a new layer.
+// hundred kB each). A point release or a security update changes it, so it gives a new layer. The
+// newest of their `Date:` fields is the layer's SOURCE_DATE_EPOCH (README "Reproducible images").
 import { request } from 'undici';
 import { Digester } from '../../digest';
 import { AbortedError, messageOf } from '../../errors';
@@ -18,14 +19,36 @@ export function inReleaseUrls(spec: Pick<OsLayerSpec, 'suite' | 'mirror'>): stri
   ];
 }
 
-/** `url → sha256` of each InRelease; an unreachable mirror or a missing suite is an error naming it. */
-export async function mirrorState(spec: Pick<OsLayerSpec, 'suite' | 'mirror'>, signal?: AbortSignal): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const url of inReleaseUrls(spec)) out[url] = await digestOf(url, signal);
-  return out;
+export interface MirrorState {
+  /** `url → sha256` of each InRelease. */
+  readonly indexes: Record<string, string>;
+  /** The newest `Date:` of them, in seconds since the epoch. */
+  readonly releaseDate: number;
 }
 
-async function digestOf(url: string, signal?: AbortSignal): Promise<string> {
+/** The `Date:` field of a Release (or clearsigned InRelease) text, in seconds; undefined without one. */
+export function releaseDateOf(text: string): number | undefined {
+  const m = /^Date:\s*(.+?)\s*$/m.exec(text);
+  const ms = m ? Date.parse(m[1]!) : NaN;
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
+}
+
+/** Each InRelease's sha256 and their newest date; an unreachable mirror, a missing suite or an undated index is an error naming it. */
+export async function mirrorState(spec: Pick<OsLayerSpec, 'suite' | 'mirror'>, signal?: AbortSignal): Promise<MirrorState> {
+  const indexes: Record<string, string> = {};
+  let releaseDate = 0;
+  for (const url of inReleaseUrls(spec)) {
+    const { sha256, date } = await digestOf(url, signal);
+    indexes[url] = sha256;
+    releaseDate = Math.max(releaseDate, date);
+  }
+  return { indexes, releaseDate };
+}
+
+/** The fields come first: the head of the file is enough to find the date. */
+const HEAD_BYTES = 64 * 1024;
+
+async function digestOf(url: string, signal?: AbortSignal): Promise<{ sha256: string; date: number }> {
   const timeout = AbortSignal.timeout(30_000);
   const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let res: Awaited<ReturnType<typeof request>>;
@@ -45,12 +68,16 @@ async function digestOf(url: string, signal?: AbortSignal): Promise<string> {
     throw new ImagingError('tool', `Debian mirror error: ${url} answered ${res.statusCode}`);
   }
   const d = new Digester(['sha256']);
+  let head = '';
   for await (const chunk of res.body as AsyncIterable<Buffer>) {
     d.update(chunk);
+    if (head.length < HEAD_BYTES) head += chunk.toString('latin1', 0, HEAD_BYTES - head.length);
     if (d.size > MAX_INRELEASE) {
       res.body.destroy();
       throw new ImagingError('tool', `Debian mirror error: ${url} is larger than ${MAX_INRELEASE} bytes`);
     }
   }
-  return d.digests().sha256;
+  const date = releaseDateOf(head);
+  if (date === undefined) throw new ImagingError('tool', `Debian mirror error: ${url} has no Date field`);
+  return { sha256: d.digests().sha256, date };
 }

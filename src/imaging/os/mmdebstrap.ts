@@ -30,6 +30,8 @@ export interface MmdebstrapRun {
   readonly tmpDir: string;
   /** mmdebstrap and the package scripts run as root of this sandbox's user namespace (or the host's, when privileged). */
   readonly sandbox: Sandbox;
+  /** Every time the tree gets (dpkg, initramfs-tools, the shadow tools…) is this or older: reproducible trees. */
+  readonly sourceDateEpoch: number;
   readonly signal?: AbortSignal | undefined;
   readonly onProgress?: ((p: OsLayerProgress) => void) | undefined;
 }
@@ -51,7 +53,7 @@ export async function runMmdebstrap(args: readonly string[], target: string, o: 
     // Its own group: a cancel kills mmdebstrap, apt, dpkg and the maintainer scripts it started.
     ended = await run(
       {
-        command: 'mmdebstrap', args, within: sandboxPrefix(o.sandbox), env: { TMPDIR: o.tmpDir, HOME: o.tmpDir },
+        command: 'mmdebstrap', args, within: sandboxPrefix(o.sandbox), env: { TMPDIR: o.tmpDir, HOME: o.tmpDir, SOURCE_DATE_EPOCH: String(o.sourceDateEpoch) },
         group: true, signal: o.signal, onStdout: onText, onStderr: onText, anyExit: true,
       },
       imagingFault,

@@ -13,7 +13,7 @@ import { installProfile, type InstallProfile } from '../../model/resources';
 import { badRequest } from '../service-error';
 import { packageRequestsOf } from '../install/packages';
 import { systemSettingsOf } from '../install/system-settings';
-import { osLayerSpecOf, type ImageFile, type ImageRecipe, type InstalledPackage, type SystemSettings } from '../../imaging';
+import { osLayerSpecOf, reproducibleRecord, type ImageFile, type ImageRecipe, type SystemSettings } from '../../imaging';
 import { jobKey, setStatus, throttled } from './status';
 import { failedJob, type JobStage } from './job-errors';
 import { assertDiskRoom } from './quota';
@@ -54,12 +54,13 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
       ownerGroup: a.ownerGroup || undefined,
     };
   });
-  const template = { name: d.name, version: d.version, description: d.description, revision: d.revision, uuid: d.uuid };
+  // Not the uuid: the server draws it, and the image holds only what a rebuild elsewhere gives again.
+  const template = { name: d.name, version: d.version, description: d.description, revision: d.revision };
   const software = d.softwareIds.flatMap((id) => {
     const s = ctx.store.get('software', id);
     return s ? [{ name: s.doc.name, version: s.doc.version, files: sw.filter((x) => x.software.id === id).map((x) => x.artifact.doc.file!.fileName) }] : [];
   });
-  const manifest = (installed: readonly InstalledPackage[]): string => {
+  const manifest: ImageRecipe['manifest'] = (installed, pinned) => {
     const byName = new Map(installed.map((p) => [p.name, p]));
     return JSON.stringify(
       {
@@ -73,13 +74,14 @@ export function generationInput(ctx: Ctx, appliance: Row<'appliance'>, format: T
         // Without password hashes: the manifest is readable by every user of the image.
         installProfile: redactRecord(installProfile, profileOfImage),
         targetFormat: format.name,
+        reproducible: pinned && reproducibleRecord(os, pinned),
       },
       null,
       2,
     );
   };
   const base = `${d.name}-${d.version}`.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '') || 'image';
-  return { format, recipe: { os, disk: format.disk, manifest }, settings, files, fileName: `${base}.${format.extension.replace(/^\./, '')}` };
+  return { format, recipe: { os, disk: format.disk, reproducible: true, manifest }, settings, files, fileName: `${base}.${format.extension.replace(/^\./, '')}` };
 }
 
 /** setTimeout's bound (2^31 - 1 ms, about 24.8 days): a longer delay would fire at once. */

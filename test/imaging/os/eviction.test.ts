@@ -129,7 +129,7 @@ describe('OS layer cache bound: .deb files and builds in progress count', () => 
 
   it('refuses a new layer that cannot fit even after eviction, before running mmdebstrap', async () => {
     // A mirror on 127.0.0.1 that answers every InRelease (the cache key needs their digests): nothing else is asked.
-    const mirror = createServer((_req, res) => res.end('fake InRelease\n'));
+    const mirror = createServer((_req, res) => res.end('Origin: fake\nDate: Sat, 08 Nov 2025 09:23:11 UTC\n'));
     await new Promise<void>((resolve) => mirror.listen(0, '127.0.0.1', resolve));
     try {
       const port = (mirror.address() as { port: number }).port;
