@@ -1,5 +1,5 @@
 // buildImage: the OS layer copied → settings and the appliance's files applied → bootable raw disk
-// (MBR + GRUB + ext4) → target format → the output file, written under a temporary name beside it and renamed only when complete
+// (GPT, GRUB for BIOS and UEFI, ext4) → target format → the output file, written under a temporary name beside it and renamed only when complete
 // (docs/contracts.md "Imaging"). Whatever happens, the work directory is removed, and on failure
 // or abort the temporary output too; an existing `outFile` is only replaced by a finished image.
 import { randomUUID } from 'node:crypto';
@@ -10,6 +10,7 @@ import { AbortedError } from '../errors';
 import { currentSandbox, hostId, sandboxProblem, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 import { writeBootableRaw } from './bootdisk';
+import { diskIdsFrom } from './disk-ids';
 import type { DiskFormat } from './formats';
 import { digestFile, writeDigested, type Digests } from './output';
 import { reporter, type ProgressSink, type Reporter } from './progress';
@@ -93,7 +94,7 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
     const rawPath = join(buildDir, 'disk.raw');
     await writeBootableRaw({
       tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
-      scratchDir: buildDir, signal: o.signal, sandbox,
+      scratchDir: buildDir, signal: o.signal, sandbox, ids: diskIdsFrom(o.reproducible?.seed), sourceDateEpoch: o.reproducible?.sourceDateEpoch,
       onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
     });
     await rm(tree, { recursive: true, force: true });

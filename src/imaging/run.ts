@@ -14,6 +14,8 @@ export interface RunOptions {
   readonly input?: string | undefined;
   /** Run as root of the build's user namespace (tools that read or write a build's tree). */
   readonly sandbox?: Sandbox | undefined;
+  /** Set on top of the environment (e.g. SOURCE_DATE_EPOCH). */
+  readonly env?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface RunResult {
