@@ -7,6 +7,7 @@ import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
 import { hasControl } from '../../model/text-rules';
 import { SerialConsole } from './console';
 import { BootCheckError } from './errors';
+import { FIRMWARES, isFirmware, OVMF_CODE, OVMF_VARS, prepareFirmware, type Firmware } from './firmware';
 import { requireBootTools } from './host-tools';
 import { checkImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
 import { startQemu } from './qemu';
@@ -14,6 +15,7 @@ import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } 
 
 export { BootCheckError, isBootCheckError, type BootCheckErrorKind } from './errors';
 export { IMAGE_FORMATS, type ImageFormat } from './image';
+export { FIRMWARES, type Firmware } from './firmware';
 export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './session';
 
 /** Generous: a boot under TCG reaches login in ~35 s on an idle machine, several times that under load. */
@@ -34,6 +36,8 @@ export interface BootCheckOptions {
   readonly commands?: readonly string[];
   /** 'user': a user-mode NIC with DHCP (no forwarding from the host); default 'none'. */
   readonly network?: 'none' | 'user';
+  /** 'bios' (SeaBIOS, the default) or 'uefi' (OVMF, q35). */
+  readonly firmware?: Firmware | undefined;
   /** Aborting kills QEMU and rejects with AbortedError. */
   readonly signal?: AbortSignal;
   /** Each console line as it comes, ANSI escapes removed, the password masked. */
@@ -43,6 +47,7 @@ export interface BootCheckOptions {
 export interface BootCheckResult {
   readonly image: string;
   readonly format: ImageFormat;
+  readonly firmware: Firmware;
   /** `login:` showed on the serial console. */
   readonly reachedLogin: boolean;
   /** Present when a login was asked for: the shell answered. */
@@ -77,6 +82,7 @@ function checkOptions(o: BootCheckOptions): void {
   if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0)) bad('timeoutMs must be a positive number');
   if (o.memoryMiB !== undefined && !(Number.isInteger(o.memoryMiB) && o.memoryMiB >= 128 && o.memoryMiB <= 65536)) bad('memoryMiB must be an integer from 128 to 65536');
   if (o.network !== undefined && o.network !== 'none' && o.network !== 'user') bad(`network must be 'none' or 'user'`);
+  if (o.firmware !== undefined && !isFirmware(o.firmware)) bad(`firmware must be one of ${FIRMWARES.join(', ')}`);
   if (o.login) {
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(o.login.user) || o.login.user.length > 32) bad('the login user must be a plain user name');
     // Shorter passwords would not be masked in the console (one masker, one minimum: src/model/redact.ts).
@@ -95,7 +101,8 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const started = performance.now();
   checkOptions(o);
   if (o.signal?.aborted) throw new AbortedError('boot check aborted');
-  requireBootTools(['qemu-system-x86_64']);
+  const firmware = o.firmware ?? 'bios';
+  requireBootTools(firmware === 'uefi' ? ['qemu-system-x86_64', OVMF_CODE, OVMF_VARS] : ['qemu-system-x86_64']);
   const format = await checkImage(o.image, o.format);
   const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
   const password = o.login?.password;
@@ -112,7 +119,8 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const con = new SerialConsole(mask, onLine);
   const state: SessionState = { reachedLogin: false };
 
-  const qemu = startQemu({ image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.network ?? 'none' }, (b) => con.feed(b));
+  const fw = await prepareFirmware(firmware);
+  const qemu = await fw.using(() => startQemu({ image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.network ?? 'none', firmware: fw.setup }, (b) => con.feed(b)));
   const phase = (): string => (!state.reachedLogin ? 'login prompt' : state.loggedIn !== true ? 'login' : 'commands');
   const timer = setTimeout(() => stop.abort(new SessionStop(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the ${phase()}`)), timeoutMs);
   const onAbort = (): void => stop.abort(new AbortedError('boot check aborted'));
@@ -140,11 +148,13 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     stopping = true;
     con.close(new SessionStop('qemu stopped'));
     await qemu.kill();
+    await fw.dispose();
   }
   if (early) throw early;
   return {
     image: o.image,
     format,
+    firmware,
     reachedLogin: state.reachedLogin,
     loggedIn: state.loggedIn,
     results: state.results,

@@ -3,6 +3,7 @@
 // ends, fails, or this Node process exits.
 import path from 'node:path';
 import { start, type ChildExit } from '../../host/child';
+import { firmwareArgs, type FirmwareSetup } from './firmware';
 import { QEMU_FORMAT, type ImageFormat } from './image';
 
 export interface QemuOptions {
@@ -11,6 +12,8 @@ export interface QemuOptions {
   readonly memoryMiB: number;
   /** 'user': a user-mode NIC (DHCP and outbound NAT, no forwarding from the host); 'none': no NIC. */
   readonly network: 'none' | 'user';
+  /** Default SeaBIOS. */
+  readonly firmware?: FirmwareSetup | undefined;
 }
 
 /**
@@ -31,6 +34,7 @@ function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
 export function qemuArgs(o: QemuOptions): string[] {
   return [
     '-accel', 'tcg',
+    ...firmwareArgs(o.firmware ?? { kind: 'bios' }),
     '-m', String(o.memoryMiB),
     '-nodefaults',
     '-display', 'none',
