@@ -1,7 +1,7 @@
 // Stage 3 of a real image build: the tree made into a raw disk that boots under a BIOS and under UEFI
 // (docs/contracts.md "Imaging"): grub.cfg in the tree, GPT (gpt.ts), ext4 labelled `root` from the
-// tree, the EFI system partition with GRUB for UEFI (esp.ts), GRUB's boot.img code over the protective
-// MBR and its core.img in the BIOS boot partition (grub.ts). GRUB comes from the host, never the tree.
+// tree, the EFI system partition with Debian's signed shim and GRUB (esp.ts), GRUB's boot.img code over
+// the protective MBR and its core.img in the BIOS boot partition (grub.ts). All from the host, never the tree.
 import { open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Sandbox } from '../host/sandbox';
@@ -11,7 +11,7 @@ import { ImagingError } from './errors';
 import { writeEsp } from './esp';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { BIOS_BOOT_OFFSET, rootBytes } from './gpt';
-import { biosBootCode, grubImage } from './grub';
+import { biosBootCode } from './grub';
 import { runToolOutput } from './run';
 import { TreeWriter } from './tree-writer';
 
@@ -92,8 +92,8 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<void> {
   if (reserve > 0) await checkFree(o.rawPath, reserve, tooSmall, o.sandbox, o.signal);
 
   report(0.9, 'installing the boot loaders');
-  const [bios, efi] = await Promise.all([biosBootCode(o.scratchDir, o.signal), grubImage('x86_64-efi', o.scratchDir, o.signal)]);
-  await writeEsp({ rawPath: o.rawPath, efiImage: efi, ids, scratchDir: o.scratchDir, sourceDateEpoch: o.sourceDateEpoch, signal: o.signal });
+  const bios = await biosBootCode(o.scratchDir, o.signal);
+  await writeEsp({ rawPath: o.rawPath, ids, scratchDir: o.scratchDir, sourceDateEpoch: o.sourceDateEpoch, signal: o.signal });
   const fh = await open(o.rawPath, 'r+');
   try {
     await fh.write(bios.mbrCode, 0, bios.mbrCode.length, 0); // the code area only: the protective MBR's table stays

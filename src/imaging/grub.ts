@@ -1,7 +1,7 @@
-// GRUB for both firmwares, from the host's GRUB packages (grub-pc-bin, grub-efi-amd64-bin), never from
-// the tree: a host tool must not read what a template can write (a hostile kernel.img or moddep.lst in
-// the tree would otherwise reach grub-mkimage). Each image carries its modules and the same small
-// config, which finds the root filesystem by label and hands over to the tree's /boot/grub/grub.cfg.
+// GRUB for a BIOS, from the host's grub-pc-bin, never from the tree: a host tool must not read what a
+// template can write (a hostile kernel.img or moddep.lst in the tree would otherwise reach
+// grub-mkimage). core.img carries its modules and the config that UEFI's signed GRUB reads from the
+// ESP too (esp.ts): find the root filesystem by label, hand over to the tree's /boot/grub/grub.cfg.
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toolsMissingMessage } from '../host/tools';
@@ -9,19 +9,13 @@ import { ImagingError } from './errors';
 import { BIOS_BOOT_BYTES, BIOS_BOOT_OFFSET, SECTOR } from './gpt';
 import { runTool } from './run';
 
-export type GrubTarget = 'i386-pc' | 'x86_64-efi';
+/** The host's GRUB for BIOS (Debian grub-pc-bin): modules, kernel.img and boot.img. */
+export const HOST_GRUB_DIR = '/usr/lib/grub/i386-pc';
 
-/** The host's module folder of each target. */
-export const HOST_GRUB_DIR: Readonly<Record<GrubTarget, string>> = { 'i386-pc': '/usr/lib/grub/i386-pc', 'x86_64-efi': '/usr/lib/grub/x86_64-efi' };
+/** Modules built into core.img: the BIOS disk, GPT, ext4 and what grub.cfg uses. */
+export const GRUB_MODULES = ['biosdisk', 'part_gpt', 'ext2', 'normal', 'linux', 'search', 'search_label', 'configfile', 'echo', 'serial', 'terminal', 'gzio'];
 
-const COMMON_MODULES = ['part_gpt', 'ext2', 'normal', 'linux', 'search', 'search_label', 'configfile', 'echo', 'serial', 'terminal', 'gzio'];
-/** Modules built into each image: GPT, ext4 and what grub.cfg uses; the disk driver or the EFI console per firmware. */
-export const GRUB_MODULES: Readonly<Record<GrubTarget, readonly string[]>> = {
-  'i386-pc': ['biosdisk', ...COMMON_MODULES],
-  'x86_64-efi': [...COMMON_MODULES, 'fat', 'all_video', 'efi_gop'],
-};
-
-/** The config built into both images. */
+/** The config of both firmwares' GRUB. */
 export const EMBEDDED_CONFIG = 'search --no-floppy --label --set=root root\nconfigfile ($root)/boot/grub/grub.cfg\n';
 
 // boot.img and diskboot.img (core.img's first sector) fields, as grub-bios-setup fills them.
@@ -32,22 +26,21 @@ const BLOCKLIST_LENGTH = 0x1fc;
 /** The MBR's code area: boot.img goes there, the partition table after it stays. */
 export const MBR_CODE_BYTES = 440;
 
-/** A missing GRUB folder is a missing host package, said the host's one way. */
-async function hostFile(path: string): Promise<Buffer> {
+/** A missing GRUB or shim file is a missing host package, said the host's one way. */
+export async function hostFile(path: string): Promise<Buffer> {
   return readFile(path).catch((e: NodeJS.ErrnoException) => {
     throw new ImagingError('prerequisite', toolsMissingMessage([path]), e);
   });
 }
 
-/** `grub-mkimage` for one target, with the embedded config; the image's bytes. */
-export async function grubImage(target: GrubTarget, scratchDir: string, signal?: AbortSignal): Promise<Buffer> {
-  const dir = HOST_GRUB_DIR[target];
-  await hostFile(join(dir, 'kernel.img'));
-  const cfg = join(scratchDir, `grub-${target}.cfg`);
-  const out = join(scratchDir, `grub-${target}.img`);
+/** `grub-mkimage` for i386-pc with the embedded config: core.img's bytes. */
+async function coreImage(scratchDir: string, signal?: AbortSignal): Promise<Buffer> {
+  await hostFile(join(HOST_GRUB_DIR, 'kernel.img'));
+  const cfg = join(scratchDir, 'grub-core.cfg');
+  const out = join(scratchDir, 'core.img');
   await writeFile(cfg, EMBEDDED_CONFIG);
   try {
-    await runTool('grub-mkimage', ['-d', dir, '-O', target, '-c', cfg, '-p', '/boot/grub', '-o', out, ...GRUB_MODULES[target]], { signal });
+    await runTool('grub-mkimage', ['-d', HOST_GRUB_DIR, '-O', 'i386-pc', '-c', cfg, '-p', '/boot/grub', '-o', out, ...GRUB_MODULES], { signal });
     return await readFile(out);
   } finally {
     await rm(cfg, { force: true });
@@ -60,7 +53,7 @@ export async function grubImage(target: GrubTarget, scratchDir: string, signal?:
  * boot partition whatever drive the BIOS names; core.img with its blocklist pointing at the rest of it.
  */
 export async function biosBootCode(scratchDir: string, signal?: AbortSignal): Promise<{ mbrCode: Buffer; core: Buffer }> {
-  const [boot, core] = await Promise.all([hostFile(join(HOST_GRUB_DIR['i386-pc'], 'boot.img')), grubImage('i386-pc', scratchDir, signal)]);
+  const [boot, core] = await Promise.all([hostFile(join(HOST_GRUB_DIR, 'boot.img')), coreImage(scratchDir, signal)]);
   if (boot.length !== SECTOR) throw new ImagingError('tool', `GRUB's boot.img is ${boot.length} bytes, expected ${SECTOR}`);
   if (core.length > BIOS_BOOT_BYTES) throw new ImagingError('tool', `GRUB's core.img (${core.length} bytes) does not fit in the BIOS boot partition`);
   const first = BIOS_BOOT_OFFSET / SECTOR;

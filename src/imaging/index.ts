@@ -6,7 +6,7 @@ export { MANIFEST_PATH, type ImageFile } from './staging';
 export { applySystem, SWAP_FILE, type ApplySystemOptions } from './system-apply';
 export { writeBootableRaw, grubConfig, BASE_KERNEL_PARAMS, type BootableRawOptions } from './bootdisk';
 export { GRUB_MODULES, EMBEDDED_CONFIG } from './grub';
-export { EFI_BOOT_PATH } from './esp';
+export { EFI_BOOT_PATH, EFI_CONFIG_PATH, EFI_GRUB_PATH, SIGNED_GRUB, SIGNED_SHIM } from './esp';
 export { copyTree } from './tree';
 export type { SystemSettings, SystemUser, SystemGroup, SshKey } from './system';
 export { BIOS_BOOT_OFFSET, ESP_OFFSET, ESP_MIB, ROOT_OFFSET, GPT_TYPE } from './gpt';

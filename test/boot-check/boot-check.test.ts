@@ -10,7 +10,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck, isBootCheckError } from '../../src/imaging/boot';
-import { OVMF_CODE, OVMF_VARS } from '../../src/imaging/boot/firmware';
+import { OVMF_CODE, OVMF_SECURE_CODE, OVMF_VARS } from '../../src/imaging/boot/firmware';
 import { qemuArgs } from '../../src/imaging/boot/qemu';
 import { AbortedError, isForgeError } from '../../src/errors';
 import { MASK } from '../../src/model/redact';
@@ -149,6 +149,11 @@ describe('firmware: SeaBIOS by default, OVMF with a private variable store (seco
       `if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_CODE}`,
       'if=pflash,format=raw,unit=1,file=/tmp/a,,b/VARS.fd', // a comma in a path doubled, as QEMU's option syntax wants
     ]);
+    expect(uefi).not.toContain('-global');
+    // Secure Boot's OVMF needs SMM and a secure flash.
+    const secure = qemuArgs({ ...base, firmware: { kind: 'uefi', code: OVMF_SECURE_CODE, vars: '/tmp/v.fd', secure: true } });
+    expect(secure.slice(secure.indexOf('-machine'), secure.indexOf('-machine') + 4)).toEqual(['-machine', 'q35,smm=on', '-global', 'driver=cfi.pflash01,property=secure,value=on']);
+    expect(secure).toContain(`if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_SECURE_CODE}`);
   });
 
   it.each(['timeout', 'abort'] as const)('uefi (%s): QEMU runs OVMF on a copy of its variable store, removed when the check ends', async (end) => {
@@ -253,7 +258,7 @@ describe('appliance-forge boot: usage and failures without a guest', () => {
       [['boot', image, '--run', 'id'], '--run needs --login'],
       [['boot', image, '--login', 'root'], 'APPLIANCE_FORGE_BOOT_PASSWORD'],
       [['boot', image, '--format', 'iso'], '--format must be one of qcow2, raw, vmdk, vhd, vdi'],
-      [['boot', image, '--firmware', 'efi'], '--firmware must be one of bios, uefi'],
+      [['boot', image, '--firmware', 'efi'], '--firmware must be one of bios, uefi, uefi-secure'],
       [['boot', image, '--timeout', 'soon'], '--timeout must be'],
       [['boot', image, '--password', 'x'], "Unknown option '--password'"],
       [['boot', gz], 'gunzip -k'],

@@ -5,7 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImage, EFI_BOOT_PATH, EMBEDDED_CONFIG, ESP_MIB, ESP_OFFSET, BIOS_BOOT_OFFSET, GPT_TYPE, ROOT_OFFSET } from '../../src/imaging';
+import { buildImage, EFI_BOOT_PATH, EFI_CONFIG_PATH, EFI_GRUB_PATH, EMBEDDED_CONFIG, SIGNED_GRUB, SIGNED_SHIM, ESP_MIB, ESP_OFFSET, BIOS_BOOT_OFFSET, GPT_TYPE, ROOT_OFFSET } from '../../src/imaging';
 import { diskIdsFrom } from '../../src/imaging/disk-ids';
 import { debugfsCat, e2fsck, fakeOs, fakeTree, partitionTable, superblock, tempDir } from './tools';
 
@@ -56,13 +56,14 @@ describe('the hybrid disk', () => {
     expect(execFileSync('sfdisk', ['--verify', raw], { encoding: 'utf8' })).toMatch(/No errors detected/);
   });
 
-  it('ESP: FAT32 with the volume id of the seed, GRUB for x86_64-efi at the removable-media path with the embedded config', () => {
+  it("ESP: FAT32 with the volume id of the seed, Debian's signed shim at the removable-media path, the signed GRUB beside it, its config in EFI/debian", () => {
     const dir = execFileSync('mdir', ['-i', esp(raw), '::/EFI/BOOT'], { encoding: 'utf8' });
     expect(dir).toMatch(/BOOTX64\s+EFI/);
     expect(dir).toMatch(new RegExp(`Volume Serial Number is ${ids.espVolumeId.slice(0, 4)}-${ids.espVolumeId.slice(4)}`, 'i'));
-    const efi = execFileSync('mtype', ['-i', esp(raw), `::/${EFI_BOOT_PATH}`], { maxBuffer: 64 * MiB });
-    expect(efi.subarray(0, 2).toString('latin1')).toBe('MZ'); // a PE image
-    expect(efi.includes(Buffer.from(EMBEDDED_CONFIG))).toBe(true);
+    const file = (p: string): Buffer => execFileSync('mtype', ['-i', esp(raw), `::/${p}`], { maxBuffer: 64 * MiB });
+    expect(file(EFI_BOOT_PATH).equals(readFileSync(SIGNED_SHIM))).toBe(true);
+    expect(file(EFI_GRUB_PATH).equals(readFileSync(SIGNED_GRUB))).toBe(true);
+    expect(file(EFI_CONFIG_PATH).toString()).toBe(EMBEDDED_CONFIG);
     const fat = join(tmp.path, 'esp.fat');
     writeFileSync(fat, bytesAt(raw, ESP_OFFSET, ESP_MIB * MiB));
     const fsck = spawnSync('fsck.fat', ['-n', fat], { encoding: 'utf8' });

@@ -1,4 +1,4 @@
-// `appliance-forge boot IMAGE [--format F] [--firmware bios|uefi] [--timeout DURATION] [--memory MIB] [--network none|user]
+// `appliance-forge boot IMAGE [--format F] [--firmware bios|uefi|uefi-secure] [--timeout DURATION] [--memory MIB] [--network none|user]
 // [--login USER] [--password-env VAR] [--run CMD]... [--console] [--json]`: boots the image under QEMU,
 // says whether it reached a login prompt, optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
@@ -19,8 +19,9 @@ IMAGE must be self-contained: a backing file, data file, extents or parent in an
 options:
   --format F          ${IMAGE_FORMATS.join('|')} (default: from the extension; .img is raw); either
                       way checked against the file's header
-  --firmware F        bios (SeaBIOS, default) or uefi (OVMF from Debian's ovmf package, q35; a
-                      private copy of its variable store, removed afterwards)
+  --firmware F        bios (SeaBIOS, default), uefi (OVMF from Debian's ovmf package, q35; a private
+                      copy of its variable store, removed afterwards) or uefi-secure (OVMF with
+                      Secure Boot on and Microsoft's keys enrolled)
   --timeout DURATION  for the whole check: seconds, or 90s, 10m (default ${DEFAULT_BOOT_TIMEOUT_MS / 1000})
   --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)

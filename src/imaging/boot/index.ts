@@ -7,7 +7,7 @@ import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
 import { hasControl } from '../../model/text-rules';
 import { SerialConsole } from './console';
 import { BootCheckError } from './errors';
-import { FIRMWARES, isFirmware, OVMF_CODE, OVMF_VARS, prepareFirmware, type Firmware } from './firmware';
+import { FIRMWARE_FILES, FIRMWARES, isFirmware, prepareFirmware, type Firmware } from './firmware';
 import { requireBootTools } from './host-tools';
 import { checkImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
 import { startQemu } from './qemu';
@@ -36,7 +36,7 @@ export interface BootCheckOptions {
   readonly commands?: readonly string[];
   /** 'user': a user-mode NIC with DHCP (no forwarding from the host); default 'none'. */
   readonly network?: 'none' | 'user';
-  /** 'bios' (SeaBIOS, the default) or 'uefi' (OVMF, q35). */
+  /** 'bios' (SeaBIOS, the default), 'uefi' (OVMF, q35) or 'uefi-secure' (OVMF with Secure Boot on and Microsoft's keys). */
   readonly firmware?: Firmware | undefined;
   /** Aborting kills QEMU and rejects with AbortedError. */
   readonly signal?: AbortSignal;
@@ -102,7 +102,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   checkOptions(o);
   if (o.signal?.aborted) throw new AbortedError('boot check aborted');
   const firmware = o.firmware ?? 'bios';
-  requireBootTools(firmware === 'uefi' ? ['qemu-system-x86_64', OVMF_CODE, OVMF_VARS] : ['qemu-system-x86_64']);
+  requireBootTools(['qemu-system-x86_64', ...FIRMWARE_FILES[firmware]]);
   const format = await checkImage(o.image, o.format);
   const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
   const password = o.login?.password;
