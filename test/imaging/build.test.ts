@@ -121,7 +121,7 @@ describe('qcow2 allocation', () => {
     try {
       const outFile = join(dir.path, 'web.qcow2');
       const r = await buildImage({ ...fakeOs(TREE, GiB), disk: 'qcow2', compress: false, files, manifest, outFile, workDir: dir.path });
-      // The 3 MiB file, GRUB's modules (~3 MiB) and ext4 metadata and journal (about 16 MiB for this size, mostly zeros).
+      // The 3 MiB file, the boot loaders (core.img, the ESP's signed shim and GRUB: ~6 MiB) and ext4 metadata and journal (about 16 MiB for this size, mostly zeros).
       expect(r.fileSize).toBeLessThan(28 * MiB);
       expect(r.fileSize % 65536).toBe(0);
       const check = qemuCheck(outFile, 'qcow2');
