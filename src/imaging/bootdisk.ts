@@ -1,28 +1,22 @@
-// Stage 3 of a real image build: the tree made into a raw disk that a BIOS boots (docs/contracts.md
-// "Imaging"): grub.cfg in the tree, MBR with partition 1 active, ext4 labelled `root` from the tree,
-// GRUB's boot.img code over the MBR's first 440 bytes and its core.img from sector 1 up to the
-// partition's start. GRUB comes from the host's grub-pc-bin, never from the tree: the tree holds the
-// template's files, and a host tool must not read what a template can write (a hostile kernel.img or
-// moddep.lst in the tree would otherwise reach grub-mkimage running on the host).
-import { open, readFile, rm } from 'node:fs/promises';
+// Stage 3 of a real image build: the tree made into a raw disk that boots under a BIOS and under UEFI
+// (docs/contracts.md "Imaging"): grub.cfg in the tree, GPT (gpt.ts), ext4 labelled `root` from the
+// tree, the EFI system partition with Debian's signed shim and GRUB (esp.ts), GRUB's boot.img code over
+// the protective MBR and its core.img in the BIOS boot partition (grub.ts). All from the host, never the tree.
+import { open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { join } from 'node:path';
 import type { Sandbox } from '../host/sandbox';
-import { toolsMissingMessage } from '../host/tools';
 import { RULES } from '../model/field-rules';
+import { diskIdsFrom } from './disk-ids';
 import { ImagingError } from './errors';
+import { writeEsp } from './esp';
 import { partitionDevice, writeExt4Disk } from './filesystem';
-import { PARTITION_OFFSET, SECTOR } from './mbr';
+import { BIOS_BOOT_OFFSET, rootBytes } from './gpt';
+import { biosBootCode } from './grub';
 import type { Reproducible } from './reproducible';
-import { runTool, runToolOutput } from './run';
+import { runToolOutput } from './run';
 import { TreeWriter } from './tree-writer';
 
-/** The host's GRUB for BIOS (Debian grub-pc-bin): modules and boot.img. */
-export const HOST_GRUB_DIR = '/usr/lib/grub/i386-pc';
-
 const MiB = 1024 * 1024;
-/** Modules embedded in core.img: enough to read ext4 on an MBR disk and run grub.cfg. */
-export const GRUB_MODULES = ['biosdisk', 'part_msdos', 'ext2', 'normal', 'linux', 'search', 'search_label', 'configfile', 'echo'];
 /** Words every image's kernel gets: root by label, consoles on screen and on the first serial port, eth0 naming. */
 export const BASE_KERNEL_PARAMS = ['root=LABEL=root', 'ro', 'console=tty0', 'console=ttyS0,115200n8', 'net.ifnames=0'];
 
@@ -36,22 +30,25 @@ export interface BootableRawOptions {
   readonly kernelParams: readonly string[];
   /** Space the first boot needs free (the swap file, in MiB). */
   readonly reserveMiB?: number;
-  /** A private directory for core.img. */
+  /** A private directory for GRUB's images and the EFI partition. */
   readonly scratchDir: string;
+  /** A reproducible build: the disk's ids from its seed (disk-ids.ts), every time from its epoch; absent: random ids, the clock's times. */
+  readonly reproducible?: Reproducible | undefined;
   readonly signal?: AbortSignal | undefined;
   /** Fraction 0..1 of the work done (three steps: configuration, filesystem, boot loader). */
   readonly onProgress?: (fraction: number, message: string) => void;
   /** Who the tools reading the tree run as. */
   readonly sandbox: Sandbox;
-  readonly reproducible?: Reproducible | undefined;
 }
 
+/** The tree's GRUB menu: straight to the one entry, no menu shown, no wait. */
 export function grubConfig(kernelParams: readonly string[]): string {
   for (const p of kernelParams) {
     if (!RULES.kernelWord.test(p)) throw new ImagingError('input', `refused kernel parameter ${JSON.stringify(p)}: ${RULES.kernelWord.says}`);
   }
   const cmdline = [...BASE_KERNEL_PARAMS, ...kernelParams].join(' ');
-  return `set timeout=1
+  return `set timeout_style=hidden
+set timeout=0
 set default=0
 search --no-floppy --label root --set=root
 menuentry 'Debian GNU/Linux' {
@@ -69,6 +66,7 @@ async function treeBytes(tree: string, sandbox: Sandbox, signal?: AbortSignal): 
 
 export async function writeBootableRaw(o: BootableRawOptions): Promise<void> {
   const report = o.onProgress ?? (() => undefined);
+  const ids = diskIdsFrom(o.reproducible?.seed);
   const w = new TreeWriter(o.tree, o.sandbox);
   for (const [path, what] of [['vmlinuz', 'a kernel (/vmlinuz)'], ['initrd.img', 'an initramfs (/initrd.img)']] as const) {
     if (!(await w.exists(path))) throw new ImagingError('input', `the OS tree has no ${what}: /${path} is missing`);
@@ -83,26 +81,22 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<void> {
   const reserve = (o.reserveMiB ?? 0) * MiB;
   const tooSmall = (why: string, cause?: unknown): ImagingError =>
     new ImagingError('disk-full', `the system takes ${Math.ceil(used / MiB)} MiB${reserve > 0 ? ` and its swap ${o.reserveMiB} MiB` : ''}: it does not fit in a ${o.diskMiB} MiB disk${why}`, cause);
-  if (used + reserve > diskBytes - PARTITION_OFFSET) throw tooSmall('');
+  if (used + reserve > rootBytes(diskBytes)) throw tooSmall('');
   report(0.1, 'making the ext4 filesystem');
   try {
-    await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', bootable: true, signal: o.signal, sandbox: o.sandbox, reproducible: o.reproducible });
+    await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', ids, signal: o.signal, sandbox: o.sandbox, reproducible: o.reproducible });
   } catch (e) {
     throw e instanceof ImagingError && e.kind === 'disk-full' ? tooSmall(` (${e.message})`, e) : e;
   }
   if (reserve > 0) await checkFree(o.rawPath, reserve, tooSmall, o.sandbox, o.signal);
 
-  report(0.9, 'installing the boot loader');
-  const core = join(o.scratchDir, 'core.img');
-  await runTool('grub-mkimage', ['-d', HOST_GRUB_DIR, '-O', 'i386-pc', '-p', '(hd0,msdos1)/boot/grub', '-o', core, ...GRUB_MODULES], { signal: o.signal });
-  const [bootImg, coreImg] = await Promise.all([readHostBootImg(), readFile(core)]);
-  await rm(core, { force: true });
-  if (bootImg.length !== SECTOR) throw new ImagingError('tool', `GRUB's boot.img is ${bootImg.length} bytes, expected ${SECTOR}`);
-  if (coreImg.length > PARTITION_OFFSET - SECTOR) throw new ImagingError('tool', `GRUB's core.img (${coreImg.length} bytes) does not fit before the partition`);
+  report(0.9, 'installing the boot loaders');
+  const bios = await biosBootCode(o.scratchDir, o.signal);
+  await writeEsp({ rawPath: o.rawPath, ids, scratchDir: o.scratchDir, sourceDateEpoch: o.reproducible?.sourceDateEpoch, signal: o.signal });
   const fh = await open(o.rawPath, 'r+');
   try {
-    await fh.write(bootImg, 0, 440, 0); // the code area only: disk signature and partition table stay
-    await fh.write(coreImg, 0, coreImg.length, SECTOR);
+    await fh.write(bios.mbrCode, 0, bios.mbrCode.length, 0); // the code area only: the protective MBR's table stays
+    await fh.write(bios.core, 0, bios.core.length, BIOS_BOOT_OFFSET);
   } finally {
     await fh.close();
   }
@@ -117,10 +111,4 @@ async function checkFree(rawPath: string, bytes: number, tooSmall: (why: string)
   if (!free || !size) throw new ImagingError('tool', 'dumpe2fs printed no free block count');
   const freeBytes = Number(free[1]) * Number(size[1]);
   if (freeBytes < bytes) throw tooSmall(` (${Math.floor(freeBytes / MiB)} MiB left free)`);
-}
-
-function readHostBootImg(): Promise<Buffer> {
-  return readFile(join(HOST_GRUB_DIR, 'boot.img')).catch((e: NodeJS.ErrnoException) => {
-    throw new ImagingError('prerequisite', toolsMissingMessage([join(HOST_GRUB_DIR, 'boot.img')]), e);
-  });
 }

@@ -1,5 +1,5 @@
 // buildImage: the OS layer copied → settings and the appliance's files applied → bootable raw disk
-// (MBR + GRUB + ext4) → target format → the output file, written under a temporary name beside it and renamed only when complete
+// (GPT, GRUB for BIOS and UEFI, ext4) → target format → the output file, written under a temporary name beside it and renamed only when complete
 // (docs/contracts.md "Imaging"). Whatever happens, the work directory is removed, and on failure
 // or abort the temporary output too; an existing `outFile` is only replaced by a finished image.
 import { randomUUID } from 'node:crypto';

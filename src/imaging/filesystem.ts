@@ -1,11 +1,11 @@
-// The raw disk: a sparse file with an MBR and one ext4 partition made by e2fsprogs from a tree
-// (`mke2fs -d`, at `-E offset=` the partition start). No loop device, no mount.
+// The raw disk: a sparse file with the GPT of gpt.ts and the root partition's ext4 made by e2fsprogs
+// from a tree (`mke2fs -d`, at `-E offset=` the partition start). No loop device, no mount.
 import { lchown, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { hostId, type Sandbox } from '../host/sandbox';
-import { diskIdsFrom } from './disk-ids';
 import { ImagingError } from './errors';
-import { mbrSector, PARTITION_OFFSET } from './mbr';
+import type { DiskIds } from './disk-ids';
+import { ROOT_OFFSET, rootBytes, writeGpt } from './gpt';
 import { clampTreeTimes, pinInodeTimes, reproducibleEnv, type Reproducible } from './reproducible';
 import { runTool } from './run';
 
@@ -17,8 +17,8 @@ export interface Ext4DiskOptions {
   readonly tree: string;
   /** Filesystem label (`root`: /etc/fstab, GRUB and the kernel find it by label). */
   readonly label: string;
-  /** Active flag of the partition (BIOS boot code looks for it). */
-  readonly bootable: boolean;
+  /** GPT GUIDs, the filesystem's UUID and hash seed. */
+  readonly ids: DiskIds;
   readonly signal?: AbortSignal | undefined;
   /** mke2fs reads the tree as root of the build's namespace, so the image's owners are its ids. */
   readonly sandbox: Sandbox;
@@ -28,36 +28,35 @@ export interface Ext4DiskOptions {
 
 /** e2fsprogs opens `file?offset=N` at a byte offset (unix_io "offset" option); used by debugfs and e2fsck. */
 export function partitionDevice(rawName: string): string {
-  return `${rawName}?offset=${PARTITION_OFFSET}`;
+  return `${rawName}?offset=${ROOT_OFFSET}`;
 }
 
 export async function writeExt4Disk(o: Ext4DiskOptions): Promise<void> {
-  const ids = o.reproducible && diskIdsFrom(o.reproducible.seed);
   const fh = await open(o.rawPath, 'wx');
   try {
-    await fh.truncate(o.diskBytes); // sparse: only what mke2fs writes takes space
-    await fh.write(mbrSector(o.diskBytes, o.bootable), 0, 512, 0);
-    // A reproducible build's disk signature and filesystem ids come from its seed (disk-ids.ts).
-    if (ids) await fh.write(Buffer.from(ids.diskGuid.replace(/-/g, ''), 'hex'), 0, 4, 440);
+    await fh.truncate(o.diskBytes); // sparse: only what is written takes space
   } finally {
     await fh.close();
   }
+  await writeGpt(o.rawPath, o.diskBytes, o.ids, o.signal);
   // Written by mke2fs (and read by dumpe2fs) as the namespace's root.
   await lchown(o.rawPath, hostId(o.sandbox, 0, 'uid'), hostId(o.sandbox, 0, 'gid'));
   // The tools run in the file's directory and get its bare name, so a `?` elsewhere in the path
   // cannot be read as the `?offset=` option.
   const cwd = dirname(o.rawPath);
   const name = basename(o.rawPath);
-  const fsKiB = (o.diskBytes - PARTITION_OFFSET) / 1024;
+  const fsKiB = rootBytes(o.diskBytes) / 1024;
+  const extended = `offset=${ROOT_OFFSET},hash_seed=${o.ids.hashSeed}`;
   await clampTreeTimes(o.tree, o.reproducible, o.sandbox, o.signal);
   try {
-    await runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', o.label, '-d', o.tree, ...(ids ? ['-U', ids.rootFsUuid] : []), '-E', `offset=${PARTITION_OFFSET}${ids ? `,hash_seed=${ids.hashSeed}` : ''}`, name, `${fsKiB}k`], { cwd, signal: o.signal, sandbox: o.sandbox, env: reproducibleEnv(o.reproducible) });
+    await runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', o.label, '-U', o.ids.rootFsUuid, '-E', extended, '-d', o.tree, name, `${fsKiB}k`], { cwd, signal: o.signal, sandbox: o.sandbox, env: reproducibleEnv(o.reproducible) });
   } catch (e) {
     if (e instanceof ImagingError && /could not allocate|no space left|not enough space|too many inodes/i.test(e.message)) {
       throw new ImagingError('disk-full', `the system does not fit in a ${o.diskBytes / 1048576} MiB disk (mke2fs: ${lastLine(e.message)})`, e);
     }
     throw e;
   }
+  // The one place for steps on the fresh filesystem before anything else reads or changes it.
   await pinInodeTimes(cwd, partitionDevice(name), o.reproducible, o.sandbox, o.signal);
 }
 

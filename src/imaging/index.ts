@@ -4,10 +4,12 @@ export { buildImage, MIN_DISK_MIB, MAX_DISK_MIB, type BuildImageOptions, type Bu
 export { TARGET_FORMATS, targetFormatByName, imageFileName, type TargetFormatInfo, type DiskFormat } from './formats';
 export { MANIFEST_PATH, type ImageFile } from './staging';
 export { applySystem, SWAP_FILE, type ApplySystemOptions } from './system-apply';
-export { writeBootableRaw, grubConfig, BASE_KERNEL_PARAMS, GRUB_MODULES, type BootableRawOptions } from './bootdisk';
+export { writeBootableRaw, grubConfig, BASE_KERNEL_PARAMS, type BootableRawOptions } from './bootdisk';
+export { GRUB_MODULES, EMBEDDED_CONFIG } from './grub';
+export { EFI_BOOT_PATH, EFI_CONFIG_PATH, EFI_GRUB_PATH, SIGNED_GRUB, SIGNED_SHIM } from './esp';
 export { copyTree } from './tree';
 export type { SystemSettings, SystemUser, SystemGroup, SshKey } from './system';
-export { PARTITION_OFFSET } from './mbr';
+export { BIOS_BOOT_OFFSET, ESP_OFFSET, ESP_MIB, ROOT_OFFSET, GPT_TYPE } from './gpt';
 export { ImagingError, isImagingError, type ImagingErrorKind } from './errors';
 export type { BuildProgress } from './progress';
 export { defaultCacheDir } from './cache-dir';

@@ -7,10 +7,12 @@ export type QemuDisk = 'vmdk' | 'vhd' | 'vdi' | 'qcow2';
 function outputArgs(disk: QemuDisk): string[] {
   switch (disk) {
     case 'vmdk':
-      return ['-O', 'vmdk', '-o', 'subformat=monolithicSparse'];
+      // streamOptimized: the one VMDK that ESXi, vCenter's OVF import and Glance all take (monolithicSparse loads corrupted on ESXi).
+      return ['-O', 'vmdk', '-o', 'subformat=streamOptimized'];
     case 'vhd':
-      // force_size keeps the virtual size exact; without it qemu rounds it to a CHS geometry.
-      return ['-O', 'vpc', '-o', 'subformat=dynamic,force_size=on'];
+      // Fixed, as Azure requires; force_size keeps the virtual size exact (a whole number of MiB),
+      // where qemu would otherwise round it to a CHS geometry.
+      return ['-O', 'vpc', '-o', 'subformat=fixed,force_size=on'];
     case 'vdi':
       return ['-O', 'vdi'];
     case 'qcow2':

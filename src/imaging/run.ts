@@ -14,7 +14,7 @@ export interface RunOptions {
   readonly input?: string | undefined;
   /** Run as root of the build's user namespace (tools that read or write a build's tree). */
   readonly sandbox?: Sandbox | undefined;
-  /** Added to the tool's environment (SOURCE_DATE_EPOCH and the like: reproducible.ts). */
+  /** Set on top of the environment (e.g. SOURCE_DATE_EPOCH). */
   readonly env?: Readonly<Record<string, string>> | undefined;
 }
 

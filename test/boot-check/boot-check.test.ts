@@ -4,12 +4,14 @@
 // Cost: three full boots of the fixture (each about 1 min on an idle 2-core machine, up to 3 min under
 // load) plus a few seconds of QEMU on blank disks; building the fixture once is about 20 s (cached).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck, isBootCheckError } from '../../src/imaging/boot';
+import { OVMF_CODE, OVMF_SECURE_CODE, OVMF_VARS } from '../../src/imaging/boot/firmware';
+import { qemuArgs } from '../../src/imaging/boot/qemu';
 import { AbortedError, isForgeError } from '../../src/errors';
 import { MASK } from '../../src/model/redact';
 import { cliBundle, runCli } from '../cli/helpers/cli';
@@ -120,6 +122,62 @@ describe('bootCheck: what does not boot, and bad input (seconds)', () => {
   });
 });
 
+/** The value of each `-drive if=pflash,…` of a running QEMU, from /proc. */
+function pflashDrives(pid: number): string[] {
+  const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  return argv.filter((a, i) => argv[i - 1] === '-drive' && a.startsWith('if=pflash'));
+}
+
+async function firstQemuFor(image: string): Promise<number> {
+  for (let i = 0; i < 400; i++) {
+    const [pid] = qemuPidsFor(image);
+    if (pid !== undefined) return pid;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no QEMU started for ${image}`);
+}
+
+describe('firmware: SeaBIOS by default, OVMF with a private variable store (seconds)', () => {
+  it('QEMU options: none for bios; q35 and two pflash drives for uefi, the code read only', () => {
+    const base = { image: '/x.raw', format: 'raw', memoryMiB: 128, network: 'none' } as const;
+    const bios = qemuArgs(base);
+    expect(bios).not.toContain('-machine');
+    expect(bios.some((a) => a.includes('pflash'))).toBe(false);
+    const uefi = qemuArgs({ ...base, firmware: { kind: 'uefi', code: OVMF_CODE, vars: '/tmp/a,b/VARS.fd' } });
+    expect(uefi.slice(uefi.indexOf('-machine'), uefi.indexOf('-machine') + 2)).toEqual(['-machine', 'q35']);
+    expect(uefi.filter((a) => a.startsWith('if=pflash'))).toEqual([
+      `if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_CODE}`,
+      'if=pflash,format=raw,unit=1,file=/tmp/a,,b/VARS.fd', // a comma in a path doubled, as QEMU's option syntax wants
+    ]);
+    expect(uefi).not.toContain('-global');
+    // Secure Boot's OVMF needs SMM and a secure flash.
+    const secure = qemuArgs({ ...base, firmware: { kind: 'uefi', code: OVMF_SECURE_CODE, vars: '/tmp/v.fd', secure: true } });
+    expect(secure.slice(secure.indexOf('-machine'), secure.indexOf('-machine') + 4)).toEqual(['-machine', 'q35,smm=on', '-global', 'driver=cfi.pflash01,property=secure,value=on']);
+    expect(secure).toContain(`if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_SECURE_CODE}`);
+  });
+
+  it.each(['timeout', 'abort'] as const)('uefi (%s): QEMU runs OVMF on a copy of its variable store, removed when the check ends', async (end) => {
+    const image = loopingDisk(work, `uefi-${end}.raw`);
+    const template = sha256(OVMF_VARS);
+    const ac = new AbortController();
+    const running = bootCheck({ image, firmware: 'uefi', timeoutMs: end === 'timeout' ? 8_000 : 120_000, signal: ac.signal });
+    const pid = await firstQemuFor(image);
+    const drives = pflashDrives(pid);
+    expect(drives[0]).toBe(`if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_CODE}`);
+    const vars = /^if=pflash,format=raw,unit=1,file=(.+)$/.exec(drives[1] ?? '')?.[1];
+    expect(vars).toBeDefined();
+    expect(path.dirname(vars!)).not.toBe(path.dirname(OVMF_VARS));
+    expect(statSync(vars!).size).toBe(statSync(OVMF_VARS).size);
+    if (end === 'abort') ac.abort();
+    const r = await running.catch((x: unknown) => x);
+    if (end === 'timeout') expect(r).toMatchObject({ firmware: 'uefi', reachedLogin: false, reason: expect.stringMatching(/timed out/) });
+    else expect(isForgeError(r, AbortedError)).toBe(true);
+    expect(existsSync(path.dirname(vars!))).toBe(false);
+    expect(alive(pid)).toBe(false);
+    expect(sha256(OVMF_VARS)).toBe(template);
+  });
+});
+
 describe('bootCheck of a Debian 12 image (the fixture)', () => {
   let fx: BootFixture;
   beforeAll(async () => {
@@ -167,7 +225,7 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     const ok = await runCli(['boot', fx.qcow2, '--login', 'root', '--password-env', 'MY_PW', '--run', 'systemctl is-active nginx', '--run', 'id -u', '--run', 'ls /sys/class/net'],
       { env, killAfterMs: BOOT_TEST_MS - 20_000 });
     expect(ok.code, ok.stderr + ok.stdout).toBe(0);
-    expect(ok.stdout).toContain(`image   ${fx.qcow2} (qcow2, firmware and boot loader)`);
+    expect(ok.stdout).toContain(`image   ${fx.qcow2} (qcow2, bios)`);
     expect(ok.stdout).toContain('boot    reached the login prompt');
     expect(ok.stdout).toContain('login   logged in as root');
     expect(ok.stdout).toMatch(/run {5}exit 0 {2}systemctl is-active nginx\n {8}\| active\n/);
@@ -205,6 +263,7 @@ describe('appliance-forge boot: usage and failures without a guest', () => {
       [['boot', image, '--run', 'id'], '--run needs --login'],
       [['boot', image, '--login', 'root'], 'APPLIANCE_FORGE_BOOT_PASSWORD'],
       [['boot', image, '--format', 'iso'], '--format must be one of qcow2, raw, vmdk, vhd, vdi'],
+      [['boot', image, '--firmware', 'efi'], '--firmware must be one of bios, uefi, uefi-secure'],
       [['boot', image, '--timeout', 'soon'], '--timeout must be'],
       [['boot', image, '--password', 'x'], "Unknown option '--password'"],
       [['boot', gz], 'gunzip -k'],

@@ -9,6 +9,7 @@ import { chownSync, cpSync, existsSync, mkdtempSync, rmSync, statSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT_OFFSET } from '../../src/imaging';
 
 const USER = 'af-ordinary';
 const root = path.resolve(__dirname, '../..');
@@ -58,7 +59,7 @@ describe.runIf(canRun)('the first command as an ordinary user', () => {
     expect(statSync(image).uid).toBe(u.uid); // the user's file, not root's nor a subordinate id's
     const raw = path.join(work, 'image.raw');
     execFileSync('qemu-img', ['convert', '-O', 'raw', image, raw]);
-    const stat = (p: string): string => execFileSync('debugfs', ['-R', `stat ${p}`, `${raw}?offset=1048576`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const stat = (p: string): string => execFileSync('debugfs', ['-R', `stat ${p}`, `${raw}?offset=${ROOT_OFFSET}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     expect(stat('/etc/shadow')).toMatch(/User:\s+0\s+Group:\s+42\b/);
     expect(stat('/var/log/nginx')).toMatch(/User:\s+0\s+Group:\s+4\b/);
     expect(stat('/usr/bin/passwd')).toMatch(/Mode:\s+04755/);

@@ -1,12 +1,13 @@
-// Real images, read back with qemu-img and e2fsprogs: container format and virtual size, the MBR
-// partition, and the ext4 filesystem with the manifest and each file at its place with its mode.
+// Real images, read back with qemu-img, sfdisk and e2fsprogs: container format and virtual size, the
+// root partition, and the ext4 filesystem with the manifest and each file at its place with its mode.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImage, MANIFEST_PATH, type BuildProgress, type DiskFormat } from '../../src/imaging';
-import { debugfsCat, debugfsStat, e2fsck, fakeOs, fakeTree, filesIn, fsType, partitions, qemuCheck, qemuInfo, tempDir, toRaw } from './tools';
+import { buildImage, GPT_TYPE, MANIFEST_PATH, ROOT_OFFSET, type BuildProgress, type DiskFormat } from '../../src/imaging';
+import { debugfsCat, debugfsStat, e2fsck, fakeOs, fakeTree, filesIn, fsType, partitionTable, qemuCheck, qemuInfo, tempDir, toRaw, type QemuInfo } from './tools';
 
 const tmp = tempDir('build');
 afterAll(() => tmp.cleanup());
@@ -33,7 +34,8 @@ beforeAll(() => {
 
 /** Checks the filesystem inside a raw disk of `sizeMiB`. */
 function expectAppliance(raw: string, sizeMiB: number): void {
-  expect(partitions(raw)).toEqual([{ start: 2048, sectors: sizeMiB * 2048 - 2048, type: '0x83' }]);
+  // The root partition from after the boot partitions to the last MiB (the backup GPT's).
+  expect(partitionTable(raw).partitions.at(-1)).toMatchObject({ start: ROOT_OFFSET / 512, size: sizeMiB * 2048 - ROOT_OFFSET / 512 - 2048, type: GPT_TYPE.root });
   expect(fsType(raw)).toBe('ext4');
   const fsck = e2fsck(raw);
   expect(fsck.status, fsck.out).toBe(0);
@@ -50,6 +52,33 @@ function expectAppliance(raw: string, sizeMiB: number): void {
 
 const QEMU_NAME: Record<DiskFormat, string> = { raw: 'raw', qcow2: 'qcow2', vmdk: 'vmdk', vhd: 'vpc', vdi: 'vdi' };
 
+/** What each platform asks of its format: a VMDK for upload, a fixed VHD (Azure), qcow2's version. */
+async function expectSubformat(disk: DiskFormat, file: string, info: QemuInfo): Promise<void> {
+  const size = statSync(file).size;
+  switch (disk) {
+    case 'vmdk':
+      expect(info['format-specific']?.data['create-type']).toBe('streamOptimized');
+      return;
+    case 'vhd': {
+      // Fixed: the disk's bytes then a 512-byte footer of disk type 2, the size a whole number of MiB.
+      expect(size).toBe(GiB * MiB + 512);
+      const footer = Buffer.alloc(512);
+      const fh = await open(file, 'r');
+      await fh.read(footer, 0, 512, size - 512).finally(() => fh.close());
+      expect(footer.subarray(0, 8).toString('latin1')).toBe('conectix');
+      expect(footer.readUInt32BE(60)).toBe(2);
+      expect(Number(footer.readBigUInt64BE(48)) % MiB).toBe(0);
+      return;
+    }
+    case 'qcow2':
+      expect(info['format-specific']?.data['compat']).toBe('1.1');
+      return;
+    case 'vdi':
+    case 'raw':
+      expect(info['format-specific']).toBeUndefined();
+  }
+}
+
 describe.each(['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'] as const)('buildImage %s', (disk) => {
   it('writes a disk of the format and size that holds the appliance', async () => {
     const dir = tempDir(`out-${disk}`);
@@ -63,9 +92,10 @@ describe.each(['raw', 'qcow2', 'vmdk', 'vhd', 'vdi'] as const)('buildImage %s', 
       expect(result.fileSize).toBe(statSync(outFile).size);
       expect(result.sha256).toBe(execFileSync('sha256sum', [outFile], { encoding: 'utf8' }).split(' ')[0]);
       expect(result.md5).toBe(execFileSync('md5sum', [outFile], { encoding: 'utf8' }).split(' ')[0]);
-      const info = qemuInfo(outFile);
+      const info = qemuInfo(outFile, QEMU_NAME[disk]);
       expect(info.format).toBe(QEMU_NAME[disk]);
       expect(info['virtual-size']).toBe(GiB * MiB);
+      await expectSubformat(disk, outFile, info);
       if (disk !== 'raw' && disk !== 'vhd') {
         // qemu-img check has no consistency check for raw or vpc
         const check = qemuCheck(outFile, QEMU_NAME[disk]);
@@ -97,7 +127,7 @@ describe('qcow2 allocation', () => {
       expect(spdx).toMatchObject({ name: 'web-1.0.qcow2', creationInfo: { created: '2023-11-14T22:13:20Z' } });
       expect(spdx.packages).toEqual([expect.objectContaining({ checksums: [{ algorithm: 'SHA256', checksumValue: r.sha256 }] })]);
       expect([r.sbom.packages, spdx.files.length]).toEqual([0, files.length]);
-      // The 3 MiB file, GRUB's modules (~3 MiB) and ext4 metadata and journal (about 16 MiB for this size, mostly zeros).
+      // The 3 MiB file, the boot loaders (core.img, the ESP's signed shim and GRUB: ~6 MiB) and ext4 metadata and journal (about 16 MiB for this size, mostly zeros).
       expect(r.fileSize).toBeLessThan(28 * MiB);
       expect(r.fileSize % 65536).toBe(0);
       const check = qemuCheck(outFile, 'qcow2');

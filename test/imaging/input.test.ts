@@ -93,7 +93,8 @@ describe('conflicting or invalid files', () => {
   });
 
   it('a swap that fits the partition but not ext4 with its metadata: disk-full from the free blocks left', async () => {
-    const r = await attempt([{ source: src, destination: '/small' }], { swapMiB: 1010 });
+    // The root partition is 957 MiB of the 1024 (after the boot partitions and the backup GPT's MiB).
+    const r = await attempt([{ source: src, destination: '/small' }], { swapMiB: 945 });
     expect(isImagingError(r.error, 'disk-full'), String(r.error)).toBe(true);
     expect((r.error as Error).message).toMatch(/does not fit in a 1024 MiB disk \(\d+ MiB left free\)/);
     expect(r.left).toEqual([]);
@@ -103,7 +104,7 @@ describe('conflicting or invalid files', () => {
     // PATH holds only the other tools the build runs: the real grub-mkimage is simply not found.
     const bin = join(tmp.path, 'bin-no-grub');
     mkdirSync(bin);
-    const others = ['cp', 'du', 'mke2fs', 'dumpe2fs', 'unshare', 'newuidmap', 'newgidmap'];
+    const others = ['cp', 'du', 'sfdisk', 'mke2fs', 'dumpe2fs', 'unshare', 'newuidmap', 'newgidmap'];
     for (const t of others) symlinkSync(execFileSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${t}`], { encoding: 'utf8' }).trim(), join(bin, t));
     const saved = process.env.PATH;
     process.env.PATH = bin;

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, type DiskFormat } from '../../src/imaging';
+import { ROOT_OFFSET } from '../../src/imaging/gpt';
 import { releaseDateOf } from '../../src/imaging/os/mirror-state';
 import { inodeTimesScript, reproducibleRecord, usedInodes } from '../../src/imaging/reproducible';
 import type { OsLayerSpec } from '../../src/imaging';
@@ -52,7 +53,7 @@ describe('reproducible builds', () => {
     expect(sha(built['a.gz']!)).toBe(sha(built['b.gz']!));
     const fsck = e2fsck(built['a.raw']!);
     expect(fsck.status, fsck.out).toBe(0);
-    const stat = execFileSync('debugfs', ['-R', 'stat /etc/web/app.conf', `${built['a.raw']!}?offset=1048576`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const stat = execFileSync('debugfs', ['-R', 'stat /etc/web/app.conf', `${built['a.raw']!}?offset=${ROOT_OFFSET}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     for (const t of ['ctime', 'atime', 'mtime', 'crtime']) expect(stat).toMatch(new RegExp(`${t}: 0x${EPOCH.toString(16)}:00000000`));
     expect(debugfsStat(built['a.raw']!, '/etc/web/app.conf').mode).toBe(0o640);
   });
@@ -63,7 +64,7 @@ describe('reproducible builds', () => {
 
     const c = toRaw(built['c.raw']!, 'raw', join(tmp.path, 'c2.raw'));
     // At the epoch's clock, so the mount count is the one field tune2fs changes (and the checksum with it).
-    execFileSync('tune2fs', ['-c', '37', `${c}?offset=1048576`], { stdio: 'ignore', env: { ...process.env, E2FSPROGS_FAKE_TIME: String(EPOCH) } });
+    execFileSync('tune2fs', ['-c', '37', `${c}?offset=${ROOT_OFFSET}`], { stdio: 'ignore', env: { ...process.env, E2FSPROGS_FAKE_TIME: String(EPOCH) } });
     const r = await runCli(['diff', '--json', built['a.raw']!, c]);
     expect(r.code, r.stderr).toBe(1);
     const d = JSON.parse(r.stdout) as { differences: { section: string; name: string; a: string; b: string }[] };

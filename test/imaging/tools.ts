@@ -1,11 +1,11 @@
-// Reading images back with the real tools: qemu-img (info, check, convert, compare), partx and
-// e2fsprogs (debugfs, e2fsck) on the partition at its 1 MiB offset.
+// Reading images back with the real tools: qemu-img (info, check, convert, compare), sfdisk and
+// e2fsprogs (debugfs, e2fsck) on the root partition at its offset.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { currentSandbox, hostId } from '../../src/host/sandbox';
-import type { SystemSettings } from '../../src/imaging';
+import { ROOT_OFFSET, type SystemSettings } from '../../src/imaging';
 
 export function tempDir(label: string): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), `af-imaging-${label}-`));
@@ -13,8 +13,15 @@ export function tempDir(label: string): { path: string; cleanup(): void } {
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }) };
 }
 
-export function qemuInfo(file: string): { format: string; 'virtual-size': number } {
-  return JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file], { encoding: 'utf8' })) as { format: string; 'virtual-size': number };
+export interface QemuInfo {
+  readonly format: string;
+  readonly 'virtual-size': number;
+  readonly 'format-specific'?: { readonly type: string; readonly data: Readonly<Record<string, unknown>> };
+}
+
+/** `qemu-img info`; give `format` where probing cannot tell (a fixed VHD has no header, only a footer). */
+export function qemuInfo(file: string, format?: string): QemuInfo {
+  return JSON.parse(execFileSync('qemu-img', ['info', '--output=json', ...(format ? ['-f', format] : []), file], { encoding: 'utf8' })) as QemuInfo;
 }
 
 /** `qemu-img check` exit status and report (0 = consistent). */
@@ -28,16 +35,18 @@ export function toRaw(file: string, format: string, out: string): string {
   return out;
 }
 
-/** The partition table as partx reads it: [{start, sectors, type}]. */
-export function partitions(raw: string): { start: number; sectors: number; type: string }[] {
-  const out = execFileSync('partx', ['--show', '--bytes', '--noheadings', '--output', 'START,SECTORS,TYPE', raw], { encoding: 'utf8' });
-  return out.trim().split('\n').map((l) => {
-    const [start, sectors, type] = l.trim().split(/\s+/);
-    return { start: Number(start), sectors: Number(sectors), type: type ?? '' };
-  });
+export interface PartitionTable {
+  readonly label: string;
+  readonly id: string;
+  readonly partitions: readonly { start: number; size: number; type: string; uuid: string; name?: string }[];
 }
 
-const PART = (raw: string): string => `${raw}?offset=${1024 * 1024}`;
+/** The partition table as sfdisk reads it (sectors; GUIDs upper-case). */
+export function partitionTable(raw: string): PartitionTable {
+  return (JSON.parse(execFileSync('sfdisk', ['--json', raw], { encoding: 'utf8' })) as { partitiontable: PartitionTable }).partitiontable;
+}
+
+const PART = (raw: string): string => `${raw}?offset=${ROOT_OFFSET}`;
 /** debugfs argument quoting (ss library): `"…"`, a quote inside doubled. */
 const q = (path: string): string => `"${path.replace(/"/g, '""')}"`;
 
@@ -56,13 +65,22 @@ export function debugfsStat(raw: string, path: string): { type: string; mode: nu
   return { type: type[1]!, mode: parseInt(mode[1]!, 8), uid: Number(owner[1]), gid: Number(owner[2]), size: Number(size[1]) };
 }
 
+/** `dumpe2fs -h` of the root filesystem: its superblock fields by name. */
+export function superblock(raw: string): Record<string, string> {
+  const out = execFileSync('dumpe2fs', ['-h', PART(raw)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  return Object.fromEntries(out.split('\n').flatMap((l) => {
+    const m = /^([^:]+):\s+(.*)$/.exec(l);
+    return m ? [[m[1]!, m[2]!.trim()]] : [];
+  }));
+}
+
 export function e2fsck(raw: string): { status: number; out: string } {
   const r = spawnSync('e2fsck', ['-fn', PART(raw)], { encoding: 'utf8' });
   return { status: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
 }
 
 export function fsType(raw: string): string {
-  return execFileSync('blkid', ['-p', '-O', String(1024 * 1024), '-s', 'TYPE', '-o', 'value', raw], { encoding: 'utf8' }).trim();
+  return execFileSync('blkid', ['-p', '-O', String(ROOT_OFFSET), '-s', 'TYPE', '-o', 'value', raw], { encoding: 'utf8' }).trim();
 }
 
 export function filesIn(dir: string): string[] {

@@ -1,10 +1,10 @@
-// `appliance-forge boot IMAGE [--format F] [--timeout DURATION] [--memory MIB] [--network none|user]
-// [--direct-kernel] [--cpus N] [--http PORT[/PATH]] [--login USER] [--password-env VAR] [--run CMD]...
-// [--console] [--json]`: boots the image under QEMU, says whether it reached a login prompt (or its HTTP
-// port answered 200), optionally logs in on the serial console and runs commands.
+// `appliance-forge boot IMAGE [--format F] [--firmware bios|uefi|uefi-secure] [--timeout DURATION] [--memory MIB]
+// [--network none|user] [--direct-kernel] [--cpus N] [--http PORT[/PATH]] [--login USER] [--password-env VAR]
+// [--run CMD]... [--console] [--json]`: boots the image under QEMU, says whether it reached a login prompt (or
+// its HTTP port answered 200), optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
-import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type ImageFormat } from '../../imaging/boot';
+import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
 import { AbortedError, isForgeError } from '../../errors';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { parseDuration } from '../duration';
@@ -20,6 +20,9 @@ IMAGE must be self-contained: a backing file, data file, extents or parent in an
 options:
   --format F          ${IMAGE_FORMATS.join('|')} (default: from the extension; .img is raw); either
                       way checked against the file's header
+  --firmware F        bios (SeaBIOS, default), uefi (OVMF from Debian's ovmf package, q35; a private
+                      copy of its variable store, removed afterwards) or uefi-secure (OVMF with
+                      Secure Boot on and Microsoft's keys enrolled)
   --timeout DURATION  for the whole check: seconds, or 90s, 10m (default ${DEFAULT_BOOT_TIMEOUT_MS / 1000})
   --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
@@ -42,7 +45,7 @@ exit status: 0 login reached or 200 answered (and the login and every command su
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 function human(r: BootCheckResult, asked: { login?: string | undefined; commands: readonly string[]; http?: unknown }, ok: boolean): string {
-  const lines = [`image   ${r.image} (${r.format}, ${r.path === 'direct-kernel' ? 'direct kernel' : 'firmware and boot loader'})`];
+  const lines = [`image   ${r.image} (${r.format}, ${r.firmware}${r.path === 'direct-kernel' ? ', direct kernel' : ''})`];
   if (r.http) lines.push(r.http.status === 200 ? `http    200 after ${seconds(r.http.readyMs ?? 0)}` : `http    no 200${r.http.status ? ` (last status ${r.http.status})` : ''}`);
   if (asked.login !== undefined || !asked.http) lines.push(r.reachedLogin ? `boot    reached the login prompt after ${seconds(r.loginPromptMs ?? 0)}` : 'boot    did not reach a login prompt');
   if (asked.login !== undefined && r.reachedLogin) lines.push(r.loggedIn ? `login   logged in as ${asked.login}` : `login   failed for ${asked.login}`);
@@ -54,6 +57,7 @@ function human(r: BootCheckResult, asked: { login?: string | undefined; commands
 
 const OPTIONS = {
   format: { type: 'string' },
+  firmware: { type: 'string', default: 'bios' },
   timeout: { type: 'string' },
   memory: { type: 'string' },
   network: { type: 'string' },
@@ -83,6 +87,7 @@ const run: Command = async (args) => {
   if (!image || extra.length > 0) throw new UsageError(`one IMAGE expected\n${HELP}`);
   const format = values.format;
   if (format !== undefined && !(IMAGE_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${IMAGE_FORMATS.join(', ')}`);
+  if (!(FIRMWARES as readonly string[]).includes(values.firmware)) throw new UsageError(`--firmware must be one of ${FIRMWARES.join(', ')}`);
   const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
   if (values.memory !== undefined && !/^\d{3,5}$/.test(values.memory)) throw new UsageError('--memory must be a number of MiB (128..65536)');
   if (values.network !== undefined && values.network !== 'none' && values.network !== 'user') throw new UsageError('--network must be none or user');
@@ -109,6 +114,7 @@ const run: Command = async (args) => {
     const r = await bootCheck({
       image,
       format: format as ImageFormat | undefined,
+      firmware: values.firmware as Firmware,
       timeoutMs,
       memoryMiB: values.memory === undefined ? undefined : Number(values.memory),
       network: (values.network ?? (http ? 'user' : 'none')),

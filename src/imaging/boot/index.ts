@@ -7,6 +7,7 @@ import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
 import { hasControl } from '../../model/text-rules';
 import { SerialConsole } from './console';
 import { BootCheckError } from './errors';
+import { FIRMWARE_FILES, FIRMWARES, isFirmware, prepareFirmware, type Firmware } from './firmware';
 import { requireBootTools } from './host-tools';
 import { checkImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
 import { freeLoopbackPort, probeHttp, type ProbeState } from './http-probe';
@@ -16,6 +17,7 @@ import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } 
 
 export { BootCheckError, isBootCheckError, type BootCheckErrorKind } from './errors';
 export { IMAGE_FORMATS, type ImageFormat } from './image';
+export { FIRMWARES, type Firmware } from './firmware';
 export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './session';
 
 /** Generous: a boot under TCG reaches login in ~35 s on an idle machine, several times that under load. */
@@ -36,6 +38,8 @@ export interface BootCheckOptions {
   readonly commands?: readonly string[];
   /** 'user': a user-mode NIC with DHCP (no forwarding from the host); default 'none'. */
   readonly network?: 'none' | 'user';
+  /** 'bios' (SeaBIOS, the default), 'uefi' (OVMF, q35) or 'uefi-secure' (OVMF with Secure Boot on and Microsoft's keys). */
+  readonly firmware?: Firmware | undefined;
   /** Aborting kills QEMU and rejects with AbortedError. */
   readonly signal?: AbortSignal;
   /** Each console line as it comes, ANSI escapes removed, the password masked. */
@@ -57,6 +61,7 @@ export interface BootCheckOptions {
 export interface BootCheckResult {
   readonly image: string;
   readonly format: ImageFormat;
+  readonly firmware: Firmware;
   /** `login:` showed on the serial console. */
   readonly reachedLogin: boolean;
   /** Present when a login was asked for: the shell answered. */
@@ -105,6 +110,7 @@ function checkOptions(o: BootCheckOptions): void {
     if (o.http.path !== undefined && !/^\/[\x21-\x7e]{0,1023}$/.test(o.http.path)) bad('the probed path must start with / and hold printable ASCII only');
     if (o.network === 'none') bad(`an HTTP probe needs network 'user'`);
   }
+  if (o.firmware !== undefined && !isFirmware(o.firmware)) bad(`firmware must be one of ${FIRMWARES.join(', ')}`);
   if (o.login) {
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(o.login.user) || o.login.user.length > 32) bad('the login user must be a plain user name');
     // Shorter passwords would not be masked in the console (one masker, one minimum: src/model/redact.ts).
@@ -123,7 +129,8 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const started = performance.now();
   checkOptions(o);
   if (o.signal?.aborted) throw new AbortedError('boot check aborted');
-  requireBootTools(o.directKernel ? ['qemu-system-x86_64', 'qemu-img', 'sfdisk', 'debugfs'] : ['qemu-system-x86_64']);
+  const firmware = o.firmware ?? 'bios';
+  requireBootTools(['qemu-system-x86_64', ...FIRMWARE_FILES[firmware], ...(o.directKernel ? (['qemu-img', 'sfdisk', 'debugfs'] as const) : [])]);
   const format = await checkImage(o.image, o.format);
   const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
   const password = o.login?.password;
@@ -144,12 +151,16 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   if (o.directKernel) files = await extractBootFiles(o.image, format, o.signal);
   const hostPort = o.http ? await freeLoopbackPort() : undefined;
   const probe: ProbeState = {};
+  const fw = await prepareFirmware(firmware).catch(async (e: unknown) => {
+    await files?.dispose();
+    throw e;
+  });
   const qemuStarted = performance.now();
-  const qemu = startQemu({
+  const qemu = await fw.using(() => startQemu({
     image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.http ? 'user' : (o.network ?? 'none'),
     forwards: o.http && hostPort !== undefined ? [{ hostPort, guestPort: o.http.port }] : [],
-    kernel: files, cpus: o.cpus ?? 1,
-  }, (b) => con.feed(b));
+    kernel: files, cpus: o.cpus ?? 1, firmware: fw.setup,
+  }, (b) => con.feed(b)));
   const phase = (): string => (!state.reachedLogin ? 'login prompt' : state.loggedIn !== true ? 'login' : 'commands');
   const timer = setTimeout(() => stop.abort(new SessionStop(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the ${phase()}`)), timeoutMs);
   const onAbort = (): void => stop.abort(new AbortedError('boot check aborted'));
@@ -186,12 +197,14 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     stopping = true;
     con.close(new SessionStop('qemu stopped'));
     await qemu.kill();
+    await fw.dispose();
     await files?.dispose();
   }
   if (early) throw early;
   return {
     image: o.image,
     format,
+    firmware,
     reachedLogin: state.reachedLogin,
     loggedIn: state.loggedIn,
     results: state.results,

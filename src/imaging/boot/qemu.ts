@@ -3,6 +3,7 @@
 // ends, fails, or this Node process exits.
 import path from 'node:path';
 import { start, type ChildExit } from '../../host/child';
+import { firmwareArgs, type FirmwareSetup } from './firmware';
 import { QEMU_FORMAT, type ImageFormat } from './image';
 
 export interface QemuOptions {
@@ -17,6 +18,8 @@ export interface QemuOptions {
   readonly kernel?: { readonly kernel: string; readonly initrd: string; readonly append: string } | undefined;
   /** Virtual CPUs; more than one runs TCG multi-threaded. Default 1. */
   readonly cpus?: number;
+  /** Default SeaBIOS. */
+  readonly firmware?: FirmwareSetup | undefined;
 }
 
 /**
@@ -40,6 +43,7 @@ export function qemuArgs(o: QemuOptions): string[] {
   return [
     '-accel', cpus > 1 ? 'tcg,thread=multi' : 'tcg',
     ...(cpus > 1 ? ['-smp', String(cpus)] : []),
+    ...firmwareArgs(o.firmware ?? { kind: 'bios' }),
     '-m', String(o.memoryMiB),
     '-nodefaults',
     '-display', 'none',

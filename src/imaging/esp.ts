@@ -1,0 +1,68 @@
+// The EFI system partition: a FAT32 file made by dosfstools and filled by mtools (no loop device, no
+// mount), then copied into the disk at its offset, its zero blocks skipped so the disk stays sparse.
+// It holds Debian's signed boot chain, so one ESP boots with and without Secure Boot: shim at the
+// removable-media path \EFI\BOOT\BOOTX64.EFI (booted without any NVRAM entry), the signed GRUB beside
+// it (shim loads grubx64.efi from its own folder), and that GRUB's config where its built-in prefix
+// looks, EFI/debian/grub.cfg. Both binaries come from the host's packages, never from the tree.
+import { open, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DiskIds } from './disk-ids';
+import { ESP_MIB, ESP_OFFSET } from './gpt';
+import { EMBEDDED_CONFIG, hostFile } from './grub';
+import { runTool } from './run';
+
+/** Debian's shim signed by Microsoft (shim-signed) and GRUB signed by Debian (grub-efi-amd64-signed). */
+export const SIGNED_SHIM = '/usr/lib/shim/shimx64.efi.signed';
+export const SIGNED_GRUB = '/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed';
+export const EFI_BOOT_PATH = 'EFI/BOOT/BOOTX64.EFI';
+export const EFI_GRUB_PATH = 'EFI/BOOT/grubx64.efi';
+export const EFI_CONFIG_PATH = 'EFI/debian/grub.cfg';
+const CHUNK = 64 * 1024;
+
+export interface EspOptions {
+  readonly rawPath: string;
+  readonly ids: DiskIds;
+  readonly scratchDir: string;
+  /** Pinned time of a reproducible build: FAT timestamps are then fixed too. */
+  readonly sourceDateEpoch?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Makes the ESP and writes it into `rawPath` at ESP_OFFSET. */
+export async function writeEsp({ rawPath, ids, scratchDir, sourceDateEpoch, signal }: EspOptions): Promise<void> {
+  await Promise.all([hostFile(SIGNED_SHIM), hostFile(SIGNED_GRUB)]);
+  const fat = join(scratchDir, 'esp.fat');
+  const cfg = join(scratchDir, 'esp-grub.cfg');
+  try {
+    await writeFile(cfg, EMBEDDED_CONFIG);
+    // --invariant: fixed times in the boot sector; mtools dates entries at SOURCE_DATE_EPOCH when given.
+    const pinned = sourceDateEpoch === undefined ? undefined : { SOURCE_DATE_EPOCH: String(sourceDateEpoch) };
+    const invariant = pinned ? ['--invariant'] : [];
+    await runTool('mkfs.fat', [...invariant, '-C', '-F', '32', '-n', 'EFI', '-i', ids.espVolumeId, fat, String(ESP_MIB * 1024)], { signal });
+    await runTool('mmd', ['-i', fat, '::/EFI', '::/EFI/BOOT', '::/EFI/debian'], { signal, env: pinned });
+    for (const [from, to] of [[SIGNED_SHIM, EFI_BOOT_PATH], [SIGNED_GRUB, EFI_GRUB_PATH], [cfg, EFI_CONFIG_PATH]] as const) {
+      await runTool('mcopy', ['-i', fat, from, `::/${to}`], { signal, env: pinned });
+    }
+    await copyNonZero(fat, rawPath, ESP_OFFSET);
+  } finally {
+    await rm(fat, { force: true });
+    await rm(cfg, { force: true });
+  }
+}
+/** `from` written into `to` at `offset`, chunks of zeros left as the holes they already are there. */
+async function copyNonZero(from: string, to: string, offset: number): Promise<void> {
+  const src = await open(from, 'r');
+  const dst = await open(to, 'r+');
+  try {
+    const buf = Buffer.alloc(CHUNK);
+    for (let pos = 0; ; pos += CHUNK) {
+      const { bytesRead } = await src.read(buf, 0, CHUNK, pos);
+      if (bytesRead === 0) break;
+      const chunk = buf.subarray(0, bytesRead);
+      if (chunk.some((b) => b !== 0)) await dst.write(chunk, 0, bytesRead, offset + pos);
+    }
+  } finally {
+    await src.close();
+    await dst.close();
+  }
+}
