@@ -5,8 +5,8 @@
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
 import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
-import { AbortedError, isForgeError } from '../../errors';
 import { UsageError, type Command, type CommandModule } from '../command';
+import { interruptible } from '../interruptible';
 import { parseDuration } from '../duration';
 
 export const DEFAULT_PASSWORD_ENV = 'APPLIANCE_FORGE_BOOT_PASSWORD';
@@ -106,41 +106,28 @@ const run: Command = async (args) => {
     throw new UsageError('--run needs --login');
   }
 
-  const ac = new AbortController();
-  const onSignal = (): void => ac.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
+  const network: 'none' | 'user' = values.network === 'none' || values.network === 'user' ? values.network : http ? 'user' : 'none';
+  // A bad image (missing, compressed, not a disk, not self-contained) is a usage error.
+  return interruptible('boot', ', QEMU stopped', (e) => (isBootCheckError(e, 'input') ? e.message : undefined), async (signal) => {
     const r = await bootCheck({
       image,
       format: format as ImageFormat | undefined,
       firmware: values.firmware as Firmware,
       timeoutMs,
       memoryMiB: values.memory === undefined ? undefined : Number(values.memory),
-      network: (values.network ?? (http ? 'user' : 'none')),
+      network,
       directKernel: values['direct-kernel'],
       cpus: values.cpus === undefined ? undefined : Number(values.cpus),
       http,
       login,
       commands,
-      signal: ac.signal,
+      signal,
       onLine: values.console ? (line: string) => process.stderr.write(`console | ${line}\n`) : undefined,
     });
     const ok = bootCheckPassed(r, { login, commands, http });
     process.stdout.write(values.json ? `${JSON.stringify({ ok, ...r })}\n` : human(r, { login: login?.user, commands, http }, ok));
     return ok ? 0 : 1;
-  } catch (e) {
-    // A bad image (missing, compressed, not a disk, not self-contained) is the caller's to fix, like a bad flag.
-    if (isBootCheckError(e, 'input')) throw new UsageError(e.message);
-    if (isForgeError(e, AbortedError)) {
-      process.stderr.write('appliance-forge boot: interrupted, QEMU stopped\n');
-      return 130;
-    }
-    throw e;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  });
 };
 
 export const boot: CommandModule = { run, help: HELP, options: OPTIONS };

@@ -2,10 +2,10 @@
 // file differences of two disk images (imaging/diff.ts), e.g. two builds that should be identical.
 // Exit 0: identical; 1: they differ; 2: usage (a missing or unsupported image); 130: interrupted.
 import { parseArgs } from 'node:util';
-import { AbortedError, isForgeError } from '../../errors';
 import { diffImages, diffText } from '../../imaging/diff';
 import { isImagingError } from '../../imaging/errors';
 import { UsageError, type Command, type CommandModule } from '../command';
+import { interruptible } from '../interruptible';
 
 const HELP = `usage: appliance-forge diff IMAGE_A IMAGE_B [options]
 
@@ -36,25 +36,11 @@ const run: Command = async (args) => {
   const [a, b, ...extra] = positionals;
   if (!a || !b || extra.length > 0) throw new UsageError(`two images expected\n${HELP}`);
   if (values.max !== undefined && !/^[1-9]\d{0,4}$/.test(values.max)) throw new UsageError('--max must be a whole number from 1 to 99999');
-  const ac = new AbortController();
-  const onSignal = (): void => ac.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    const d = await diffImages(a, b, { max: values.max === undefined ? undefined : Number(values.max), signal: ac.signal });
+  return interruptible('diff', '', (e) => (isImagingError(e, 'input') ? e.message : undefined), async (signal) => {
+    const d = await diffImages(a, b, { max: values.max === undefined ? undefined : Number(values.max), signal });
     process.stdout.write(values.json ? `${JSON.stringify(d)}\n` : diffText(d));
     return d.identical ? 0 : 1;
-  } catch (e) {
-    if (isImagingError(e, 'input')) throw new UsageError(e.message);
-    if (ac.signal.aborted || isForgeError(e, AbortedError)) {
-      process.stderr.write('appliance-forge diff: interrupted\n');
-      return 130;
-    }
-    throw e;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  });
 };
 
 export const diff: CommandModule = { run, help: HELP, options: OPTIONS };
