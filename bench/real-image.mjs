@@ -13,9 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { CLI, peakRssMiB, summary } from './lib/servers.mjs';
 
 const require = createRequire(import.meta.url);
-// The release examples/local.yml declares (its `os.version`), by the release table.
+// The release examples/local.yml declares (its `os.version`), or BENCH_RELEASE (`12`, `13`), by the release table.
 const { releaseNamed } = require('../dist/src/model/releases.js');
-const EXAMPLE_SUITE = releaseNamed(/^\s+version: '(\d+)'/m.exec(readFileSync(new URL('../examples/local.yml', import.meta.url), 'utf8'))[1]).codename;
+const EXAMPLE_VERSION = /^\s+version: '(\d+)'/m.exec(readFileSync(new URL('../examples/local.yml', import.meta.url), 'utf8'))[1];
+const RELEASE = releaseNamed(process.env.BENCH_RELEASE ?? EXAMPLE_VERSION);
+if (!RELEASE) throw new Error(`BENCH_RELEASE=${process.env.BENCH_RELEASE}: not a release of src/model/releases.ts`);
+const EXAMPLE_SUITE = RELEASE.codename;
+const LABEL = `Debian ${RELEASE.version}`;
 const { createUser } = require('../dist/src/server/index.js');
 const imaging = require('../dist/src/imaging/index.js');
 const recipe = require('../dist/src/imaging/os/recipe.js');
@@ -45,6 +49,8 @@ try {
     mirror: imaging.defaultMirror(),
   });
   cpSync(EXAMPLES, join(dir, 'site'), { recursive: true }); // keeps the examples untouched
+  const decl = join(dir, 'site', 'local.yml');
+  writeFileSync(decl, readFileSync(decl, 'utf8').replace(`    version: '${EXAMPLE_VERSION}'`, `    version: '${RELEASE.version}'`));
   // Bare: the same variant, packages and sources, none of the project's tuning (no path excludes, no
   // kept .deb cache, dpkg with its default fsync).
   const bareArgs = ['--mode=root', '--format=directory', `--variant=${spec.profile === 'Standard' ? 'standard' : 'required'}`, `--architectures=${spec.arch}`,
@@ -112,9 +118,9 @@ try {
     const gz = statSync(`${qcow2}.gz`).size;
     const rss = peakRssMiB(server.pid);
     console.log(`qcow2: ${(bytes / 1e6).toFixed(0)} MB, gzip: ${(gz / 1e6).toFixed(0)} MB; server peak RSS ${rss.toFixed(0)} MiB`);
-    summary('real-image', `cold apply / bare mmdebstrap (s), median of ${REPS} pairs`, median.cold.toFixed(1), median.bare.toFixed(1), median.ratio, 'target ≤ 1.3');
-    summary('real-image', 'software-only rebuild / cold apply (s)', warm.s.toFixed(1), cold.s.toFixed(1), warm.s / cold.s, 'target ≤ 20 s and ≤ 0.25');
-    summary('real-image', 'qcow2 MB (gzip MB)', (bytes / 1e6).toFixed(0), (gz / 1e6).toFixed(0), '', 'target ≤ 400 (≤ 150)');
+    summary('real-image', `${LABEL}: cold apply / bare mmdebstrap (s), median of ${REPS} pairs`, median.cold.toFixed(1), median.bare.toFixed(1), median.ratio, 'target ≤ 1.3');
+    summary('real-image', `${LABEL}: ` + 'software-only rebuild / cold apply (s)', warm.s.toFixed(1), cold.s.toFixed(1), warm.s / cold.s, 'target ≤ 20 s and ≤ 0.25');
+    summary('real-image', `${LABEL}: ` + 'qcow2 MB (gzip MB)', (bytes / 1e6).toFixed(0), (gz / 1e6).toFixed(0), '', 'target ≤ 400 (≤ 150)');
     summary('real-image', 'server peak RSS MiB', rss.toFixed(0), '', '', 'target ≤ 300');
   } finally {
     await last.srv.stop();
