@@ -23,6 +23,8 @@ export interface GlanceImage {
   readonly osHashValue: string | null;
   readonly visibility: string | null;
   readonly diskFormat: string | null;
+  /** `vmware_disktype`: set to `streamOptimized` on the VMDKs this module publishes. */
+  readonly vmwareDiskType: string | null;
 }
 
 export interface StreamedDigests {
@@ -44,7 +46,11 @@ export async function createImage(
   // Not abortable: once sent, Glance may create the image; we must learn its id to delete it.
   const a = await conn.call({
     ...o, headers: auth(s), abortable: false,
-    json: { name: req.name, disk_format: req.diskFormat, container_format: 'bare', visibility: req.visibility },
+    json: {
+      name: req.name, disk_format: req.diskFormat, container_format: 'bare', visibility: req.visibility,
+      // Our VMDKs are streamOptimized; Nova's VMware driver reads the subformat from this property (default: preallocated).
+      ...(req.diskFormat === 'vmdk' ? { vmware_disktype: 'streamOptimized' } : {}),
+    },
   });
   if (a.status !== 201) throw failure(conn, o, a);
   const img = imageOf(a.json);
@@ -152,5 +158,6 @@ function imageOf(body: unknown): GlanceImage | undefined {
     osHashValue: str(body.os_hash_value),
     visibility: str(body.visibility),
     diskFormat: str(body.disk_format),
+    vmwareDiskType: str(body.vmware_disktype),
   };
 }

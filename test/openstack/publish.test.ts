@@ -56,6 +56,18 @@ describe.skipIf(!svc.env)('publishToGlance against the real Keystone and Glance'
     expect(await imagesNamed(env, name)).toEqual([]);
   });
 
+  it('a VMDK is published as streamOptimized (vmware_disktype), as qemu-img wrote it; other formats carry no such property', async () => {
+    const vmdk = join(dir, 'disk.vmdk');
+    execFileSync('qemu-img', ['convert', '-q', '-O', 'vmdk', '-o', 'subformat=streamOptimized', raw.file, vmdk]);
+    const name = `af-it-${randomUUID()}`;
+    const { imageId } = await publishToGlance({ ...user(), displayName: name, publicImage: false, diskFormat: 'vmdk', file: vmdk, size: statSync(vmdk).size });
+    expect(await getGlanceImage({ ...user(), imageId })).toMatchObject({ status: 'active', diskFormat: 'vmdk', vmwareDiskType: 'streamOptimized' });
+    await deleteGlanceImage({ ...user(), imageId });
+    const q = await publishToGlance({ ...user(), displayName: `${name}-q`, publicImage: false, diskFormat: 'qcow2', file: qcow2.file, size: qcow2.size });
+    expect(await getGlanceImage({ ...user(), imageId: q.imageId })).toMatchObject({ diskFormat: 'qcow2', vmwareDiskType: null });
+    await deleteGlanceImage({ ...user(), imageId: q.imageId });
+  });
+
   it.each([
     ['keystone without /v3, glance from the catalog', (u: string) => u.replace(/\/v3$/, ''), undefined],
     ['keystone with /v3/, glance with /v2', (u: string) => `${u}/`, (g: string) => `${g}/v2`],
