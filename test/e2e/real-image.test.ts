@@ -1,16 +1,20 @@
-// End to end, as a user runs it: `apply` of a declaration (Debian 12 Minimal + nginx + curl, a software
+// End to end, as a user runs it: `apply` of a declaration (Debian 13 Minimal + nginx + curl, a software
 // bundle with rights and owners, an installation section with users, groups, keys, time zone, swap and a welcome
-// message) against the reference server over 127.0.0.1, `--output` downloads the images, then they boot under
-// QEMU TCG: the qcow2 through the library (log in as root with the declared password, check over the serial
-// console), the raw through the `boot` command, and the VHD converted by qemu-img is read back and boots too.
-// Costs: one OS layer (shared cache), three builds, three boots — several minutes.
+// message) against the reference server over 127.0.0.1, `--output` downloads the images and their SBOMs, then
+// they boot under QEMU TCG from the one hybrid GPT disk: the qcow2 through the library under SeaBIOS (log in as
+// root with the declared password, check everything over the serial console, compare dpkg's packages with the
+// SBOMs) and under OVMF with Secure Boot; the raw through the `boot` command under SeaBIOS and OVMF; the VHD converted by qemu-img
+// by the fast path (its kernel started by QEMU, nginx probed on a loopback port).
+// Costs: one OS layer (shared cache), three builds, five boots — several minutes. Debian 12 and reproducibility:
+// real-image-reproducible.test.ts.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck } from '../../src/imaging/boot';
 import { examplesWorkspace, startTestService, type TestService } from '../engine/helpers/service';
 import { cliBundle, runCli } from '../cli/helpers/cli';
+import { cyclonedxValidator, spdxValidator } from '../support/sbom-schemas';
 
 const ROOT_PASSWORD = 'e2e-Root-pw-9';
 const ALICE_PASSWORD = 'e2e-Alice-pw-9';
@@ -92,8 +96,10 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
       "dpkg-query -W -f '${Version}' nginx",
       'tr -d " \\n" < /etc/appliance-forge/manifest.json | grep -c "\\"name\\":\\"nginx\\",\\"installed\\":\\"[0-9]"',
       'grep -c forge /etc/shadow; grep "^root:" /etc/shadow | cut -d: -f2 | cut -c1-3',
+      'cat /etc/debian_version; test -d /sys/firmware/efi && echo uefi || echo bios',
+      "dpkg-query -W -f '${Package} ${Version}\\n'",
     ];
-    const r = await bootCheck({ image, login: { user: 'root', password: ROOT_PASSWORD }, commands, timeoutMs: 600_000 });
+    const r = await bootCheck({ image, firmware: 'bios', login: { user: 'root', password: ROOT_PASSWORD }, commands, timeoutMs: 600_000 });
     expect(r.reason, r.consoleTail).toBeUndefined();
     const out = Object.fromEntries(r.results!.map((x) => [x.command, x]));
     const ok = (c: string): string => {
@@ -117,9 +123,31 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
     expect(Number(ok(commands[12]!))).toBe(1);
     // No password in clear anywhere in /etc/shadow; root's is a sha512-crypt hash.
     expect(out[commands[13]!]!.output.split('\n')).toEqual(['0', '$6$']);
+    // Debian 13, booted by SeaBIOS: no EFI firmware interface.
+    expect(ok(commands[14]!)).toMatch(/^13\.\d+\nbios$/);
+
+    // The SBOMs saved beside the image validate and list exactly what dpkg reports in the booted image.
+    const installed = ok(commands[15]!).split('\n').sort();
+    expect(installed).toContain(`nginx ${version}`);
+    const cdx = JSON.parse(readFileSync(`${image}.cdx.json`, 'utf8')) as { components: Array<{ name: string; version?: string; purl?: string }> };
+    const spdx = JSON.parse(readFileSync(`${image}.spdx.json`, 'utf8')) as { packages: Array<{ name: string; versionInfo?: string; externalRefs?: unknown[] }> };
+    expect(cyclonedxValidator()(cdx)).toEqual([]);
+    expect(spdxValidator()(spdx)).toEqual([]);
+    expect(cdx.components.filter((c) => c.purl).map((c) => `${c.name} ${c.version}`).sort()).toEqual(installed);
+    expect(spdx.packages.filter((p) => p.externalRefs).map((p) => `${p.name} ${p.versionInfo}`).sort()).toEqual(installed);
   }, 900_000);
 
-  it('the raw boots through `appliance-forge boot`, alice logs in; the VHD is a vpc disk that boots to a login prompt', async () => {
+  it('the same qcow2 boots under OVMF with Secure Boot (Debian\'s signed shim, GRUB and kernel): root logs in, nginx is active', async () => {
+    const r = await bootCheck({
+      image: fileOf('.qcow2'), firmware: 'uefi-secure', login: { user: 'root', password: ROOT_PASSWORD }, timeoutMs: 600_000,
+      commands: ['systemctl is-active nginx', 'cat /etc/debian_version; test -d /sys/firmware/efi && echo uefi || echo bios', 'dmesg | grep -c "Secure boot enabled"'],
+    });
+    expect(r.reason, r.consoleTail).toBeUndefined();
+    expect(r.firmware).toBe('uefi-secure');
+    expect(r.results?.map((x) => [x.exitCode, x.output])).toEqual([[0, 'active'], [0, expect.stringMatching(/^13\.\d+\nuefi$/)], [0, '1']]);
+  }, 900_000);
+
+  it('the raw boots through `appliance-forge boot` under both firmwares, alice logs in; the VHD is a fixed vpc disk that boots by the fast path', async () => {
     const raw = fileOf('.raw');
     const r = await runCli(['boot', raw, '--login', 'alice', '--run', 'id -gn', '--json', '--timeout', '600'], {
       env: { APPLIANCE_FORGE_BOOT_PASSWORD: ALICE_PASSWORD, PATH: process.env.PATH ?? '' }, killAfterMs: 700_000,
@@ -130,9 +158,19 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
     expect(doc.results[0]).toMatchObject({ exitCode: 0, output: 'app' });
     expect(r.stdout + r.stderr).not.toContain(ALICE_PASSWORD);
 
+    const u = await runCli(['boot', raw, '--firmware', 'uefi', '--login', 'alice', '--run', 'test -d /sys/firmware/efi', '--json', '--timeout', '600'], {
+      env: { APPLIANCE_FORGE_BOOT_PASSWORD: ALICE_PASSWORD, PATH: process.env.PATH ?? '' }, killAfterMs: 700_000,
+    });
+    expect(u.code, u.stderr + u.stdout.slice(-2000)).toBe(0);
+    expect(JSON.parse(u.stdout)).toMatchObject({ ok: true, firmware: 'uefi', results: [{ exitCode: 0 }] });
+
     const vhd = fileOf('.vhd');
-    expect((JSON.parse(execFileSync('qemu-img', ['info', '--output=json', vhd], { encoding: 'utf8' })) as { format: string }).format).toBe('vpc');
-    const v = await bootCheck({ image: vhd, timeoutMs: 600_000 });
-    expect(v.reachedLogin, v.consoleTail).toBe(true);
+    // A fixed VHD is the raw disk and a 512-byte footer, which qemu-img's probe (the first bytes only) takes for raw:
+    // read as vpc, it is the 2 GiB disk, and the file is exactly that plus the footer.
+    const info = JSON.parse(execFileSync('qemu-img', ['info', '-f', 'vpc', '--output=json', vhd], { encoding: 'utf8' })) as { format: string; 'virtual-size': number; 'actual-size': number };
+    expect(info).toMatchObject({ format: 'vpc', 'virtual-size': 2048 * 1024 * 1024 });
+    expect(statSync(vhd).size).toBe(2048 * 1024 * 1024 + 512);
+    const v = await bootCheck({ image: vhd, directKernel: true, http: { port: 80 }, timeoutMs: 600_000 });
+    expect(v.http, v.consoleTail).toMatchObject({ status: 200 });
   }, 1_500_000);
 });

@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 const CDX_SCHEMAS = join(__dirname, '../../node_modules/@cyclonedx/cyclonedx-library/res/schema');
 
 export function cyclonedxValidator(): (doc: unknown) => string[] {
-  const ajv = new Ajv({ strict: false, allErrors: true });
+  const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
   addFormats(ajv);
   // A draft 2019 format ajv-formats lacks (the library validates it with ajv-formats-draft2019): not checked here.
   ajv.addFormat('iri-reference', true);
@@ -75,7 +75,7 @@ const SPDX_23 = {
 };
 
 export function spdxValidator(): (doc: unknown) => string[] {
-  const ajv = new Ajv({ strict: false, allErrors: true });
+  const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
   addFormats(ajv);
   const validate = ajv.compile(SPDX_23);
   return (doc) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`));
