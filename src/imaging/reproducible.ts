@@ -29,7 +29,8 @@ export function reproducibleEnv(r: Reproducible | undefined): Record<string, str
 export async function clampTreeTimes(tree: string, r: Reproducible | undefined, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
   if (r === undefined) return;
   const at = `@${r.sourceDateEpoch}`;
-  await runTool('find', [tree, '-xdev', '-newermt', at, '-exec', 'touch', '--no-dereference', '--no-create', '-m', '-d', at, '--', '{}', '+'], { signal, sandbox });
+  // cwd the tree: find goes back to its starting folder, which the namespace's root may not reach (a user's 0700 folder).
+  await runTool('find', [tree, '-xdev', '-newermt', at, '-exec', 'touch', '--no-dereference', '--no-create', '-m', '-d', at, '--', '{}', '+'], { cwd: tree, signal, sandbox });
 }
 
 /** The inodes `mke2fs -d` used: the root directory and, in order, the first non-reserved one up to the used count. */

@@ -2,13 +2,13 @@
 // list of `Field: value` lines whose value may continue on lines starting with a space or a tab.
 // Field names are case-insensitive: they are kept lower-cased.
 
+import { ImagingError } from '../errors';
+
 export type Paragraph = ReadonlyMap<string, string>;
 
-/** Where and why a text is not deb822. */
-export class Deb822Error extends Error {
-  constructor(readonly line: number, message: string) {
-    super(`line ${line}: ${message}`);
-  }
+/** Where and why a text is not deb822: an 'input' ImagingError (the text is the image's). */
+function notDeb822(line: number, message: string): never {
+  throw new ImagingError('input', `line ${line}: ${message}`);
 }
 
 export function parseDeb822(text: string): Paragraph[] {
@@ -27,16 +27,16 @@ export function parseDeb822(text: string): Paragraph[] {
     }
     if (line.startsWith('#') && !cur) continue;
     if (line.startsWith(' ') || line.startsWith('\t')) {
-      if (!cur || last === undefined) throw new Deb822Error(n, 'a continuation line with no field before it');
+      if (!cur || last === undefined) notDeb822(n, 'a continuation line with no field before it');
       cur.set(last, `${cur.get(last)!}\n${line.slice(1)}`);
       continue;
     }
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon) : '';
-    if (!/^[!-9;-~]+$/.test(name) || name.startsWith('-')) throw new Deb822Error(n, `not a "Field: value" line: ${JSON.stringify(line.slice(0, 80))}`);
+    if (!/^[!-9;-~]+$/.test(name) || name.startsWith('-')) notDeb822(n, `not a "Field: value" line: ${JSON.stringify(line.slice(0, 80))}`);
     cur ??= new Map();
     const key = name.toLowerCase();
-    if (cur.has(key)) throw new Deb822Error(n, `field ${name} appears twice in one paragraph`);
+    if (cur.has(key)) notDeb822(n, `field ${name} appears twice in one paragraph`);
     cur.set(key, line.slice(colon + 1).trim());
     last = key;
   }

@@ -1,8 +1,8 @@
 // The packages of an image, from its dpkg database (/var/lib/dpkg/status, deb822; dpkg's
 // "Package", "Version", "Architecture", "Source", "Status" fields, deb-control(5)). Every package
 // whose files are on disk counts: the `dpkg-query -W` view of a freshly built tree.
-import { ImagingError } from '../errors';
-import { Deb822Error, parseDeb822 } from './deb822';
+import { ImagingError, isImagingError } from '../errors';
+import { parseDeb822 } from './deb822';
 
 export const DPKG_STATUS = '/var/lib/dpkg/status';
 
@@ -32,7 +32,7 @@ export function parseDpkgStatus(text: string): DebPackage[] {
   try {
     paragraphs = parseDeb822(text);
   } catch (e) {
-    if (e instanceof Deb822Error) malformed(e.message);
+    if (isImagingError(e, 'input')) malformed(e.message);
     throw e;
   }
   const out: DebPackage[] = [];
