@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { Digester } from '../digest';
 import { currentSandbox, type Sandbox } from '../host/sandbox';
+import { hasControl } from '../model/text-rules';
 import { checkImage, QEMU_FORMAT } from './boot/image';
 import { ImagingError } from './errors';
 import { runTool, runToolOutput } from './run';
@@ -86,8 +87,7 @@ export async function diffImages(imageA: string, imageB: string, o: DiffOptions 
 /** A value as printed: bounded, control characters escaped. */
 export function shownValue(v: string | null): string {
   if (v === null) return '(absent)';
-  // eslint-disable-next-line no-control-regex
-  const s = /[\u0000-\u001f\u007f]/.test(v) ? JSON.stringify(v) : v;
+  const s = hasControl(v) ? JSON.stringify(v) : v;
   return s.length > MAX_SHOWN ? `${s.slice(0, MAX_SHOWN)}…` : s;
 }
 

@@ -44,7 +44,7 @@ describe('appliance-forge plan / apply', () => {
     const spdx = JSON.parse(readFileSync(`${saved!}.spdx.json`, 'utf8')) as { packages: Array<{ SPDXID: string; name: string; checksums?: Array<{ checksumValue: string }> }> };
     expect(spdx.packages[0]).toMatchObject({ SPDXID: 'SPDXRef-Image', name: 'example-web-1.0.qcow2', checksums: [{ algorithm: 'SHA256', checksumValue: announced }] });
     const cdx = JSON.parse(readFileSync(`${saved!}.cdx.json`, 'utf8')) as { components: Array<{ name: string; purl?: string }> };
-    expect(cdx.components.find((c) => c.name === 'nginx')?.purl).toMatch(/^pkg:deb\/debian\/nginx@[^?]+\?arch=amd64&distro=debian-12$/);
+    expect(cdx.components.find((c) => c.name === 'nginx')?.purl).toMatch(/^pkg:deb\/debian\/nginx@[^?]+\?arch=amd64&distro=debian-13$/);
     expect(cdx.components.filter((c) => c.purl !== undefined)).toHaveLength(spdx.packages.length - 1);
     const third = await runCli(['apply', 'local.yml', '--output', 'out', '--json'], { cwd: dir, env: creds });
     expect(third.code, third.stderr).toBe(0);

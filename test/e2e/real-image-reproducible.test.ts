@@ -4,7 +4,7 @@
 // the same sha256 for the raw and the qcow2. A changed software file changes the digests, and `diff` names
 // that file. The image then boots by the fast path (its kernel started by QEMU) until nginx answers 200 on a
 // forwarded loopback port, and its SBOM says Debian 12. Costs: two cold OS layers, three applies, one boot.
-import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -29,9 +29,9 @@ describe.runIf(process.getuid?.() === 0)('real image, reproducible: Debian 12 tw
     const pick = (ext: string): string => {
       const f = files.find((x) => x.endsWith(ext));
       expect(f, JSON.stringify(files)).toBeDefined();
-      // Kept under its tag: a later apply in the same data folder replaces the output.
+      // Kept under its tag (moved: a copy would write the raw disk's holes): a later apply replaces the output.
       const kept = path.join(dir, `${tag}${ext}`);
-      copyFileSync(f!, kept);
+      renameSync(f!, kept);
       return kept;
     };
     return { qcow2: pick('.qcow2'), raw: pick('.raw') };

@@ -23,7 +23,7 @@ describe('parseDeclaration', () => {
     const d = r.declaration!;
     expect(d.stack.name).toBe('example-web');
     expect(d.stack.version).toBe('1.0');
-    expect(d.stack.os).toMatchObject({ name: 'Debian', version: '12', arch: 'x86_64', profile: 'Minimal' });
+    expect(d.stack.os).toMatchObject({ name: 'Debian', version: '13', arch: 'x86_64', profile: 'Minimal' });
     expect(d.stack.packages.map((p) => p.name)).toEqual(['curl', 'nginx']);
     expect(d.stack.bundles[0]!.files.map((f) => [f.name, f.rights, f.destination])).toEqual([
       ['index.html', '0644', '/var/www/example/'],

@@ -3,7 +3,7 @@
 // CycloneDX serial number are a name-based UUID of the image's sha256), `created` given by the caller
 // (SOURCE_DATE_EPOCH for a reproducible build), so one image gives the same bytes every time.
 import { createHash } from 'node:crypto';
-import { SERVICE_VERSION } from '../../server/version';
+import { SERVICE_VERSION } from '../../version';
 import type { ImageContents, SbomPackage } from './contents';
 import { NOASSERTION } from './license';
 
