@@ -560,8 +560,12 @@ describe('the bundled GitHub Action', () => {
       expect(path.dirname(file)).toBe(path.join(cwd, 'images'));
       // Checked by tools that are not ours: the digest, and the format of the file written.
       expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result.images[0]!.sha256);
-      const format = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file], { encoding: 'utf8' })) as { format: string }).format;
-      expect(format).toBe({ QCOW2: 'qcow2', VHD: 'vpc' }[result.images[0]!.format]);
+      // A fixed VHD is the raw disk and a footer, which qemu-img's probe takes for raw: read it as the format it
+      // should be, and for a VHD check the footer's cookie at the end of the file.
+      const expected = { QCOW2: 'qcow2', VHD: 'vpc' }[result.images[0]!.format]!;
+      const format = (JSON.parse(execFileSync('qemu-img', ['info', '-f', expected, '--output=json', file], { encoding: 'utf8' })) as { format: string }).format;
+      expect(format).toBe(expected);
+      if (expected === 'vpc') expect(execFileSync('bash', ['-c', 'tail -c 512 "$1" | head -c 8', '-', file], { encoding: 'utf8' })).toBe('conectix');
       const saved = JSON.parse(readFileSync(path.join(runnerTemp(cwd), 'appliance-forge/credentials.json'), 'utf8')) as { secretKey: string };
       expect(r.stdout).toContain(`::add-mask::${saved.secretKey}`);
       expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(saved.secretKey);
