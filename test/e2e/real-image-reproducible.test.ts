@@ -75,15 +75,16 @@ describe.runIf(process.getuid?.() === 0)('real image, reproducible: Debian 12 tw
     expect(r.code, r.stderr + r.stdout.slice(-2000)).toBe(0);
     const doc = JSON.parse(r.stdout) as { ok: boolean; path: string; http: { status: number } };
     expect(doc).toMatchObject({ ok: true, path: 'direct-kernel', http: { status: 200 } });
-    const cdx = JSON.parse(readFileSync(path.join(dir, 'out-c', `${path.basename(firstImage(dir, 'out-c', '.qcow2'))}.cdx.json`), 'utf8')) as { components: Array<{ name: string; purl?: string }> };
+    // The SBOMs stay where apply saved them, beside the image it wrote (the image itself was moved aside).
+    const cdx = JSON.parse(readFileSync(savedFile(dir, 'out-c', '.qcow2.cdx.json'), 'utf8')) as { components: Array<{ name: string; purl?: string }> };
     expect(cyclonedxValidator()(cdx)).toEqual([]);
     const nginx = cdx.components.find((x) => x.name === 'nginx');
     expect(nginx?.purl).toMatch(/^pkg:deb\/debian\/nginx@.*distro=debian-12/);
   }, 900_000);
 });
 
-/** The one image file of `ext` that apply wrote to `out`. */
-function firstImage(dir: string, out: string, ext: string): string {
+/** The one file whose name ends with `ext` that apply wrote to `out`. */
+function savedFile(dir: string, out: string, ext: string): string {
   const names = execFileSync('ls', [path.join(dir, out)], { encoding: 'utf8' }).split('\n').filter((n) => n.endsWith(ext));
   expect(names).toHaveLength(1);
   return path.join(dir, out, names[0]!);
