@@ -6,7 +6,7 @@
 // Needs root and the build prerequisites (`bash scripts/prereqs.sh build`); build first:
 // `npx tsc -p tsconfig.json && node bench/real-image.mjs`. Takes a few minutes (two full downloads).
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,7 @@ if (process.getuid?.() !== 0) {
 }
 
 const dir = mkdtempSync('/var/tmp/forge-bench-image-');
+chmodSync(dir, 0o711); // its caches: the build's user namespace root passes through (src/host/sandbox.ts)
 const run = (cmd, args, env = process.env) =>
   new Promise((resolve, reject) => {
     const t0 = performance.now();
