@@ -103,7 +103,8 @@ try {
   const { server, apply } = last.srv;
   try {
     const cold = last.cold;
-    const files1 = JSON.parse(cold.out).files;
+    // `apply --json` prints one event per line, then its result: the last line with `files`.
+    const files1 = cold.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).findLast((x) => Array.isArray(x.files)).files;
     console.log(`cold apply vs bare mmdebstrap, median of ${REPS} pairs: ${median.cold.toFixed(1)} s vs ${median.bare.toFixed(1)} s = ${median.ratio.toFixed(2)} (all: ${pairs.map((p) => p.ratio.toFixed(2)).join(', ')})`);
 
     // 3. A software-only change: one file of the bundle edited.
