@@ -6,7 +6,7 @@ import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-export type DigestAlgorithm = 'md5' | 'sha256' | 'sha512';
+export type DigestAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha512';
 export type DigestsOf<A extends DigestAlgorithm> = { readonly size: number } & { readonly [K in A]: string };
 
 export class Digester<A extends DigestAlgorithm> {

@@ -3,7 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Digester, type DigestAlgorithm } from '../digest';
+import { Digester } from '../digest';
 import { isRecord, type Answer, type CallOptions, type Connection } from './http';
 import type { Session } from './keystone';
 
@@ -122,7 +122,7 @@ export async function waitForActive(conn: Connection, s: Session, id: string): P
 }
 
 async function* hashedChunks(
-  file: string, d: Digester<DigestAlgorithm>, onBytes: (loaded: number) => void,
+  file: string, d: Digester<'md5' | 'sha512' | 'sha256'>, onBytes: (loaded: number) => void,
 ): AsyncGenerator<Uint8Array> {
   // for-await closes the file when undici stops pulling (abort, dropped connection).
   for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {

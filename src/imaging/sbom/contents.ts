@@ -2,8 +2,7 @@
 // the distribution (os-release), and the appliance's own software files with their digests. The tree
 // is the image's and may be hostile: every read goes through readTreeFile (no link followed out of it,
 // sizes bounded) and is parsed here, never by a host tool.
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { digestFile } from '../../digest';
 import { ImagingError } from '../errors';
 import { destinationSegments } from '../destination';
 import type { ImageFile } from '../staging';
@@ -67,14 +66,10 @@ async function readDistro(tree: string): Promise<ImageContents['distro']> {
   return undefined;
 }
 
-async function fileDigests(source: string): Promise<{ sha256: string; sha1: string }> {
-  const sha256 = createHash('sha256');
-  const sha1 = createHash('sha1');
-  for await (const chunk of createReadStream(source)) {
-    sha256.update(chunk as Buffer);
-    sha1.update(chunk as Buffer);
-  }
-  return { sha256: sha256.digest('hex'), sha1: sha1.digest('hex') };
+/** A software file's SHA-256 and SHA-1 (SPDX requires SHA-1 for files), by the project's one digester. */
+async function digests(source: string): Promise<{ sha256: string; sha1: string }> {
+  const { sha256, sha1 } = await digestFile(source, ['sha256', 'sha1']);
+  return { sha256, sha1 };
 }
 
 /** The image's contents, read from its tree (before it is removed) and the appliance's file list. */
@@ -83,7 +78,7 @@ export async function readImageContents(tree: string, files: readonly ImageFile[
   const packages: SbomPackage[] = [];
   for (const p of debs) packages.push({ ...p, license: await readLicense(tree, p.name) });
   const listed: SbomFile[] = [];
-  for (const f of files) listed.push({ path: `/${destinationSegments(f.destination).join('/')}`, ...(await fileDigests(f.source)) });
+  for (const f of files) listed.push({ path: `/${destinationSegments(f.destination).join('/')}`, ...(await digests(f.source)) });
   listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { distro: await readDistro(tree), packages, files: listed };
 }
