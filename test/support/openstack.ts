@@ -93,3 +93,38 @@ export function randomFile(path: string, bytes: number): void {
     closeSync(fd);
   }
 }
+
+/**
+ * Remove every Glance image created since `sinceMs` by anyone, when the loopback OpenStack of
+ * ../shared/openstack is running: a test run's publications (kept by tests that check what Glance
+ * holds, or left by a killed server) would otherwise fill the machine's disk run after run.
+ * Returns how many were removed; nothing when no such OpenStack runs.
+ */
+export async function sweepGlanceSince(sinceMs: number): Promise<number> {
+  const envFile = `${process.env.OPENSTACK_STATE_DIR ?? '/var/tmp/openstack-it'}/openstack.env`;
+  if (!existsSync(envFile)) return 0;
+  const v = parseEnvFile(readFileSync(envFile, 'utf8'));
+  const glanceUrl = v.OPENSTACK_GLANCE_URL;
+  if (!glanceUrl || new URL(glanceUrl).hostname !== '127.0.0.1') return 0;
+  const env: OpenStackEnv = {
+    keystoneUrl: v.OPENSTACK_KEYSTONE_URL ?? '', glanceUrl, domain: v.OS_USER_DOMAIN_NAME ?? 'Default',
+    admin: { login: v.OS_USERNAME ?? '', password: v.OS_PASSWORD ?? '', project: v.OS_PROJECT_NAME ?? '' },
+    user: { login: '', password: '', project: '' },
+  };
+  const token = await adminToken(env);
+  const since = new Date(sinceMs).toISOString().replace(/\.\d+Z$/, 'Z');
+  let removed = 0;
+  let next: string | undefined = `/v2/images?limit=200&created_at=gte:${since}`;
+  for (let pages = 0; next !== undefined && pages < 50; pages++) {
+    const res = await request(`${glanceUrl}${next}`, { headers: { 'x-auth-token': token, accept: 'application/json' } });
+    const body = (await res.body.json()) as { images?: Array<{ id: string }>; next?: string };
+    if (res.statusCode !== 200) throw new Error(`Glance list failed: ${res.statusCode}`);
+    for (const { id } of body.images ?? []) {
+      const del = await request(`${glanceUrl}/v2/images/${id}`, { method: 'DELETE', headers: { 'x-auth-token': token } });
+      await del.body.dump();
+      if (del.statusCode === 204) removed++;
+    }
+    next = body.next;
+  }
+  return removed;
+}
