@@ -43,6 +43,14 @@ export function peakRssMiB(pid) {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** CPU time (user + system) a process has used so far, in ms; its threads included (/proc/PID/stat). */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields 14 and 15 (utime, stime), in clock ticks (100 a second on Linux): the 12th and 13th after the command's `)`.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
 /** One line for the runner's summary table. */
 export function summary(bench, metric, value, baseline, ratio, note = '') {
   console.log(`BENCH ${JSON.stringify({ bench, metric, value, baseline, ratio, note })}`);
