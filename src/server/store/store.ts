@@ -125,7 +125,7 @@ export class Store {
       this.lookedThisTurn = true;
       setImmediate(() => (this.lookedThisTurn = false));
     }
-    const dv = (this.sql('PRAGMA data_version').get() as { data_version: unknown }).data_version;
+    const dv = this.db.dataVersion();
     if (dv !== this.seenDataVersion) {
       this.seenDataVersion = dv;
       this.writes++;
