@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bareServer, peakRssMiB, referenceServer, summary } from './lib/servers.mjs';
+import { bareServer, cpuMs, peakRssMiB, referenceServer, resetPeakRss, summary, threadCpuMs } from './lib/servers.mjs';
 
 const require = createRequire(import.meta.url);
 const { createUser } = require('../dist/src/server/index.js');
@@ -48,23 +48,39 @@ const ref = await referenceServer(join(dir, 'data'), ['--no-catalog-refresh']);
 const client = createClient({ url: ref.url, auth: alice, timeoutMs: 600_000 });
 try {
   console.log(`upload bench: ${MIB} MiB of random bytes (node ${process.version})`);
+  const rawOwn0 = process.cpuUsage();
+  const sink0 = cpuMs(bare.proc.pid);
   let t0 = performance.now();
   await rawCopy(bare.url);
   const rawMs = performance.now() - t0;
+  const rawOwn = process.cpuUsage(rawOwn0);
+  const rawCpu = `client ${((rawOwn.user + rawOwn.system) / 1000).toFixed(0)} ms, sink ${cpuMs(bare.proc.pid) - sink0} ms`;
   const sw = await client.mySoftware_create({ uid: 'alice', body: { name: 'bench', version: '1' } });
   const art = await client.mySoftwareArtifact_add({ uid: 'alice', msid: String(sw.dbId), body: { kind: 'SoftwareFile', name: 'payload.bin' } });
+  // The server's peak before the upload (its start: modules, the catalog) apart from the upload's own.
+  const startRss = peakRssMiB(ref.proc.pid);
+  resetPeakRss(ref.proc.pid);
+  const threads0 = threadCpuMs(ref.proc.pid);
+  const own0 = process.cpuUsage();
   t0 = performance.now();
   const done = await client.upload({ uid: 'alice', msid: String(sw.dbId), said: String(art.dbId), fileName: 'payload.bin' }, { file });
   const refMs = performance.now() - t0;
+  const own = process.cpuUsage(own0);
+  const threads = Object.entries(threadCpuMs(ref.proc.pid))
+    .map(([k, v]) => [k, v - (threads0[k] ?? 0)])
+    .filter(([, v]) => v >= 50)
+    .sort((a, b) => b[1] - a[1]);
   if (done.size !== size) throw new Error(`server stored ${done.size} bytes of ${size}`);
   if (done.sha256sum !== expected.sha256 || done.md5sum !== expected.md5) throw new Error(`server checksums ${done.sha256sum} ${done.md5sum} differ from openssl's ${expected.sha256} ${expected.md5}`);
   const clientRss = process.resourceUsage().maxRSS / 1024;
   const serverRss = peakRssMiB(ref.proc.pid);
   const ratio = mibps(refMs) / mibps(rawMs);
-  console.log(`  raw loopback copy (node:http sink)      ${mibps(rawMs).toFixed(0).padStart(6)} MiB/s  (${rawMs.toFixed(0)} ms)`);
+  console.log(`  raw loopback copy (node:http sink)      ${mibps(rawMs).toFixed(0).padStart(6)} MiB/s  (${rawMs.toFixed(0)} ms; CPU ${rawCpu})`);
   console.log(`  client.upload → reference server        ${mibps(refMs).toFixed(0).padStart(6)} MiB/s  (${refMs.toFixed(0)} ms; sha256 + md5 + fsync on the server, checked against openssl)   ratio ${ratio.toFixed(2)}`);
-  console.log(`  peak RSS: client ${clientRss.toFixed(0)} MiB, reference server ${serverRss.toFixed(0)} MiB (file ${MIB} MiB)`);
-  summary('upload', `${MIB} MiB upload MiB/s`, Math.round(mibps(refMs)), Math.round(mibps(rawMs)), ratio, `peak RSS client ${clientRss.toFixed(0)} MiB, server ${serverRss.toFixed(0)} MiB`);
+  // Where the CPU went (what bounds the ratio on 2 cores): each thread of the server, this process (the client).
+  console.log(`  CPU during the upload: server ${threads.map(([k, v]) => `${k} ${v} ms`).join(', ')}; client ${((own.user + own.system) / 1000).toFixed(0)} ms (user ${(own.user / 1000).toFixed(0)}, system ${(own.system / 1000).toFixed(0)})`);
+  console.log(`  peak RSS: client ${clientRss.toFixed(0)} MiB, reference server ${serverRss.toFixed(0)} MiB during the upload (${startRss.toFixed(0)} MiB at its start) (file ${MIB} MiB)`);
+  summary('upload', `${MIB} MiB upload MiB/s`, Math.round(mibps(refMs)), Math.round(mibps(rawMs)), ratio, `peak RSS client ${clientRss.toFixed(0)} MiB, server ${serverRss.toFixed(0)} MiB (${startRss.toFixed(0)} MiB at start)`);
 } finally {
   await client.close();
   await ref.stop();

@@ -2,7 +2,7 @@
 // node:http child serving fixed bytes or sinking uploads (the baselines), peak RSS of a child, and a
 // summary line `BENCH {json}` that scripts/run-benches.mjs collects into its table.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 // BENCH_CLI: another build's command line, for a "before" figure measured the same way.
@@ -41,6 +41,33 @@ export const bareServer = (routes = {}) => child(['-e', BARE, JSON.stringify(rou
 export function peakRssMiB(pid) {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** CPU time (user + system) of a /proc stat line, in ms. */
+function statCpuMs(stat) {
+  // Fields 14 and 15 (utime, stime), in clock ticks (100 a second on Linux): the 12th and 13th after the command's `)`.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** CPU time (user + system) a process has used so far, in ms; its threads included (/proc/PID/stat). */
+export function cpuMs(pid) {
+  return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** CPU time so far of each thread of a process, in ms, by `name/tid` (`main` for the main thread; Node names its worker threads `node`). */
+export function threadCpuMs(pid) {
+  const out = {};
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+    out[Number(t) === pid ? 'main' : `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}/${t}`] = statCpuMs(stat);
+  }
+  return out;
+}
+
+/** Forget a process's peak RSS so far (Linux `clear_refs` 5): the next peakRssMiB is the peak from now on. */
+export function resetPeakRss(pid) {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
 /** One line for the runner's summary table. */

@@ -2,7 +2,7 @@
 // documents, common headers, one error handler, every operation by id (http/register.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { OperationId } from '../model/operations';
 import { Authenticator } from './auth/authenticate';
 import { DEFAULT_LIMITS } from '../model/limits';
@@ -59,6 +59,8 @@ export function buildServer(deps: ServerDeps): BuiltServer {
           },
         }
       : false,
+    // Errors only: no request line to tie a record to, so no per-request child logger (a pino child per request).
+    ...(deps.logger === 'errors' ? { childLoggerFactory: (logger: FastifyBaseLogger) => logger } : {}),
     bodyLimit: limits.bodyBytes,
     // Slow clients: head, whole request and idle bounds, each a 408 uforgeError.
     // A missing Host is refused below with a uforgeError body (Node's own 400 has none).
@@ -86,11 +88,13 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     app.addContentTypeParser(t, { parseAs: 'string', bodyLimit: limits.bodyBytes }, (_req, body, done) => done(null, body));
   }
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.raw.httpVersion === '1.1' && !request.headers.host) throw new ServiceError(400, 'an HTTP/1.1 request needs a Host header');
+  // Synchronous (done): an async hook costs every request a promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.raw.httpVersion === '1.1' && !request.headers.host) return done(new ServiceError(400, 'an HTTP/1.1 request needs a Host header'));
     reply.header('Server', `appliance-forge/${ctx.version}`);
     reply.header('version', ctx.version);
     reply.header('Content-Language', 'en');
+    done();
   });
 
   app.setErrorHandler((err, request, reply) => {

@@ -68,6 +68,22 @@ describe('caches of the server', () => {
     expect((await c.appliance_get({ uid: 'alice', aid })).mySoftwareList?.map((s) => s.name)).toEqual(['tool-renamed']);
   });
 
+  it('answers a kept view in each format asked for, each encoding kept with it and dropped with it', async () => {
+    const xml = as(alice);
+    const json = createClient({ url, auth: alice, retry: false, format: 'json' });
+    clients.push(json);
+    const app = await xml.appliance_create({ uid: 'alice', body: { name: 'both-formats', version: '1', distributionUri: 'distributions/1' } });
+    const aid = app.dbId!;
+    const misses = viewCache(built.ctx).misses;
+    for (let i = 0; i < 2; i++) {
+      expect(await json.appliance_get({ uid: 'alice', aid })).toEqual(await xml.appliance_get({ uid: 'alice', aid }));
+    }
+    expect(viewCache(built.ctx).misses).toBe(misses + 1);
+    await json.appliance_update({ uid: 'alice', aid, body: { description: 'after' } });
+    expect((await xml.appliance_get({ uid: 'alice', aid })).description).toBe('after');
+    expect((await json.appliance_get({ uid: 'alice', aid })).description).toBe('after');
+  });
+
   it('lists from kept views; a created, changed or deleted appliance shows in the next list', async () => {
     const c = as(alice);
     const cache = viewCache(built.ctx);

@@ -73,20 +73,30 @@ export class Authenticator {
     });
   }
 
-  /** The caller, or a 401; an address past its failure limit gets a 429 whatever it sends. */
-  async authenticate(rawUrl: string, authorization: string | undefined, address = ''): Promise<Caller> {
+  /**
+   * The caller, or a 401; an address past its failure limit gets a 429 whatever it sends. A signature is
+   * checked at once (no promise: a signed GET is most of the traffic); Basic answers a promise (scrypt).
+   */
+  authenticate(rawUrl: string, authorization: string | undefined, address = ''): Caller | Promise<Caller> {
     const wait = this.limiter.retryAfter(address);
     if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
-    try {
-      return await this.verify(rawUrl, authorization);
-    } catch (e) {
-      // Only credentials that were presented and refused count: a first request without any is no guess.
+    // Each request sees the commits of other connections made before it (a key removed elsewhere).
+    this.store.lookForCommits();
+    // Only credentials that were presented and refused count: a first request without any is no guess.
+    const refused = (e: unknown): never => {
       if (authorization !== undefined || /[?&](apiKey|signature)=/.test(rawUrl)) this.limiter.fail(address);
       throw e;
+    };
+    try {
+      const signed = this.verifySigned(rawUrl);
+      return signed ?? this.verifyBasic(authorization).catch(refused);
+    } catch (e) {
+      return refused(e);
     }
   }
 
-  private async verify(rawUrl: string, authorization: string | undefined): Promise<Caller> {
+  /** The caller of a signed target; undefined when the target carries no signature. */
+  private verifySigned(rawUrl: string): Caller | undefined {
     const signed = parseSignedTarget(rawUrl, this.servicePath);
     if (signed) {
       const holder = this.keyHolder(signed.publicKey);
@@ -95,6 +105,10 @@ export class Authenticator {
       return { login: holder.login, admin: holder.admin, via: 'signature', ...(holder.readOnly ? { readOnly: true } : {}) };
     }
     if (/[?&]signature=/.test(rawUrl)) throw unauthorized('malformed API key signature (apiKey, then signature last)');
+    return undefined;
+  }
+
+  private async verifyBasic(authorization: string | undefined): Promise<Caller> {
     const basic = parseBasicAuthorization(authorization);
     if (basic) {
       const user = this.store.getUser(basic.login);

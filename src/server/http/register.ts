@@ -3,11 +3,12 @@
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
-import { decodeBody, encode, encodeListChunks, formatOfAccept, MEDIA_TYPE } from '../../codec';
+import { decodeBody, encode, encodeListChunks, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
 import { operations, type Operation, type OperationId } from '../../model/operations';
 import type { DocumentRoot } from '../../model/resources';
 import type { Authenticator, Caller } from '../auth/authenticate';
 import type { Ctx } from '../context';
+import { isDeepFrozen } from '../deep-freeze';
 import { badRequest, forbidden, notFound, ServiceError } from '../service-error';
 import { baseUrlOf } from './errors';
 import { etagOfText, httpDate, notModified, quoteEtag } from './conditional';
@@ -59,8 +60,21 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
     const route = (request: FastifyRequest, reply: FastifyReply) => run(o, op, handler, request, reply);
     // Who is calling is known before a byte of the body is read: an unauthenticated client cannot make
     // the server read (and hold) a document or an upload.
-    const onRequest = async (request: FastifyRequest): Promise<void> => {
-      callers.set(request, op.id === 'uforgeStatus_get' ? { login: '', admin: false } : await o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip));
+    // A signature is checked synchronously: the hook then costs no promise.
+    const onRequest = (request: FastifyRequest, _reply: FastifyReply, done: (e?: Error) => void): void => {
+      const known = (caller: Caller): void => {
+        callers.set(request, caller);
+        done();
+      };
+      if (op.id === 'uforgeStatus_get') return known({ login: '', admin: false });
+      let caller: Caller | Promise<Caller>;
+      try {
+        caller = o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip);
+      } catch (e) {
+        return done(e as Error);
+      }
+      if (caller instanceof Promise) caller.then(known, done);
+      else known(caller);
     };
     if (op.binary === 'upload') {
       // Uploads take the raw bytes as a stream, whatever their type (never buffered).
@@ -187,17 +201,36 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
   if ('items' in r) return sendList(request, reply, r);
   const d = r;
   const format = formatOfAccept(request.headers.accept);
-  const body = encode(format, d.root, d.value);
-  const rec = d.value as { digest?: string; lastModified?: string };
-  const etag = rec.digest ? quoteEtag(rec.digest) : etagOfText(body);
+  const { body, etag, lastModified } = encoded(format, d);
   reply.header('ETag', etag);
-  if (rec.lastModified) reply.header('Last-Modified', httpDate(rec.lastModified));
-  if (conditional && notModified(request.headers, etag, rec.lastModified)) return reply.code(304).send();
+  if (lastModified) reply.header('Last-Modified', lastModified.http);
+  if (conditional && notModified(request.headers, etag, lastModified?.iso)) return reply.code(304).send();
   if (d.location !== undefined) reply.header('Location', `${baseUrl}/${d.location}`);
   return reply
     .code(d.location !== undefined ? 201 : 200)
     .type(`${MEDIA_TYPE[format]}; charset=utf-8`)
     .send(body);
+}
+
+interface Encoded {
+  readonly body: string;
+  readonly etag: string;
+  readonly lastModified?: { readonly iso: string; readonly http: string };
+}
+
+/** Encodings of immutable documents (kept views), per format: the same object is the same bytes. */
+const encodings = new WeakMap<object, Partial<Record<Format, Encoded>>>();
+
+/** The document's text, ETag and Last-Modified, made once for as long as a kept view lives. */
+function encoded(format: Format, d: DocResult): Encoded {
+  const keep = isDeepFrozen(d.value);
+  const kept = keep ? encodings.get(d.value)?.[format] : undefined;
+  if (kept) return kept;
+  const body = encode(format, d.root, d.value);
+  const { digest, lastModified } = d.value as { digest?: string; lastModified?: string };
+  const e = { body, etag: digest ? quoteEtag(digest) : etagOfText(body), ...(lastModified ? { lastModified: { iso: lastModified, http: httpDate(lastModified) } } : {}) };
+  if (keep) encodings.set(d.value, { ...encodings.get(d.value), [format]: e });
+  return e;
 }
 
 /**
