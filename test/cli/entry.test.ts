@@ -18,7 +18,7 @@ describe('the entry and the one-file build', () => {
     if (!existsSync(path.join(root, 'dist/src/cli/cli.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
     // Real path: node_modules may be a link, and Node names loaded files by their real paths.
     copy = realpathSync(mkdtempSync(path.join(root, 'node_modules', '.af-entry-')));
-    for (const f of ['package.json', 'dist/src', 'data', 'examples']) cpSync(path.join(root, f), path.join(copy, f), { recursive: true });
+    for (const f of ['package.json', 'dist/src', 'dist/data', 'data', 'examples']) cpSync(path.join(root, f), path.join(copy, f), { recursive: true });
     // The build script writes beside itself: run a copy of it in the copy.
     cpSync(path.join(root, 'scripts/build-cli.mjs'), path.join(copy, 'scripts/build-cli.mjs'));
     cpSync(path.join(root, 'src'), path.join(copy, 'src'), { recursive: true });
@@ -70,6 +70,6 @@ describe('the entry and the one-file build', () => {
     // The package's files a no-op plan loads through the build: the entry and the build (fastify is not the package's).
     expect(counted.stderr).toContain('MODULES 2\n');
     const countedTree = plan(['-r', path.join(copy, 'count.js')]);
-    expect(Number(/MODULES (\d+)/.exec(countedTree.stderr)?.[1])).toBeGreaterThan(300);
+    expect(Number(/MODULES (\d+)/.exec(countedTree.stderr)?.[1])).toBeGreaterThan(100);
   }, 120_000);
 });
