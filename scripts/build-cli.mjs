@@ -7,13 +7,42 @@
 // embedded server names it to install when it is missing) and better-sqlite3 (a native addon). Each file
 // is written beside its place and renamed over it, so a command started meanwhile reads a whole one.
 import { build } from 'esbuild';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist/cli');
 const ENTRIES = { 'appliance-forge': 'src/cli/cli.ts', 'in-namespace-main': 'src/imaging/in-namespace-main.ts' };
+
+// undici's index loads all of undici at once (fetch, WebSocket, caches with node:sqlite, mocks, HTTP/2):
+// the bundle takes the classes the sources import from their own modules, with the request methods the
+// index adds to every dispatcher, and `request` (image builds only) from the whole package on first use.
+const UNDICI = `const Dispatcher = require('undici/lib/dispatcher/dispatcher');
+Object.assign(Dispatcher.prototype, require('undici/lib/api'));
+let whole;
+module.exports = {
+  Pool: require('undici/lib/dispatcher/pool'),
+  Agent: require('undici/lib/dispatcher/agent'),
+  EnvHttpProxyAgent: require('undici/lib/dispatcher/env-http-proxy-agent'),
+  get request() { return (whole ??= require('undici/index.js')).request; },
+};`;
+const UNDICI_NAMES = ['Pool', 'Agent', 'EnvHttpProxyAgent', 'request'];
+// A name imported from undici that the module above lacks would be undefined at run time: refused here.
+for (const file of readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
+  for (const m of readFileSync(path.join(root, 'src', file), 'utf8').matchAll(/import \{([^}]*)\} from 'undici'/g)) {
+    const names = m[1].split(',').map((n) => n.trim()).filter((n) => n && !n.startsWith('type '));
+    const missing = names.filter((n) => !UNDICI_NAMES.includes(n));
+    if (missing.length) throw new Error(`src/${file} imports ${missing.join(', ')} from undici: add it to scripts/build-cli.mjs`);
+  }
+}
+const slimUndici = {
+  name: 'slim-undici',
+  setup(b) {
+    b.onResolve({ filter: /^undici$/ }, (args) => (args.importer.includes('node_modules') ? undefined : { path: 'undici', namespace: 'slim-undici' }));
+    b.onLoad({ filter: /.*/, namespace: 'slim-undici' }, () => ({ contents: UNDICI, loader: 'js', resolveDir: root }));
+  },
+};
 
 const result = await build({
   absWorkingDir: root,
@@ -25,6 +54,7 @@ const result = await build({
   format: 'cjs',
   write: false,
   external: ['better-sqlite3', 'fastify'],
+  plugins: [slimUndici],
   // Names kept for stack traces; whitespace and syntax minified: a smaller file to read and compile on a cold cache.
   minifyWhitespace: true,
   minifySyntax: true,
