@@ -2,8 +2,9 @@
 // `appliance-forge`'s entry: it imports nothing of the command line, so that Node's compile cache is on
 // before any of it is compiled, then runs the command line (cli.ts) from its one-file build
 // dist/cli/appliance-forge.js (scripts/build-cli.mjs: one file read and compiled instead of ~450 modules
-// resolved one by one) unless this module is newer than that build (a `tsc` since the last build), else
-// from this module tree.
+// resolved one by one), else from this module tree. An installed package (under node_modules, where npm
+// gives its files the time they were unpacked) runs the build whenever it has one; a checkout runs it
+// unless this module is newer (a `tsc` since the last build).
 import { statSync } from 'node:fs';
 import nodeModule from 'node:module';
 import path from 'node:path';
@@ -21,12 +22,14 @@ function modified(file: string): number {
   }
 }
 
-/** The command line to run: the one-file build when it is at least as new as this module, else the tree. */
+/** The command line to run: the one-file build (when it is not older than this module, in a checkout), else the tree. */
 export function loadCli(): Cli {
   // Node ≥ 22.1 keeps the compiled code (NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE as Node documents them).
   (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   const load = nodeModule.createRequire(__filename);
-  const bundled = modified(CLI_BUNDLE) >= modified(__filename);
+  const built = modified(CLI_BUNDLE);
+  const installed = __dirname.split(path.sep).includes('node_modules');
+  const bundled = built >= 0 && (installed || built >= modified(__filename));
   return load(bundled ? CLI_BUNDLE : './cli') as Cli;
 }
 

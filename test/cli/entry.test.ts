@@ -1,9 +1,10 @@
 // The command's entry (src/cli/main.ts) and its one-file build (scripts/build-cli.mjs), on a copy of the
-// build inside node_modules/ (so that fastify resolves as in an installed package): the entry runs the
-// build when it is at least as new as the entry, the module tree otherwise; through the build a no-op
+// build (a checkout's layout, its node_modules a link to this one's): the entry runs the build when it is
+// at least as new as the entry, the module tree otherwise (the installed package: test/package/pack.test.ts); through the build a no-op
 // plan loads a handful of the package's files instead of hundreds, and prints and exits exactly as the tree does.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -16,8 +17,9 @@ describe('the entry and the one-file build', () => {
   let data: string;
   beforeAll(() => {
     if (!existsSync(path.join(root, 'dist/src/cli/cli.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
-    // Real path: node_modules may be a link, and Node names loaded files by their real paths.
-    copy = realpathSync(mkdtempSync(path.join(root, 'node_modules', '.af-entry-')));
+    // Real path: Node names loaded files by their real paths.
+    copy = realpathSync(mkdtempSync(path.join(tmpdir(), 'af-entry-')));
+    symlinkSync(path.join(root, 'node_modules'), path.join(copy, 'node_modules'));
     for (const f of ['package.json', 'dist/src', 'dist/data', 'data', 'examples']) cpSync(path.join(root, f), path.join(copy, f), { recursive: true });
     // The build script writes beside itself: run a copy of it in the copy.
     cpSync(path.join(root, 'scripts/build-cli.mjs'), path.join(copy, 'scripts/build-cli.mjs'));
