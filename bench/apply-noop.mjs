@@ -5,9 +5,11 @@
 // names alice): whole-command wall time of a no-op `plan` and `apply` (target ≤ 0.5 s), against `node -e 0`
 // (the floor of any Node command) measured in the same run; and the catalog's part of a start: through
 // the start index in the data folder against the whole data file read, each in a Node process of its own.
-// Build first: `npx tsc -p tsconfig.json && node bench/apply-noop.mjs`.
+// The command runs through its one-file build (dist/cli/appliance-forge.js, src/cli/main.ts) when that is
+// built after the tree; a row compares the same no-op plan through the module tree (dist/src/cli/cli.js
+// run directly, with the same compile cache). Build first: `npm run build && node bench/apply-noop.mjs`.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,10 +43,10 @@ const url = await new Promise((resolve, reject) => {
   server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
 });
 
-function apply(args = [CLI, 'apply', DECLARATION, '--json', '--no-publish'], embedded = false) {
+function apply(args = [CLI, 'apply', DECLARATION, '--json', '--no-publish'], embedded = false, extraEnv = {}) {
   // Credentials through the environment, never on a command line.
   const env = embedded
-    ? { PATH: process.env.PATH }
+    ? { PATH: process.env.PATH, ...extraEnv }
     : { ...process.env, APPLIANCE_FORGE_URL: url, APPLIANCE_FORGE_USER: 'alice', APPLIANCE_FORGE_API_KEY: alice.publicKey, APPLIANCE_FORGE_SECRET_KEY: alice.secretKey };
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
@@ -77,9 +79,9 @@ try {
   await new Promise((r) => server.once('exit', r));
   const data = join(dir, 'data');
   writeFileSync(join(data, 'credentials.json'), JSON.stringify({ login: 'alice', publicKey: alice.publicKey, secretKey: alice.secretKey }), { mode: 0o600 });
-  const best = async (args) => {
+  const best = async (args, extraEnv) => {
     const runs = [];
-    for (let i = 0; i < 3; i++) runs.push(await apply(args, true));
+    for (let i = 0; i < 3; i++) runs.push(await apply(args, true, extraEnv));
     return Math.min(...runs.map((r) => r.ms));
   };
   // The first embedded run writes the catalog's start index into the data folder.
@@ -88,6 +90,19 @@ try {
   const plan = await best([CLI, 'plan', DECLARATION, '--data-dir', data, '--detailed-exitcode', '--quiet']);
   const applied = await best([CLI, 'apply', DECLARATION, '--data-dir', data, '--no-publish', '--quiet']);
   console.log(`  embedded server, whole command (best of 3): no-op plan ${plan.toFixed(0)} ms, no-op apply ${applied.toFixed(0)} ms; node -e 0 ${floor.toFixed(0)} ms`);
+  // The same plan through the module tree, with the compile cache the entry turns on (Node's default folder).
+  const tree = fileURLToPath(new URL('../dist/src/cli/cli.js', import.meta.url));
+  const bundle = fileURLToPath(new URL('../dist/cli/appliance-forge.js', import.meta.url));
+  const bundled = !process.env.BENCH_CLI && existsSync(bundle) && statSync(bundle).mtimeMs >= statSync(CLI).mtimeMs;
+  if (bundled && existsSync(tree)) {
+    const cache = { NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache') };
+    await apply([tree, 'plan', DECLARATION, '--data-dir', data, '--quiet'], true, cache);
+    const viaTree = await best([tree, 'plan', DECLARATION, '--data-dir', data, '--detailed-exitcode', '--quiet'], cache);
+    console.log(`  no-op plan through the module tree (dist/src/cli/cli.js): ${viaTree.toFixed(0)} ms; through the one-file build ${plan.toFixed(0)} ms`);
+    summary('apply-noop', 'embedded no-op plan, one-file build ms', Math.round(plan), Math.round(viaTree), plan / viaTree, 'baseline: the module tree');
+  } else {
+    console.log('  (the one-file build is not newer than the tree: `npm run build` first; the figures above are of the module tree)');
+  }
   summary('apply-noop', 'embedded no-op plan ms', Math.round(plan), Math.round(floor), plan / floor, `target ≤ 500 ms; baseline: node -e 0`);
   summary('apply-noop', 'embedded no-op apply ms', Math.round(applied), Math.round(floor), applied / floor, `target ≤ 500 ms; baseline: node -e 0`);
 

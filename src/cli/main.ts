@@ -1,90 +1,36 @@
 #!/usr/bin/env node
-// `appliance-forge <command> …`: a small table of commands, each in src/cli/commands/<name>.ts and
-// loaded only when called. `--help` on any command prints its help and exits 0; `--version` prints the
-// package's version.
+// `appliance-forge`'s entry: it imports nothing of the command line, so that Node's compile cache is on
+// before any of it is compiled, then runs the command line (cli.ts) from its one-file build
+// dist/cli/appliance-forge.js (scripts/build-cli.mjs: one file read and compiled instead of ~450 modules
+// resolved one by one), else from this module tree. An installed package (under node_modules, where npm
+// gives its files the time they were unpacked) runs the build whenever it has one; a checkout runs it
+// unless this module is newer (a `tsc` since the last build).
+import { statSync } from 'node:fs';
 import nodeModule from 'node:module';
-import type { CommandTable } from './command';
-import { messageOf } from '../errors';
-import { echo } from '../error-text';
-import { describeFailure } from '../engine/failure';
-import { asksForHelp } from './options';
-import { packageVersion } from './version';
-import { peerHint } from '../engine/peer-packages';
+import path from 'node:path';
 
-const COMMANDS: CommandTable = {
-  serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
-  users: { summary: 'manage users of a server data dir (users add <login>)', load: async () => (await import('./commands/users.js')).users },
-  validate: { summary: 'check a declaration FILE offline: no service, no credentials', load: async () => (await import('./commands/validate.js')).validate },
-  plan: { summary: 'say what apply would change for a declaration FILE (changes nothing)', load: async () => (await import('./commands/plan.js')).plan },
-  apply: { summary: 'build and publish the images a declaration FILE describes', load: async () => (await import('./commands/apply.js')).apply },
-  destroy: { summary: 'remove what a declaration FILE made (asks first; --auto-approve)', load: async () => (await import('./commands/destroy.js')).destroy },
-  list: { summary: 'list the appliances, software, images and publications of the user', load: async () => (await import('./commands/list.js')).list },
-  show: { summary: 'print one of them: show KIND URI', load: async () => (await import('./commands/show.js')).show },
-  boot: { summary: 'boot an IMAGE under QEMU: did it reach login? (--login, --run CMD)', load: async () => (await import('./commands/boot.js')).boot },
-  diff: { summary: 'name the first differences of two disk images (table, superblock, files)', load: async () => (await import('./commands/diff.js')).diff },
-  // Generated from this table: a command added above completes without a change there.
-  completion: { summary: 'print a bash or zsh completion script', load: async () => (await import('./commands/completion.js')).completionCommand(COMMANDS) },
-};
+type Cli = typeof import('./cli');
 
-function usage(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)} ${c.summary}`);
-  return `usage: appliance-forge <command> [options]
-       appliance-forge <command> --help     the command's options
-       appliance-forge --version
+/** The one-file build, relative to dist/src/cli/ where this module is compiled. */
+export const CLI_BUNDLE = path.join(__dirname, '..', '..', 'cli', 'appliance-forge.js');
 
-commands:
-${lines.join('\n')}
-
-environment: APPLIANCE_FORGE_URL, _USER, _API_KEY, _SECRET_KEY, _PASSWORD (connection); NO_COLOR, TERM=dumb (no colours, no redrawn bars)
-`;
-}
-
-export async function main(argv: readonly string[]): Promise<number> {
-  let [name, ...rest] = argv;
-  if (name === '--version' || name === '-V' || name === 'version') {
-    process.stdout.write(`appliance-forge ${packageVersion()}\n`);
-    return 0;
-  }
-  if (name === 'help' && rest[0] !== undefined) [name, rest] = [rest[0], ['--help']];
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    (name ? process.stdout : process.stderr).write(usage());
-    return name ? 0 : 2;
-  }
-  const entry = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (!entry) {
-    process.stderr.write(`appliance-forge: unknown command ${echo(name)}\n${usage()}`);
-    return 2;
-  }
-  // Node ≥ 22.1 keeps the compiled code of the modules a command loads (client, engine, server,
-  // Fastify: ~0.3 s of a no-op plan) in the OS temp folder for the next run; NODE_COMPILE_CACHE or
-  // NODE_DISABLE_COMPILE_CACHE as Node documents them. Node 22.0 has no such cache.
-  (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-  // With --detailed-exitcode, 2 means "changes present": a usage error is then 1, as terraform does.
-  const usageCode = rest.some((a) => a === '--detailed-exitcode' || a === '-detailed-exitcode') ? 1 : 2;
+function modified(file: string): number {
   try {
-    const command = await entry.load();
-    if (asksForHelp(rest)) {
-      process.stdout.write(command.help.endsWith('\n') ? command.help : `${command.help}\n`);
-      return 0;
-    }
-    return await command.run(rest);
-  } catch (e) {
-    // Secrets of plan and apply are masked where they are known (declaration-command.ts); serve, users and boot print none.
-    const f = describeFailure(e, { mask: (text) => text });
-    process.stderr.write(`appliance-forge ${name}: ${peerHint(e, `appliance-forge ${name}`) ?? f.message}\n`);
-    return f.exitCode === 2 ? usageCode : 1;
+    return statSync(file).mtimeMs;
+  } catch {
+    return -1;
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      process.stderr.write(`${messageOf(e)}\n`);
-      process.exitCode = 1;
-    },
-  );
+/** The command line to run: the one-file build (when it is not older than this module, in a checkout), else the tree. */
+export function loadCli(): Cli {
+  // Node ≥ 22.1 keeps the compiled code (NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE as Node documents them).
+  (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+  const load = nodeModule.createRequire(__filename);
+  const built = modified(CLI_BUNDLE);
+  const installed = __dirname.split(path.sep).includes('node_modules');
+  const bundled = built >= 0 && (installed || built >= modified(__filename));
+  return load(bundled ? CLI_BUNDLE : './cli') as Cli;
 }
+
+if (require.main === module) loadCli().run(process.argv.slice(2));

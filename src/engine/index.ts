@@ -6,7 +6,7 @@ import type { Declaration } from './declaration';
 import type { EngineEvent, EventSink } from './events';
 import { hashBundleFiles, observe } from './observe';
 import { parseDeclarationFile, type ParseOptions } from './parse';
-import { computePlan, type Plan } from './plan';
+import { computePlan, type Plan, preparePasswords } from './plan';
 import { observeDestroy, type DestroyPlan } from './destroy';
 import { removeAll, type Removed } from './remove';
 import { DeclarationError, type Problem } from './problems';
@@ -83,6 +83,7 @@ async function prepare(decl: Declaration, o: EngineOptions, emit: EventSink) {
     resolveDeclaration(o.client, decl, o.signal),
     observe(o.client, decl, o.signal),
     hashBundleFiles(decl),
+    preparePasswords(decl.stack),
   ]);
   const plan = computePlan(decl, resolved, observed, files, { publish: o.publish, prune: o.prune });
   return { resolved, files, plan };

@@ -3,7 +3,7 @@
 // profile (model/install-profile.ts, the server's own) and reports each problem at its value's line.
 // Passwords never reach a plan or a message: the service only shows `encrypted: true`, so the engine
 // compares them through a scrypt fingerprint kept in the tag.
-import { scryptSync } from 'node:crypto';
+import { scrypt, scryptSync } from 'node:crypto';
 import { isSeq } from 'yaml';
 import { checkProfile, type ProfileProblem } from '../model/install-profile';
 import { present } from '../model/present';
@@ -256,16 +256,58 @@ export function installChanges(i: InstallationDecl, got: InstallProfile | undefi
   return Object.keys(want).filter((k) => JSON.stringify(want[k]) !== JSON.stringify(have[k]));
 }
 
+/** Which account has which declared password. */
+function declaredPasswords(i: InstallationDecl): string[][] {
+  return [
+    ...(i.rootUser?.password !== undefined ? [['root', i.rootUser.password]] : []),
+    ...(i.users ?? []).flatMap((u) => (u.password !== undefined ? [[u.name, u.password]] : [])),
+  ];
+}
+
+const FINGERPRINT_BYTES = 16;
+const FINGERPRINT_COST = { N: 1 << 14, r: 8, p: 1 };
+
+/** Fingerprints computed in this process, by declaration and salt: each is costly on purpose, so it is made once. */
+const fingerprints = new WeakMap<InstallationDecl, Map<string, { hex?: string; readonly ready: Promise<void> }>>();
+
+/**
+ * Starts the fingerprint on libuv's thread pool, so that its deliberate cost overlaps what the run does
+ * meanwhile (starting the embedded server, the requests); `passwordFingerprint` then finds it. Never
+ * rejects: on a failure the synchronous call computes it again and throws there.
+ */
+export function preparePasswordFingerprint(i: InstallationDecl, salt: string): Promise<void> {
+  let bySalt = fingerprints.get(i);
+  if (!bySalt) fingerprints.set(i, (bySalt = new Map()));
+  const kept = bySalt.get(salt);
+  if (kept) return kept.ready;
+  const pw = declaredPasswords(i);
+  if (pw.length === 0) return Promise.resolve();
+  const entry: { hex?: string; ready: Promise<void> } = {
+    ready: new Promise((resolve) => {
+      scrypt(JSON.stringify(pw), `appliance-forge:${salt}`, FINGERPRINT_BYTES, FINGERPRINT_COST, (err, key) => {
+        if (err) bySalt.delete(salt);
+        else entry.hex = key.toString('hex');
+        resolve();
+      });
+    }),
+  };
+  bySalt.set(salt, entry);
+  return entry.ready;
+}
+
 /**
  * A fingerprint of the declared passwords (which account has which), scrypt-hashed with the template's
  * name and version as salt: it lets a second apply see a changed password without the service ever
  * showing one. Costlier to attack than the image's own /etc/shadow hash, which its owner can read anyway.
  */
 export function passwordFingerprint(i: InstallationDecl, salt: string): string | undefined {
-  const pw = [
-    ...(i.rootUser?.password !== undefined ? [['root', i.rootUser.password]] : []),
-    ...(i.users ?? []).flatMap((u) => (u.password !== undefined ? [[u.name, u.password]] : [])),
-  ];
+  const pw = declaredPasswords(i);
   if (pw.length === 0) return undefined;
-  return scryptSync(JSON.stringify(pw), `appliance-forge:${salt}`, 16, { N: 1 << 14, r: 8, p: 1 }).toString('hex');
+  const kept = fingerprints.get(i)?.get(salt)?.hex;
+  if (kept !== undefined) return kept;
+  const hex = scryptSync(JSON.stringify(pw), `appliance-forge:${salt}`, FINGERPRINT_BYTES, FINGERPRINT_COST).toString('hex');
+  let bySalt = fingerprints.get(i);
+  if (!bySalt) fingerprints.set(i, (bySalt = new Map()));
+  bySalt.set(salt, { hex, ready: Promise.resolve() });
+  return hex;
 }

@@ -7,7 +7,7 @@ import { jobState } from '../model/job-state';
 import type { Appliance, Image, InstallProfile, PublishImage, SoftwareArtifact } from '../model/resources';
 import { canonicalUri } from '../model/uris';
 import type { BuilderDecl, BundleDecl, BundleFileDecl, Declaration, InstallProfileDecl, PublicationDecl, StackDecl } from './declaration';
-import { installChanges, passwordFingerprint } from './installation';
+import { installChanges, passwordFingerprint, preparePasswordFingerprint } from './installation';
 import { ProblemList } from './problems';
 import type { Removal } from './remove';
 import type { LocalFile, Observed, Resolved, ResolvedAccount } from './state';
@@ -167,9 +167,16 @@ export function madeByForge(app: Pick<Appliance, 'tag'>): boolean {
 
 const PASSWORDS = ' forge-passwords:';
 
+const passwordSalt = (stack: StackDecl): string => `${stack.name}\u0000${stack.version}`;
+
+/** Starts the passwords' fingerprint in the background (installation.ts): `applianceTag` then finds it made. */
+export function preparePasswords(stack: StackDecl): Promise<void> {
+  return preparePasswordFingerprint(stack.installation, passwordSalt(stack));
+}
+
 /** The tag an apply writes: the software hash, then the declared passwords' fingerprint when there are any. */
 export function applianceTag(stack: StackDecl, files: ReadonlyMap<string, LocalFile>): string {
-  const fp = passwordFingerprint(stack.installation, `${stack.name}\u0000${stack.version}`);
+  const fp = passwordFingerprint(stack.installation, passwordSalt(stack));
   return `${softwareTag(stack.bundles, files)}${fp ? `${PASSWORDS}${fp}` : ''}`;
 }
 

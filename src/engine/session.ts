@@ -12,7 +12,7 @@ import { applyDeclaration, destroyPlanned, type EngineOptions, type Loaded, load
 import type { ApplyResult } from './apply';
 import { saveImages, type SavedImage } from './output';
 import type { ParseOptions } from './parse';
-import type { Plan } from './plan';
+import { type Plan, preparePasswords } from './plan';
 import type { Removed } from './remove';
 import type { SecretSet } from './secrets';
 
@@ -75,6 +75,8 @@ export async function runDeclaration(req: SessionRequest, hooks: SessionHooks): 
     // A selector that matches nothing fails before any server starts.
     const declaration = { ...loaded.declaration, builders: selectBuilders(all, req.builders.selectors, req.builders) };
     hooks.selected?.(declaration.builders, all);
+    // The passwords' fingerprint (deliberately slow) is made on another thread while the server starts.
+    if (req.mode !== 'destroy') void preparePasswords(declaration.stack);
     conn = await connect(req.connection);
     for (const s of conn.secrets.list()) if (!secrets.list().includes(s)) hooks.onSecret?.(s);
     secrets.addAll(conn.secrets.list());

@@ -28,6 +28,11 @@ import { SERVICE_VERSION } from './version';
 const DOCUMENT_TYPES: readonly string[] = ['application/xml', 'text/xml', 'application/json'];
 const DOCUMENT_SUFFIXES = /^application\/[\w.+-]*\+(xml|json)$/;
 
+/** Fastify's compiler factory where no route has a schema: one that is asked for a compiler is a defect. */
+function noSchemaCompiler(): never {
+  throw new Error('a route declares a JSON schema: this server compiles none (app.ts)');
+}
+
 export interface BuiltServer {
   app: FastifyInstance;
   ctx: Ctx;
@@ -68,6 +73,9 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: limits.idleTimeoutMs,
     routerOptions: { maxParamLength: 1024 },
+    // No route declares a JSON schema (documents are checked by the codec against the model): without
+    // these, Fastify loads Ajv and fast-json-stringify (~95 modules) at every start for nothing.
+    schemaController: { compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler } },
     // A signed URL must reach the signature check exactly as sent (wire contract §4).
     return503OnClosing: true,
     // A target whose path does not percent-decode (`%FF`, `%C0%AE`) is a 400 like any other (§5).

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyDeclaration, loadDeclaration, planDeclaration, type EngineEvent } from '../../src/engine';
+import { type InstallationDecl, passwordFingerprint, preparePasswordFingerprint } from '../../src/engine/installation';
 import { parseDeclaration } from '../../src/engine/parse';
 import { examplesWorkspace, startTestService, type TestService } from './helpers/service';
 
@@ -71,6 +72,27 @@ describe('stack.installation', () => {
       expect.stringMatching(/^12:17 /),
       expect.stringMatching(/^13:5 .*hostname/),
     ]);
+  });
+});
+
+describe('the declared passwords\' fingerprint', () => {
+  const installation = (): InstallationDecl => ({ rootUser: { password: PASSWORD }, users: [{ name: 'deploy', password: 'x' }] });
+  const salt = 'inst-test\u00001.0';
+
+  it('made in the background or in place, it is the value appliances already carry in their tag', async () => {
+    // Written by earlier versions into appliance tags: a different value would show every password as changed.
+    const before = '8eeb1b5dc61b4301d3704e2c7be571c8';
+    expect(passwordFingerprint(installation(), salt)).toBe(before);
+    const prepared = installation();
+    const pending = preparePasswordFingerprint(prepared, salt);
+    expect(preparePasswordFingerprint(prepared, salt)).toBe(pending);
+    await pending;
+    expect(passwordFingerprint(prepared, salt)).toBe(before);
+    expect(passwordFingerprint(prepared, 'other\u00001.0')).not.toBe(before);
+    expect(passwordFingerprint({ ...installation(), rootUser: { password: `${PASSWORD}!` } }, salt)).not.toBe(before);
+    // No password declared: no fingerprint, nothing to wait for.
+    await preparePasswordFingerprint({}, salt);
+    expect(passwordFingerprint({}, salt)).toBeUndefined();
   });
 });
 

@@ -21,6 +21,16 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as
   version: string; license: string; repository: { url: string }; devDependencies: Record<string, string>; exports: Record<string, string>;
 };
 const pkgExports = pkg.exports;
+/**
+ * `npm test` compiles first; run alone, this builds dist/ once. The one-file command line is built as
+ * `prepare` builds it (the packs below skip scripts): the installed command runs through it.
+ */
+let built = false;
+function buildOnce(): void {
+  if (!existsSync(path.join(root, 'dist/src/cli/main.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
+  if (!built) execFileSync(process.execPath, [path.join(root, 'scripts/build-cli.mjs')], { cwd: root });
+  built = true;
+}
 const npm = (args: string[], cwd: string) =>
   execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', timeout: 480_000, env: { ...process.env, NODE_PATH: '' } });
 
@@ -29,8 +39,7 @@ describe('npm pack → npm install into an empty project', () => {
   let tarball: string;
   let project: string;
   beforeAll(() => {
-    // `npm test` compiles first; run alone, this builds dist/ once.
-    if (!existsSync(path.join(root, 'dist/src/cli/main.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
+    buildOnce();
     work = mkdtempSync(path.join(tmpdir(), 'af-pack-'));
     const name = npm(['pack', '--ignore-scripts', '--pack-destination', work], root).trim().split('\n').pop()!;
     tarball = path.join(work, name);
@@ -87,10 +96,14 @@ describe('npm pack → npm install into an empty project', () => {
 
   it('the tarball holds the build, the data, README, LICENSE and CHANGELOG, and no sources or tests', () => {
     const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''));
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/cli/main.js', 'dist/src/index.d.ts', 'dist/provider/index.js', 'data/host-tools.json', 'schema/declaration.schema.json']) {
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/cli/main.js', 'dist/cli/appliance-forge.js', 'dist/cli/in-namespace-main.js', 'dist/src/index.d.ts', 'dist/provider/index.js', 'data/host-tools.json', 'schema/declaration.schema.json']) {
       expect(files, f).toContain(f);
     }
     expect(files.filter((f) => /^(src|test|bench|action|examples)\//.test(f) || /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+    // The installed command runs its one-file build: npm gives the packed files one time, so it is not older than the entry.
+    const entry = path.join(project, 'node_modules/appliance-forge/dist/src/cli/main.js');
+    const script = `require(${JSON.stringify(entry)}).loadCli(); console.log(Object.keys(require.cache).flatMap((f) => f.split('node_modules/appliance-forge/')[1] ?? []).join(','))`;
+    expect(execFileSync(process.execPath, ['-e', script], { cwd: project, encoding: 'utf8' })).toBe('dist/src/cli/main.js,dist/cli/appliance-forge.js\n');
     expect(readFileSync(path.join(project, 'node_modules/appliance-forge/LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} appliance-forge contributors\n/);
     expect(pkg.license).toBe('MIT');
     expect(pkg.repository.url).toMatch(/^git\+https:\/\/.+\.git$/);
@@ -136,7 +149,7 @@ describe('npm install <tarball> fastify: the server', () => {
   const n24 = node24();
   let project: string;
   beforeAll(() => {
-    if (!existsSync(path.join(root, 'dist/src/cli/main.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
+    buildOnce();
     const work = mkdtempSync(path.join(tmpdir(), 'af-pack-server-'));
     const name = npm(['pack', '--ignore-scripts', '--pack-destination', work], root).trim().split('\n').pop()!;
     project = path.join(work, 'project');

@@ -65,6 +65,17 @@ describe('error statuses', () => {
     expect(r.headers.allow).toContain('DELETE');
     const p = await t.raw('POST', 'users/alice');
     expectError(p, 405);
+    // A path of fixed words wins over one with a parameter in every method: POST …/images/statuses is a 405
+    // of the statuses path, not an image id "statuses" (…/images/{itid} takes POST).
+    const s = await t.raw('POST', `users/alice/appliances/${aid}/images/statuses`);
+    expectError(s, 405);
+    expect(s.headers.allow).toBe('GET, HEAD');
+    // The upload path (its POST under a parser of its own): its other methods are 405s too.
+    const u = await t.raw('DELETE', 'users/alice/mysoftware/1/artifacts/2/bin/f');
+    expectError(u, 405);
+    expect(u.headers.allow).toBe('GET, HEAD, POST');
+    // A method no path takes is not a 405.
+    expectError(await t.raw('PROPFIND', 'status'), 404);
   });
 
   it('409 on the same name and version; 412 on a stale If-Match; 304 on a matching If-None-Match', async () => {

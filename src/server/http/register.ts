@@ -47,66 +47,89 @@ function pathsOf(op: Operation): string[] {
   return [op.path, op.path.slice(0, -suffix.length)];
 }
 
-/** Registers every operation; returns the routes (operation id, method, Fastify URL) for the drift test. */
+/**
+ * Registers every operation; returns the routes (operation id, method, Fastify URL) for the drift test.
+ * Each path takes all seven methods, the ones it has no operation for answering 405, so that a path's
+ * routes in every method are the same set (which path wins for a target does not depend on the method).
+ * A path is one Fastify route for all seven (the operation chosen by method; HEAD is GET's) — a route
+ * per operation plus one for the 405s cost twice the start — except a path with an upload, whose
+ * operation takes raw bytes under its own content-type parser.
+ */
 export function registerOperations(app: FastifyInstance, o: RegisterOptions): Array<{ id: OperationId; method: string; url: string }> {
   const sp = o.ctx.servicePath;
   const table = operations.flatMap((op: Operation) => pathsOf(op).map((path) => ({ op, path })));
   const done: Array<{ id: OperationId; method: string; url: string }> = [];
-  const methodsByUrl = new Map<string, Set<string>>();
+  const byUrl = new Map<string, Map<string, { op: Operation; handler: AnyHandler }>>();
 
   for (const { op, path } of table) {
     const url = fastifyPath(sp, path);
     const handler = o.handlers[op.id as OperationId] as AnyHandler;
-    const route = (request: FastifyRequest, reply: FastifyReply) => run(o, op, handler, request, reply);
-    // Who is calling is known before a byte of the body is read: an unauthenticated client cannot make
-    // the server read (and hold) a document or an upload.
-    // A signature is checked synchronously: the hook then costs no promise.
-    const onRequest = (request: FastifyRequest, _reply: FastifyReply, done: (e?: Error) => void): void => {
-      const known = (caller: Caller): void => {
-        callers.set(request, caller);
-        done();
-      };
-      if (op.id === 'uforgeStatus_get') return known({ login: '', admin: false });
-      let caller: Caller | Promise<Caller>;
-      try {
-        caller = o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip);
-      } catch (e) {
-        return done(e as Error);
-      }
-      if (caller instanceof Promise) caller.then(known, done);
-      else known(caller);
-    };
-    if (op.binary === 'upload') {
-      // Uploads take the raw bytes as a stream, whatever their type (never buffered).
-      app.register(async (scope) => {
-        scope.removeAllContentTypeParsers();
-        scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
-        scope.route({ method: op.method, url, onRequest, handler: route });
-      });
-    } else {
-      // HEAD is registered with GET (not Fastify's automatic HEAD route, which drains a file to answer).
-      app.route({ method: op.method === 'GET' ? ['GET', 'HEAD'] : op.method, url, onRequest, handler: route });
-    }
+    const methods = byUrl.get(url) ?? new Map<string, { op: Operation; handler: AnyHandler }>();
+    methods.set(op.method, { op, handler });
+    // HEAD is answered with GET (not Fastify's automatic HEAD route, which drains a file to answer).
+    if (op.method === 'GET') methods.set('HEAD', { op, handler });
+    byUrl.set(url, methods);
     done.push({ id: op.id as OperationId, method: op.method, url });
-    const set = methodsByUrl.get(url) ?? new Set<string>();
-    set.add(op.method);
-    if (op.method === 'GET') set.add('HEAD');
-    methodsByUrl.set(url, set);
   }
 
-  for (const [url, methods] of methodsByUrl) {
+  for (const [url, methods] of byUrl) {
+    const allow = [...methods.keys()].join(', ');
+    const notAllowed = async (): Promise<never> => {
+      throw new ServiceError(405, `method not allowed here; allowed: ${allow}`, { Allow: allow });
+    };
     const others = ALL_METHODS.filter((m) => !methods.has(m));
-    const allow = [...methods].join(', ');
-    if (others.length === 0) continue;
-    app.route({
-      method: others,
-      url,
-      handler: async () => {
-        throw new ServiceError(405, `method not allowed here; allowed: ${allow}`, { Allow: allow });
-      },
-    });
+    if (![...methods.values()].some(({ op }) => op.binary === 'upload')) {
+      app.route({
+        method: [...ALL_METHODS],
+        url,
+        onRequest: (request, _reply, done) => authenticate(o, methods.get(request.method)?.op, request, done),
+        handler: (request, reply) => {
+          const m = methods.get(request.method);
+          return m ? run(o, m.op, m.handler, request, reply) : notAllowed();
+        },
+      });
+      continue;
+    }
+    for (const [method, { op, handler }] of methods) {
+      if (method === 'HEAD') continue;
+      const route = { url, onRequest: (request: FastifyRequest, _reply: FastifyReply, done: (e?: Error) => void) => authenticate(o, op, request, done), handler: (request: FastifyRequest, reply: FastifyReply) => run(o, op, handler, request, reply) };
+      if (op.binary === 'upload') {
+        // Uploads take the raw bytes as a stream, whatever their type (never buffered).
+        app.register(async (scope) => {
+          scope.removeAllContentTypeParsers();
+          scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+          scope.route({ method: op.method, ...route });
+        });
+      } else {
+        app.route({ method: method === 'GET' ? ['GET', 'HEAD'] : method, ...route });
+      }
+    }
+    if (others.length) app.route({ method: others, url, handler: notAllowed });
   }
   return done;
+}
+
+/**
+ * The route's onRequest hook: who is calling is known before a byte of the body is read (an
+ * unauthenticated client cannot make the server read and hold a document or an upload). A method the
+ * path does not take is refused unauthenticated. A signature is checked synchronously, so the hook
+ * costs no promise; Basic auth (scrypt) answers later.
+ */
+function authenticate(o: RegisterOptions, op: Operation | undefined, request: FastifyRequest, done: (e?: Error) => void): void {
+  const known = (caller: Caller): void => {
+    callers.set(request, caller);
+    done();
+  };
+  if (!op) return done();
+  if (op.id === 'uforgeStatus_get') return known({ login: '', admin: false });
+  let caller: Caller | Promise<Caller>;
+  try {
+    caller = o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip);
+  } catch (e) {
+    return done(e as Error);
+  }
+  if (caller instanceof Promise) caller.then(known, done);
+  else known(caller);
 }
 
 /** The caller of each request, set by the route's onRequest hook. */

@@ -9,11 +9,11 @@ import { buildSync } from 'esbuild';
 const root = path.resolve(__dirname, '../../..');
 let bundled: string | undefined;
 
-/** The CLI entry: `src/cli/main.ts` once it dispatches plan/apply, else a stand-in doing the same dispatch. */
+/** The CLI: `src/cli/cli.ts` once it dispatches plan/apply, else a stand-in doing the same dispatch. */
 export function cliBundle(): string {
   if (bundled) return bundled;
   const dir = mkdtempSync(path.join(root, 'node_modules', '.af-cli-'));
-  const main = path.join(root, 'src/cli/main.ts');
+  const main = path.join(root, 'src/cli/cli.ts');
   let entry = main;
   if (!existsSync(main) || !readFileSync(main, 'utf8').includes('commands/apply')) {
     entry = path.join(dir, 'entry.ts');

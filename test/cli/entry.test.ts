@@ -1,0 +1,77 @@
+// The command's entry (src/cli/main.ts) and its one-file build (scripts/build-cli.mjs), on a copy of the
+// build (a checkout's layout, its node_modules a link to this one's): the entry runs the build when it is
+// at least as new as the entry, the module tree otherwise (the installed package: test/package/pack.test.ts); through the build a no-op
+// plan loads a handful of the package's files instead of hundreds, and prints and exits exactly as the tree does.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(__dirname, '../..');
+
+describe('the entry and the one-file build', () => {
+  let copy: string;
+  let main: string;
+  let bundle: string;
+  let data: string;
+  beforeAll(() => {
+    if (!existsSync(path.join(root, 'dist/src/cli/cli.js'))) execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: root });
+    // Real path: Node names loaded files by their real paths.
+    copy = realpathSync(mkdtempSync(path.join(tmpdir(), 'af-entry-')));
+    symlinkSync(path.join(root, 'node_modules'), path.join(copy, 'node_modules'));
+    for (const f of ['package.json', 'dist/src', 'dist/data', 'data', 'examples']) cpSync(path.join(root, f), path.join(copy, f), { recursive: true });
+    // The build script writes beside itself: run a copy of it in the copy.
+    cpSync(path.join(root, 'scripts/build-cli.mjs'), path.join(copy, 'scripts/build-cli.mjs'));
+    cpSync(path.join(root, 'src'), path.join(copy, 'src'), { recursive: true });
+    execFileSync(process.execPath, [path.join(copy, 'scripts/build-cli.mjs')], { cwd: copy });
+    main = path.join(copy, 'dist/src/cli/main.js');
+    bundle = path.join(copy, 'dist/cli/appliance-forge.js');
+    data = path.join(copy, 'data-dir');
+    // Preloaded: at exit, how many of the package's files the process loaded.
+    writeFileSync(path.join(copy, 'count.js'), `process.on('exit', () => process.stderr.write('MODULES ' + Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(copy)} + '/dist/')).length + '\\n'));\n`);
+  }, 120_000);
+  afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+  /** The package's own files that `loadCli()` loads, as paths within the copy. */
+  function loaded(): string[] {
+    const script = `require(${JSON.stringify(main)}).loadCli(); console.log(JSON.stringify(Object.keys(require.cache)))`;
+    const files = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+    return files.filter((f) => f.startsWith(copy)).map((f) => path.relative(copy, f));
+  }
+
+  function plan(preload: string[] = []) {
+    const r = spawnSync(process.execPath, [...preload, main, 'plan', 'examples/local.yml', '--data-dir', data, '--detailed-exitcode'], { cwd: copy, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    // The embedded server's port differs from run to run.
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT') };
+  }
+
+  it('runs the build when it is not older than the entry, the tree after a later compile', () => {
+    expect(loaded()).toEqual(['dist/src/cli/main.js', 'dist/cli/appliance-forge.js']);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(main, later, later);
+    const tree = loaded();
+    expect(tree).toContain('dist/src/cli/cli.js');
+    expect(tree).not.toContain('dist/cli/appliance-forge.js');
+    utimesSync(bundle, later, later);
+    expect(loaded()).toEqual(['dist/src/cli/main.js', 'dist/cli/appliance-forge.js']);
+  });
+
+  it('a no-op plan through the build: the same output and exit code as through the tree, and a few files loaded', () => {
+    const first = plan();
+    expect(first.code).toBe(2);
+    expect(first.stdout).toContain('+ appliance example-web 1.0: create');
+    // Nothing created by plan: the same plan again, through the build and through the tree.
+    const counted = plan(['-r', path.join(copy, 'count.js')]);
+    const viaBundle = plan();
+    const later = new Date(Date.now() + 120_000);
+    utimesSync(main, later, later);
+    const viaTree = plan();
+    expect(viaBundle).toEqual(viaTree);
+    expect(viaBundle).toEqual(first);
+    // The package's files a no-op plan loads through the build: the entry and the build (fastify is not the package's).
+    expect(counted.stderr).toContain('MODULES 2\n');
+    const countedTree = plan(['-r', path.join(copy, 'count.js')]);
+    expect(Number(/MODULES (\d+)/.exec(countedTree.stderr)?.[1])).toBeGreaterThan(100);
+  }, 120_000);
+});
