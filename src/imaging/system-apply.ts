@@ -1,6 +1,7 @@
 // Stage 2 of a real image build: the install profile and the appliance's files applied to a private
 // copy of the OS layer tree (docs/contracts.md "Imaging"). Every file is written through the tree's
 // own paths (see tree.ts); users and groups come from the image's own tools (accounts.ts).
+import { lstat, utimes } from 'node:fs/promises';
 import { AbortedError } from '../errors';
 import type { Sandbox } from '../host/sandbox';
 import { applyAccounts } from './accounts';
@@ -77,6 +78,25 @@ export async function applySystem(tree: string, o: ApplySystemOptions): Promise<
   await forgetMachine(w);
   step();
   await placeFiles(w, o.files, o.manifest, o.signal);
+  await markUpdated(w);
+}
+
+/** The stamps systemd-update-done leaves, relative to the tree. */
+export const UPDATE_STAMPS = ['etc/.updated', 'var/.updated'] as const;
+
+/**
+ * /etc and /var are as current as /usr: dpkg already ran what the first boot's `ConditionNeedsUpdate=`
+ * units would (ldconfig, sysusers, the journal catalog, hwdb), so the stamps systemd-update-done writes
+ * after them are written here, dated like /usr as it dates them. Last, so nothing changes /usr after.
+ */
+async function markUpdated(w: TreeWriter): Promise<void> {
+  const usr = await w.locate('usr', false);
+  const st = usr === undefined ? undefined : await lstat(usr).catch(() => undefined);
+  if (!st?.isDirectory()) return;
+  for (const stamp of UPDATE_STAMPS) {
+    const host = await w.writeText(stamp, '# Written at image build time, as systemd-update-done does: /etc and /var are as new as /usr.\n');
+    await utimes(host, st.atime, st.mtime);
+  }
 }
 
 /** cloud-init's settings for the images that carry it (OpenStack formats). */

@@ -1,14 +1,15 @@
 // What a first boot needs from the tree, with and without cloud-init (not a boot: the files applySystem
 // leaves): cloud-init's datasources and growpart/resize_rootfs for the OpenStack formats, no machine id,
-// no ssh host keys (made at the first start of sshd, or by cloud-init), no resolver of the build host.
+// no ssh host keys (made at the first start of sshd, or by cloud-init), no resolver of the build host,
+// and no update left for the first boot's ConditionNeedsUpdate= units.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { currentSandbox, hostId } from '../../src/host/sandbox';
 import { applySystem } from '../../src/imaging';
-import { CLOUD_CONFIG } from '../../src/imaging/system-apply';
+import { CLOUD_CONFIG, UPDATE_STAMPS } from '../../src/imaging/system-apply';
 import { fakeOs, fakeTree, tempDir } from './tools';
 
 const tmp = tempDir('cloud');
@@ -48,6 +49,20 @@ describe.skipIf(sandbox.kind === 'userns' && sandbox.self)('a first boot of its 
     });
     expect(existsSync(join(tree, 'etc/network/interfaces.d/eth0'))).toBe(false);
     expectNothingOfTheBuild(tree);
+  });
+
+  it('the first boot has no update to redo: /etc and /var stamped as new as /usr, as systemd-update-done does', async () => {
+    const tree = layer('stamps');
+    // A layer's /usr is older than the image build; systemd compares the stamps' mtime against it.
+    const usrTime = new Date('2024-05-01T12:34:56.789Z');
+    utimesSync(join(tree, 'usr'), usrTime, usrTime);
+    await applySystem(tree, { settings: fakeOs(tree).settings, files: [], manifest: '{}', cloudInit: false, sandbox });
+    const usr = statSync(join(tree, 'usr'), { bigint: true });
+    for (const stamp of UPDATE_STAMPS) {
+      expect(statSync(join(tree, stamp), { bigint: true }).mtimeNs).toBe(usr.mtimeNs);
+      expect(readFileSync(join(tree, stamp), 'utf8')).toMatch(/^#/);
+    }
+    expect(Number(usr.mtimeMs)).toBe(usrTime.getTime());
   });
 
   it('without cloud-init: DHCP on eth0 by ifupdown, no cloud settings, the same clean state', async () => {
