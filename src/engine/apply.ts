@@ -18,7 +18,7 @@ import type { LocalFile, Resolved } from './state';
 export interface ApplyOptions {
   readonly signal?: AbortSignal | undefined;
   readonly onEvent?: EventSink | undefined;
-  /** First poll delay of job waits (ms), default 1000; the delay grows to at most max(pollMs, 2000). */
+  /** First poll delay of job waits (ms), default 250; the delay doubles up to at most max(pollMs, 1000). */
   readonly pollMs?: number | undefined;
   /** Longest wait for one generation or publication (ms). */
   readonly jobTimeoutMs?: number | undefined;
@@ -301,9 +301,10 @@ async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: 
   try {
     await c.client.waitForJob(target, {
       signal: c.o.signal,
-      // At most 2 s between polls: a finished build is seen within 2 s (the client's default backoff reaches 10 s).
-      pollMs: c.o.pollMs ?? 1000,
-      maxPollMs: Math.max(c.o.pollMs ?? 1000, 2000),
+      // At most 1 s between polls: a rebuild of a few seconds is seen within a second of its end (the
+      // client's default backoff reaches 10 s); one small GET a second per running job.
+      pollMs: c.o.pollMs ?? 250,
+      maxPollMs: Math.max(c.o.pollMs ?? 250, 1000),
       ...(c.o.jobTimeoutMs !== undefined ? { timeoutMs: c.o.jobTimeoutMs } : {}),
       onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, message: s.message || undefined }),
     });
