@@ -35,12 +35,22 @@ export interface BaseMeta {
   readonly treeBytes: number;
   /** Its paths, to resolve the files' destinations as the image sees them. */
   readonly index: TreeIndex;
-  /** /etc/passwd and /etc/group: the files' owners. */
-  readonly passwd: string;
-  readonly group: string;
+  /** The account files of /etc (passwd, group, shadow…) with their modes and owners in the image: the files' owners, the passwords. */
+  readonly accountFiles: readonly AccountFile[];
   /** The SBOMs' view of the tree. */
   readonly contents: Omit<ImageContents, 'files'>;
 }
+
+export interface AccountFile {
+  readonly name: string;
+  readonly text: string;
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** The account files the shadow tools read and write, as kept with a base. */
+export const ACCOUNT_FILES = ['passwd', 'group', 'shadow', 'gshadow', 'login.defs'];
 
 /** What a base disk is made of: the layer (by its key), the settings, cloud-init, the epoch, the owners' host ids. */
 export function baseKey(i: { layerKey: string; settings: SystemSettings; cloudInit: boolean; reproducible: Reproducible; sandbox: Sandbox }): string {

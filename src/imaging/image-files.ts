@@ -50,8 +50,10 @@ export async function imageFilesScript(o: ImageFilesOptions): Promise<{ script: 
     const name = f.segments[f.segments.length - 1]!;
     touched.set(dir.join('/'), [...dir]);
     for (const m of missing) {
+      // By its name in its parent (debugfs cannot mkdir a full path at the root).
+      lines.push(`cd ${abs(dir)}`, `mkdir ${arg(m)}`);
       dir.push(m);
-      lines.push(`mkdir ${abs(dir)}`, `sif ${abs(dir)} mode 040755`, `sif ${abs(dir)} uid 0`, `sif ${abs(dir)} gid 0`);
+      lines.push( `sif ${abs(dir)} mode 040755`, `sif ${abs(dir)} uid 0`, `sif ${abs(dir)} gid 0`);
       o.index[dir.join('/')] = 'd';
     }
     const path = [...dir, name];
