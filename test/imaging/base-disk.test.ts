@@ -22,14 +22,14 @@ let tree = '';
 let n = 0;
 
 /** One reproducible raw build; `cache` is the base disk cache's folder. */
-async function build(cache: string, content: string, hostname = 'test'): Promise<string> {
+async function build(cache: string, content: string, hostname = 'test', passwordHash?: string): Promise<string> {
   const i = n++;
   const src = join(tmp.path, `app-${i}.conf`);
   writeFileSync(src, content);
   const outFile = join(tmp.path, `img-${i}.raw`);
   const os = fakeOs(tree, 1024);
   await buildImage({
-    ...os, settings: { ...os.settings, hostname }, disk: 'raw', compress: false, manifest: '{"name":"web"}', outFile, workDir: tmp.path,
+    ...os, settings: { ...os.settings, hostname, rootUser: { ...os.settings.rootUser, ...(passwordHash ? { passwordHash } : {}) } }, disk: 'raw', compress: false, manifest: '{"name":"web"}', outFile, workDir: tmp.path,
     files: [
       { source: src, destination: '/etc/web/app.conf', rights: '0640', ownerGroup: 'root:web' },
       { source: src, destination: '/lib/web/tool', rights: '4755' }, // /lib → usr/lib in the image
@@ -43,6 +43,7 @@ async function build(cache: string, content: string, hostname = 'test'): Promise
   return outFile;
 }
 
+const HASH = '$6$saltsaltsaltsalt$' + 'h'.repeat(86);
 const entries = (cache: string): string[] => readdirSync(join(cache, 'entries'));
 
 describe('images from a cached base disk', () => {
@@ -52,6 +53,7 @@ describe('images from a cached base disk', () => {
     mkdirSync(join(tree, 'usr/lib'), { recursive: true });
     mkdirSync(join(tree, 'opt'));
     symlinkSync('usr/lib', join(tree, 'lib'));
+    writeFileSync(join(tree, 'etc/shadow'), 'root:*:19000:0:99999:7:::\n', { mode: 0o640 });
     symlinkSync('../../../../../../../../tmp/outside', join(tree, 'opt', 'escape'));
     symlinkSync('/tmp/outside-target', join(tree, 'opt', 'link'));
     const s = currentSandbox();
@@ -61,6 +63,7 @@ describe('images from a cached base disk', () => {
     built.warm = await build(a, 'listen 8080;\n');
     built.otherCold = await build(join(tmp.path, 'cache-b'), 'listen 8080;\n');
     built.changed = await build(a, 'listen 9090;\n');
+    built.password = await build(a, 'listen 9090;\n', 'test', HASH);
   }, 240_000);
 
   it('gives a warm rebuild the bytes of a cold build, and a changed file other bytes', () => {
@@ -69,6 +72,9 @@ describe('images from a cached base disk', () => {
     expect(sha(built.otherCold!)).toBe(sha(built.cold!));
     expect(sha(built.changed!)).not.toBe(sha(built.cold!));
     expect(debugfsCat(built.changed!, '/etc/web/app.conf').toString()).toBe('listen 9090;\n');
+    // A password hash (salted anew at each apply) is set on the same base, by the image's shadow tools.
+    expect(debugfsCat(built.password!, '/etc/shadow').toString()).toMatch(new RegExp(`^root:${HASH.replaceAll('$', '\\$')}:\\d+:`));
+    expect(debugfsStat(built.password!, '/etc/shadow')).toMatchObject({ mode: 0o640, uid: 0, gid: 0 });
   });
 
   it('writes each file where the image sees it, with its mode, owner and the epoch as every time', () => {
