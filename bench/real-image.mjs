@@ -1,7 +1,7 @@
 // Real image builds (README "Real images"), every figure against a baseline measured in the same run:
 //   1. bare `mmdebstrap` of exactly the package set of examples/local.yml's image (no tuning, nothing cached)
 //   2. cold `apply examples/local.yml` on a fresh server with an empty OS-layer cache → ratio to 1
-//   3. the same after a software-only change (one file of the bundle edited) → seconds and ratio to 2
+//   3. the same after a software-only change (one file of the bundle edited), BENCH_REPS times → median seconds, ratio to 2
 //   4. sizes of the qcow2 (plain and compressed) and the server's peak RSS during the builds.
 // Needs root and the build prerequisites (`bash scripts/prereqs.sh build`); build first:
 // `npx tsc -p tsconfig.json && node bench/real-image.mjs`. Takes a few minutes (two full downloads).
@@ -107,11 +107,17 @@ try {
     const files1 = cold.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).findLast((x) => Array.isArray(x.files)).files;
     console.log(`cold apply vs bare mmdebstrap, median of ${REPS} pairs: ${median.cold.toFixed(1)} s vs ${median.bare.toFixed(1)} s = ${median.ratio.toFixed(2)} (all: ${pairs.map((p) => p.ratio.toFixed(2)).join(', ')})`);
 
-    // 3. A software-only change: one file of the bundle edited.
+    // 3. A software-only change: one file of the bundle edited before each of REPS rebuilds (the base disk
+    // of the cold apply is reused), the median.
     const page = join(dir, 'site', 'files', 'index.html');
-    writeFileSync(page, readFileSync(page, 'utf8').replace('</body>', `<p>rebuilt ${Date.now()}</p></body>`));
-    const warm = await apply(join(dir, 'out2'));
-    console.log(`rebuild after a software change: ${warm.s.toFixed(1)} s  (ratio to the cold apply ${(warm.s / cold.s).toFixed(2)})`);
+    const rebuilds = [];
+    for (let i = 0; i < REPS; i++) {
+      writeFileSync(page, readFileSync(page, 'utf8').replace('</body>', `<p>rebuilt ${Date.now()}</p></body>`));
+      rebuilds.push((await apply(join(dir, `out-rebuild-${i}`))).s);
+      rmSync(join(dir, `out-rebuild-${i}`), { recursive: true, force: true });
+    }
+    const warm = { s: [...rebuilds].sort((a, b) => a - b)[Math.floor(rebuilds.length / 2)] };
+    console.log(`rebuild after a software change, median of ${REPS}: ${warm.s.toFixed(1)} s (all: ${rebuilds.map((x) => x.toFixed(1)).join(', ')}; ratio to the cold apply ${(warm.s / cold.s).toFixed(2)})`);
 
     // 4. Sizes: the qcow2 as built, and gzip-compressed (same layer: a cheap third build through the API is not needed).
     const qcow2 = files1[0].path;
@@ -121,7 +127,7 @@ try {
     const rss = peakRssMiB(server.pid);
     console.log(`qcow2: ${(bytes / 1e6).toFixed(0)} MB, gzip: ${(gz / 1e6).toFixed(0)} MB; server peak RSS ${rss.toFixed(0)} MiB`);
     summary('real-image', `${LABEL}: cold apply / bare mmdebstrap (s), median of ${REPS} pairs`, median.cold.toFixed(1), median.bare.toFixed(1), median.ratio, 'target ≤ 1.3');
-    summary('real-image', `${LABEL}: ` + 'software-only rebuild / cold apply (s)', warm.s.toFixed(1), cold.s.toFixed(1), warm.s / cold.s, 'target ≤ 20 s and ≤ 0.25');
+    summary('real-image', `${LABEL}: ` + `software-only rebuild / cold apply (s), median of ${REPS}`, warm.s.toFixed(1), cold.s.toFixed(1), warm.s / cold.s, 'target ≤ 5 s p50');
     summary('real-image', `${LABEL}: ` + 'qcow2 MB (gzip MB)', (bytes / 1e6).toFixed(0), (gz / 1e6).toFixed(0), '', 'target ≤ 400 (≤ 150)');
     summary('real-image', 'server peak RSS MiB', rss.toFixed(0), '', '', 'target ≤ 300');
   } finally {

@@ -1,6 +1,7 @@
 // Groups, users, passwords and ssh keys of the image, made with the image's own shadow tools
 // (`--root TREE`: they chroot into the tree, so its /etc/login.defs, /etc/skel and files are used).
 // Passwords arrive only as crypt(3) hashes and go to `chpasswd -e` on its stdin, never on a command line.
+import type { Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 import { runTool } from './run';
 import type { SshKey, SystemSettings } from './system';
@@ -54,6 +55,33 @@ export async function applyAccounts(w: TreeWriter, s: SystemSettings, signal?: A
     if (u.secondaryGroups.length > 0) args.push('--groups', u.secondaryGroups.join(','));
     await run('useradd', [...args, '--', u.name]);
   }
+  await applyPasswords(w.root, s, w.sandbox, signal, env);
+
+  const after = await readAccounts(w.root);
+  await writeKeys(w, 'root', after.users.get('root'), s.rootUser.sshKeys);
+  for (const u of s.users) await writeKeys(w, u.name, after.users.get(u.name), u.sshKeys);
+}
+
+/** Whether the settings give any account a password hash. */
+export function hasPasswords(s: SystemSettings): boolean {
+  return s.rootUser.passwordHash !== undefined || s.users.some((u) => u.passwordHash !== undefined);
+}
+
+/** The settings without their password hashes (what an image's base disk is made with: hashes are salted anew each time). */
+export function withoutPasswords(s: SystemSettings): SystemSettings {
+  const strip = <T extends { passwordHash?: string }>(a: T): Omit<T, 'passwordHash'> => {
+    const { passwordHash: _hash, ...rest } = a;
+    return rest;
+  };
+  return { ...s, rootUser: strip(s.rootUser), users: s.users.map(strip) };
+}
+
+/**
+ * The password hashes (`chpasswd -e`, on its stdin) and root's lock, by the image's shadow tools on
+ * `root` (a tree, or just its account files: they read and write only those).
+ */
+export async function applyPasswords(root: string, s: SystemSettings, sandbox: Sandbox, signal?: AbortSignal, env?: Readonly<Record<string, string>>): Promise<void> {
+  const run = (cmd: string, args: string[], input?: string) => runTool(cmd, ['--root', root, ...args], { signal, sandbox, input, env });
   const hashes = [
     ...(s.rootUser.passwordHash !== undefined ? [`root:${s.rootUser.passwordHash}`] : []),
     ...s.users.filter((u) => u.passwordHash !== undefined).map((u) => `${u.name}:${u.passwordHash!}`),
@@ -62,10 +90,6 @@ export async function applyAccounts(w: TreeWriter, s: SystemSettings, signal?: A
   if (hashes.length > 0) await run('chpasswd', ['--encrypted'], hashes.join('\n') + '\n');
   // No password login for root: the hash is locked ("!" prefix); keys still work.
   if (s.rootUser.disablePasswordLogin) await run('usermod', ['--lock', 'root']);
-
-  const after = await readAccounts(w.root);
-  await writeKeys(w, 'root', after.users.get('root'), s.rootUser.sshKeys);
-  for (const u of s.users) await writeKeys(w, u.name, after.users.get(u.name), u.sshKeys);
 }
 
 /** ~/.ssh/authorized_keys, 0700/0600, owned by the user (sshd's StrictModes refuses anything looser). */

@@ -58,13 +58,20 @@ menuentry 'Debian GNU/Linux' {
 `;
 }
 
+/** The disk-full error of a system of `used` bytes (and a swap file) in a disk of `diskMiB`, `why` said after. */
+export function diskTooSmall(used: number, reserveMiB: number, diskMiB: number): (why: string, cause?: unknown) => ImagingError {
+  return (why, cause) =>
+    new ImagingError('disk-full', `the system takes ${Math.ceil(used / MiB)} MiB${reserveMiB > 0 ? ` and its swap ${reserveMiB} MiB` : ''}: it does not fit in a ${diskMiB} MiB disk${why}`, cause);
+}
+
 /** Bytes the tree takes on disk (du), to refuse a disk too small with both sizes. */
 async function treeBytes(tree: string, sandbox: Sandbox, signal?: AbortSignal): Promise<number> {
   const out = await runToolOutput('du', ['-s', '-x', '--block-size=1', tree], { signal, sandbox });
   return Number(out.split('\t')[0]);
 }
 
-export async function writeBootableRaw(o: BootableRawOptions): Promise<void> {
+/** Makes the disk; returns the bytes the tree took (du), what the disk-size checks count. */
+export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeBytes: number }> {
   const report = o.onProgress ?? (() => undefined);
   const ids = diskIdsFrom(o.reproducible?.seed);
   const w = new TreeWriter(o.tree, o.sandbox);
@@ -79,8 +86,7 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<void> {
   const diskBytes = o.diskMiB * MiB;
   const used = await treeBytes(o.tree, o.sandbox, o.signal);
   const reserve = (o.reserveMiB ?? 0) * MiB;
-  const tooSmall = (why: string, cause?: unknown): ImagingError =>
-    new ImagingError('disk-full', `the system takes ${Math.ceil(used / MiB)} MiB${reserve > 0 ? ` and its swap ${o.reserveMiB} MiB` : ''}: it does not fit in a ${o.diskMiB} MiB disk${why}`, cause);
+  const tooSmall = diskTooSmall(used, o.reserveMiB ?? 0, o.diskMiB);
   if (used + reserve > rootBytes(diskBytes)) throw tooSmall('');
   report(0.1, 'making the ext4 filesystem');
   try {
@@ -101,10 +107,11 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<void> {
     await fh.close();
   }
   report(1, 'disk written');
+  return { treeBytes: used };
 }
 
 /** Free blocks of the new filesystem (dumpe2fs) must hold what the first boot creates. */
-async function checkFree(rawPath: string, bytes: number, tooSmall: (why: string) => ImagingError, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
+export async function checkFree(rawPath: string, bytes: number, tooSmall: (why: string) => ImagingError, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
   const out = await runToolOutput('dumpe2fs', ['-h', partitionDevice(basename(rawPath))], { cwd: dirname(rawPath), signal, sandbox });
   const free = /^Free blocks:\s+(\d+)/m.exec(out);
   const size = /^Block size:\s+(\d+)/m.exec(out);

@@ -40,6 +40,11 @@ export interface BuildImageOptions {
    * (disk-ids.ts), `sourceDateEpoch` (seconds) clamps every time written. Absent: ids random, times now.
    */
   readonly reproducible?: { readonly seed: string; readonly sourceDateEpoch: number } | undefined;
+  /**
+   * Keep a reproducible build's base disk (the layer with the settings applied, base-disk.ts) in `dir`
+   * for the next build of the same layer (`layerKey`, the OS layer cache's key) and settings.
+   */
+  readonly baseCache?: { readonly dir: string; readonly layerKey: string; readonly maxBytes?: number | undefined } | undefined;
 }
 
 export interface BuiltImage extends Digests {

@@ -4,24 +4,31 @@
 // or abort the temporary output too; an existing `outFile` is only replaced by a finished image.
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lchown, mkdir, mkdtemp, rename, rm, stat, unlink } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, mkdtemp, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AbortedError } from '../errors';
 import { currentSandbox, hostId, sandboxProblem, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
-import { writeBootableRaw } from './bootdisk';
+import { checkFree, diskTooSmall, writeBootableRaw } from './bootdisk';
+import { ACCOUNT_FILES, BaseDiskCache, baseKey, type AccountFile, type BaseMeta } from './base-disk';
+import { applyPasswords, hasPasswords, withoutPasswords } from './accounts';
+import { reproducibleEnv } from './reproducible';
+import { rootBytes } from './gpt';
+import { writeImageFiles } from './image-files';
+import { planFiles, type PlacedFile } from './staging';
+import { indexTree, parseAccounts } from './tree';
 import type { DiskFormat } from './formats';
 import { digestFile, writeDigested, type Digests } from './output';
 import { reporter, type ProgressSink, type Reporter } from './progress';
 import { qcow2FromRaw } from './qcow2';
 import { qemuConvert } from './qemu';
 import { assertReachable, runTool } from './run';
-import { applySystem } from './system-apply';
+import { applySettings } from './system-apply';
 import { buildInNamespace } from './in-namespace';
 import type { BuildImageOptions, BuiltImage } from './build-options';
 export type { BuildImageOptions, BuiltImage } from './build-options';
 import { copyTree } from './tree';
-import { imageSboms, readImageContents } from './sbom';
+import { imageSboms, listedFiles, readTreeContents } from './sbom';
 import { processOwner } from './os/owner';
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../model/limits';
 
@@ -75,7 +82,7 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   if (sandbox.kind === 'userns' && sandbox.self) return buildInNamespace(o, sandbox);
   const progress = reporter(ranged(o.onProgress, o.progressRange));
   const diskBytes = o.settings.diskMiB * MiB;
-  progress.stage(0, 0, 'applying software and settings');
+  progress.stage(0, 0, 'making the base disk');
   await mkdir(o.workDir, { recursive: true });
   // Named for this process, so the cache's sweep removes it after a crash and never while it runs.
   const buildDir = await mkdtemp(join(o.workDir, `${processOwner()}-image-`));
@@ -83,23 +90,27 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   try {
     // The namespace's root writes the tree and the disk here.
     await lchown(buildDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
-    const tree = join(buildDir, 'root');
-    await copyTree(o.layerDir, tree, sandbox, o.signal);
-    progress.stage(0, 20, 'applying software and settings', 0.5);
-    checkAbort(o.signal);
-    await applySystem(tree, { settings: o.settings, files: o.files, manifest: o.manifest, cloudInit: o.cloudInit, signal: o.signal, sandbox, reproducible: o.reproducible });
-    checkAbort(o.signal);
-
     // The raw disk is made in the work dir (reachable from the namespace), every other disk from it.
     const rawPath = join(buildDir, 'disk.raw');
-    await writeBootableRaw({
-      tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
-      scratchDir: buildDir, signal: o.signal, sandbox, reproducible: o.reproducible,
-      onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
-    });
-    // What the SBOMs list is read while the tree is there; they name the finished image's digest.
-    const contents = await readImageContents(tree, o.files);
-    await rm(tree, { recursive: true, force: true });
+    const base = await baseDisk(o, sandbox, buildDir, rawPath, progress);
+    checkAbort(o.signal);
+    progress.stage(50, 50, 'writing the software files');
+    const text = (name: string): string => base.accountFiles.find((f) => f.name === name)?.text ?? '';
+    const planned = await planFiles(o.files, o.manifest, parseAccounts(text('passwd'), text('group')));
+    const placed = [...(await passwordFiles(o, base, sandbox, buildDir)), ...planned.placed];
+    const bytes = planned.bytes;
+    const reserve = o.settings.swapMiB * MiB;
+    const tooSmall = diskTooSmall(base.treeBytes + bytes, o.settings.swapMiB, o.settings.diskMiB);
+    if (base.treeBytes + bytes + reserve > rootBytes(diskBytes)) throw tooSmall('');
+    await lchown(rawPath, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+    try {
+      await writeImageFiles({ rawName: basename(rawPath), scratchDir: buildDir, index: { ...base.index }, files: placed, reproducible: o.reproducible, sandbox, signal: o.signal });
+    } catch (e) {
+      throw e instanceof ImagingError && e.kind === 'disk-full' ? tooSmall(` (${e.message})`, e) : e;
+    }
+    if (reserve > 0) await checkFree(rawPath, reserve, tooSmall, sandbox, o.signal);
+    // What the SBOMs list: the base's packages, the files by their sources; they name the finished image's digest.
+    const contents = { ...base.contents, files: await listedFiles(o.files) };
     if (o.disk === 'raw' && !o.compress) await moveFile(rawPath, partOut, o.signal);
     progress.stage(50, 50, `converting to ${o.disk}`);
     checkAbort(o.signal);
@@ -116,6 +127,84 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   } finally {
     await rm(buildDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/**
+ * The image's base disk at `rawPath`: from the cache when a reproducible build of the same layer and
+ * settings made it before, else made (layer copied, settings applied, bootable disk written) and kept.
+ * Its disk ids and times come from its own key, so a base is the same bytes whichever image asked for it.
+ */
+async function baseDisk(o: BuildImageOptions, sandbox: Sandbox, buildDir: string, rawPath: string, progress: Reporter): Promise<BaseMeta> {
+  const cache = o.baseCache && o.reproducible ? new BaseDiskCache(o.baseCache.dir, o.baseCache.maxBytes) : undefined;
+  const key = cache && o.reproducible ? baseKey({ layerKey: o.baseCache!.layerKey, settings: withoutPasswords(o.settings), cloudInit: o.cloudInit, reproducible: o.reproducible, sandbox }) : undefined;
+  if (cache && key) {
+    const hit = await cache.take(key, rawPath, o.signal);
+    if (hit) {
+      progress.stage(0, 50, 'base disk ready (from the cache)', 1);
+      return hit;
+    }
+  }
+  const reproducible = o.reproducible && { seed: key ?? o.reproducible.seed, sourceDateEpoch: o.reproducible.sourceDateEpoch };
+  const settings = withoutPasswords(o.settings);
+  const tree = join(buildDir, 'root');
+  await copyTree(o.layerDir, tree, sandbox, o.signal);
+  progress.stage(0, 20, 'applying settings', 0.5);
+  checkAbort(o.signal);
+  await applySettings(tree, { settings, cloudInit: o.cloudInit, signal: o.signal, sandbox, reproducible });
+  checkAbort(o.signal);
+  const { treeBytes } = await writeBootableRaw({
+    tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
+    scratchDir: buildDir, signal: o.signal, sandbox, reproducible,
+    onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
+  });
+  const [index, accountFiles, contents] = await Promise.all([indexTree(tree), readAccountFiles(tree, sandbox), readTreeContents(tree)]);
+  await rm(tree, { recursive: true, force: true });
+  const meta: BaseMeta = { key: key ?? '', treeBytes, index, accountFiles, contents };
+  if (cache && key) await cache.put(meta, rawPath, o.signal);
+  return meta;
+}
+
+/** The account files of the tree's /etc that are regular files, with their image owners. */
+async function readAccountFiles(tree: string, sandbox: Sandbox): Promise<AccountFile[]> {
+  const out: AccountFile[] = [];
+  for (const name of ACCOUNT_FILES) {
+    const path = join(tree, 'etc', name);
+    const st = await lstat(path).catch(() => undefined);
+    if (!st?.isFile()) continue;
+    out.push({ name, text: await readFile(path, 'utf8'), mode: st.mode & 0o7777, uid: imageId(sandbox, st.uid, 'uid'), gid: imageId(sandbox, st.gid, 'gid') });
+  }
+  return out;
+}
+
+/** The image id that a host id of the tree stands for (hostId's inverse). */
+function imageId(s: Sandbox, host: number, kind: 'uid' | 'gid'): number {
+  if (s.kind === 'privileged') return host;
+  const [zero, base] = kind === 'uid' ? [s.uid0, s.uidBase] : [s.gid0, s.gidBase];
+  if (!s.self) return host - base;
+  return host === zero ? 0 : host - base + 1;
+}
+
+/**
+ * The password hashes, which are salted anew at each build and so never in a base: the image's shadow
+ * tools run on a copy of the base's account files, and the /etc/shadow they leave is written with the
+ * software files.
+ */
+async function passwordFiles(o: BuildImageOptions, base: BaseMeta, sandbox: Sandbox, buildDir: string): Promise<PlacedFile[]> {
+  if (!hasPasswords(o.settings)) return [];
+  const etc = join(buildDir, 'accounts', 'etc');
+  await mkdir(etc, { recursive: true });
+  for (const d of [dirname(etc), etc]) await lchown(d, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+  for (const f of base.accountFiles) {
+    const path = join(etc, f.name);
+    await writeFile(path, f.text, { flag: 'wx', mode: 0o600 });
+    await lchown(path, hostId(sandbox, f.uid, 'uid'), hostId(sandbox, f.gid, 'gid'));
+    await chmod(path, f.mode);
+  }
+  await applyPasswords(dirname(etc), o.settings, sandbox, o.signal, reproducibleEnv(o.reproducible));
+  const shadow = base.accountFiles.find((f) => f.name === 'shadow');
+  if (shadow === undefined) throw new ImagingError('input', 'the OS tree has no /etc/shadow for the password hashes');
+  const text = await readFile(join(etc, 'shadow'), 'utf8');
+  return [{ segments: ['etc', 'shadow'], mode: shadow.mode, owner: { uid: shadow.uid, gid: shadow.gid }, content: { text } }];
 }
 
 /** Percentages 50..98: the target format, compressed or not, digested on the way. */

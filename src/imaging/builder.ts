@@ -84,6 +84,8 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
           manifest: recipe.manifest(installed, reproducible), outFile, imageName, reproducible,
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),
+          // Base disks beside the layers: a rebuild after a software change starts from its base.
+          baseCache: { dir: join(o.cacheDir ?? defaultCacheDir(), 'disks'), layerKey: layer.key },
           signal, progressRange: { from: LAYER_PERCENT, to: 100 },
           onProgress: (p) => progress({ ...p, stage: 'disk' }),
         });

@@ -5,7 +5,7 @@ import { stat } from 'node:fs/promises';
 import { AbortedError } from '../errors';
 import { destinationSegments, parseRights } from './destination';
 import { ImagingError } from './errors';
-import { readAccounts, resolveOwner } from './tree';
+import { readAccounts, resolveOwner, type Accounts } from './tree';
 import type { TreeWriter } from './tree-writer';
 
 /** A software file of the appliance (a `SoftwareFile` artifact: `rights`, `ownerGroup`). */
@@ -23,7 +23,7 @@ export interface ImageFile {
 /** Where the appliance manifest is written in every image. */
 export const MANIFEST_PATH = '/etc/appliance-forge/manifest.json';
 
-interface Planned {
+export interface Planned {
   readonly segments: string[];
   readonly mode: number;
   readonly content: { source: string } | { text: string };
@@ -80,24 +80,36 @@ async function checkSources(planned: readonly Planned[]): Promise<number> {
   return bytes;
 }
 
+/** A file to place: where (checked segments), its mode and numeric owner in the image, and its content. */
+export interface PlacedFile extends Planned {
+  readonly owner: { readonly uid: number; readonly gid: number };
+}
+
 /**
- * Write the manifest and the software files into the writer's tree (a private copy of the OS layer),
- * after its users and groups exist: each file with its mode and owner (`ownerGroup` names resolved in
- * the image's own /etc/passwd and /etc/group; root when absent). Parent directories are followed as
- * the image sees them and created 0755 root when missing (tree-writer.ts); an existing file is replaced.
+ * The manifest and the software files, checked (destinations, modes, sources) and given their owners
+ * (`ownerGroup` names resolved in the image's own accounts; root when absent), in the order they are written.
  */
-export async function placeFiles(w: TreeWriter, files: readonly ImageFile[], manifest: string, signal?: AbortSignal): Promise<PlacedFiles> {
+export async function planFiles(files: readonly ImageFile[], manifest: string, accounts: Accounts): Promise<{ placed: PlacedFile[]; bytes: number }> {
   const planned = plan(files, manifest);
   const bytes = await checkSources(planned);
-  const accounts = await readAccounts(w.root);
-  const owners = planned.map((p, i) => {
+  const placed = planned.map((p, i) => {
     const og = i === 0 ? undefined : files[i - 1]!.ownerGroup;
-    return og === undefined || og === '' ? { uid: 0, gid: 0 } : resolveOwner(accounts, og, '/' + p.segments.join('/'));
+    return { ...p, owner: og === undefined || og === '' ? { uid: 0, gid: 0 } : resolveOwner(accounts, og, '/' + p.segments.join('/')) };
   });
-  for (const [i, p] of planned.entries()) {
+  return { placed, bytes };
+}
+
+/**
+ * Write the manifest and the software files into the writer's tree (a private copy of the OS layer),
+ * after its users and groups exist: each file with its mode and owner. Parent directories are followed
+ * as the image sees them and created 0755 root when missing (tree-writer.ts); an existing file is replaced.
+ */
+export async function placeFiles(w: TreeWriter, files: readonly ImageFile[], manifest: string, signal?: AbortSignal): Promise<PlacedFiles> {
+  const { placed, bytes } = await planFiles(files, manifest, await readAccounts(w.root));
+  for (const p of placed) {
     if (signal?.aborted) throw new AbortedError('image build aborted');
-    if ('text' in p.content) await w.writeText(p.segments, p.content.text, p.mode, owners[i]);
-    else await w.copyIn(p.content.source, p.segments, p.mode, owners[i]);
+    if ('text' in p.content) await w.writeText(p.segments, p.content.text, p.mode, p.owner);
+    else await w.copyIn(p.content.source, p.segments, p.mode, p.owner);
   }
   return { bytes };
 }

@@ -34,6 +34,12 @@ const ZONE = /^[A-Za-z0-9_+-]+(?:\/[A-Za-z0-9_+-]+)*$/;
 const XKB = /^[A-Za-z0-9_()+-]*$/;
 
 export async function applySystem(tree: string, o: ApplySystemOptions): Promise<void> {
+  await applySettings(tree, o);
+  await placeFiles(new TreeWriter(tree, o.sandbox), o.files, o.manifest, o.signal);
+}
+
+/** Everything of applySystem but the manifest and the software files (the part an image's base disk holds). */
+export async function applySettings(tree: string, o: Omit<ApplySystemOptions, 'files' | 'manifest'>): Promise<void> {
   const s = o.settings;
   const w = new TreeWriter(tree, o.sandbox);
   const put = (path: string, text: string, mode?: number): Promise<string> => w.writeText(path, text, mode);
@@ -77,7 +83,6 @@ export async function applySystem(tree: string, o: ApplySystemOptions): Promise<
   await configureSsh(w, s.rootUser.disablePasswordLogin);
   await forgetMachine(w);
   step();
-  await placeFiles(w, o.files, o.manifest, o.signal);
   await markUpdated(w);
 }
 

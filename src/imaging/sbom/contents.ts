@@ -74,11 +74,20 @@ async function digests(source: string): Promise<{ sha256: string; sha1: string }
 
 /** The image's contents, read from its tree (before it is removed) and the appliance's file list. */
 export async function readImageContents(tree: string, files: readonly ImageFile[]): Promise<ImageContents> {
+  return { ...(await readTreeContents(tree)), files: await listedFiles(files) };
+}
+
+/** What the tree itself tells: its distribution and packages (an image's base disk keeps it). */
+export async function readTreeContents(tree: string): Promise<Omit<ImageContents, 'files'>> {
   const debs = await readStatus(tree);
   const packages: SbomPackage[] = [];
   for (const p of debs) packages.push({ ...p, license: await readLicense(tree, p.name) });
+  return { distro: await readDistro(tree), packages };
+}
+
+/** The appliance's software files with their digests, by path in the image. */
+export async function listedFiles(files: readonly ImageFile[]): Promise<SbomFile[]> {
   const listed: SbomFile[] = [];
   for (const f of files) listed.push({ path: `/${destinationSegments(f.destination).join('/')}`, ...(await digests(f.source)) });
-  listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { distro: await readDistro(tree), packages, files: listed };
+  return listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
