@@ -1,39 +1,17 @@
 #!/usr/bin/env node
 // Package search throughput: the catalog's FIQL search (parse + compile + scan + page + Pkg records)
 // against a baseline measured in the same run, a hand-written Array.filter predicate over the same rows.
-// Bundles the TypeScript sources with esbuild first, so it needs no `tsc` build.
+// Runs against the build (it finds every release's data file from there):
 //
-//   node bench/fiql-search.mjs [--seconds 1]
-import { buildSync } from 'esbuild';
-import { mkdtempSync, rmSync } from 'node:fs';
+//   npx tsc -p tsconfig.json && node bench/fiql-search.mjs [--seconds 1]
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const secIdx = process.argv.indexOf('--seconds');
 const seconds = secIdx > 0 ? Number(process.argv[secIdx + 1]) : 1;
 if (!(seconds > 0 && seconds <= 60)) throw new Error('--seconds must be in (0, 60]');
 
-const dir = mkdtempSync(join(tmpdir(), 'fiql-bench-'));
-try {
-  const out = join(dir, 'catalog.cjs');
-  buildSync({
-    stdin: {
-      contents: `export * from './src/server/catalog'; export { readCatalogData, defaultDataFile } from './src/server/catalog/data-file';`,
-      resolveDir: root,
-      loader: 'ts',
-    },
-    bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: out, logLevel: 'error',
-  });
-  // The bundle lives in tmp: tell it where the data file is.
-  process.env.APPLIANCE_FORGE_CATALOG ??= join(root, 'data/debian-12-amd64.tsv.gz');
-  const lib = createRequire(import.meta.url)(out);
-  run(lib);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
+const require = createRequire(import.meta.url);
+run({ ...require('../dist/src/server/catalog/index.js'), ...require('../dist/src/server/catalog/data-file.js') });
 
 function run({ loadCatalog, readCatalogData, defaultDataFile }) {
   let t = performance.now();

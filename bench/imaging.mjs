@@ -16,6 +16,8 @@ import { pipeline } from 'node:stream/promises';
 
 const require = createRequire(import.meta.url);
 const { writeExt4Disk } = require('../dist/src/imaging/filesystem.js');
+const { diskIdsFrom } = require('../dist/src/imaging/disk-ids.js');
+const { currentSandbox } = require('../dist/src/host/sandbox.js');
 const { qcow2FromRaw } = require('../dist/src/imaging/qcow2.js');
 const { writeDigested, digestFile } = require('../dist/src/imaging/output.js');
 
@@ -42,7 +44,7 @@ try {
   out.end();
   await once(out, 'finish');
   const raw = join(dir, 'disk.raw');
-  await writeExt4Disk({ rawPath: raw, diskBytes: DISK_MIB * MiB, tree, label: 'root', bootable: true });
+  await writeExt4Disk({ rawPath: raw, diskBytes: DISK_MIB * MiB, tree, label: 'root', ids: diskIdsFrom('bench'), sandbox: currentSandbox() });
 
   const native = join(dir, 'native.qcow2');
   const nativeNoDigest = join(dir, 'native-nodigest.qcow2');

@@ -4,7 +4,7 @@
 // its HTTP port answered 200), optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
-import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_MEMORY_MIB, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
+import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { interruptible } from '../interruptible';
 import { parseDuration } from '../duration';
@@ -28,7 +28,8 @@ options:
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
   --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
                       grub.cfg command line (read from a private copy), no firmware or boot loader
-  --cpus N            virtual CPUs, TCG multi-threaded above 1 (default 1)
+  --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}: 2 where the
+                      host has 2 cores or more)
   --http PORT[/PATH]  readiness by probing: forward the guest's PORT to a free port on 127.0.0.1 and
                       ask for PATH (default /) until it answers 200; without --login, that ends the
                       check (implies --network user)

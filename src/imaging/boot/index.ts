@@ -1,6 +1,7 @@
 // Boot an image under QEMU (TCG) and report whether it reached a login prompt; optionally log in
 // over the serial console and run commands. The image is never modified (snapshot=on), and no QEMU
 // outlives the call: timeout, abort and errors all kill its process group.
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { AbortedError } from '../../errors';
 import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
@@ -23,6 +24,11 @@ export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './sessi
 /** Generous: a boot under TCG reaches login in ~35 s on an idle machine, several times that under load. */
 export const DEFAULT_BOOT_TIMEOUT_MS = 300_000;
 export const DEFAULT_MEMORY_MIB = 1024;
+/**
+ * Two vCPUs where the host has two cores: TCG runs one thread per vCPU, and a Debian boot's parallel
+ * units halve its wall time (README "Boot an image"); one on a single core, where they would contend.
+ */
+export const DEFAULT_CPUS = Math.min(2, availableParallelism());
 
 export interface BootCheckOptions {
   /** Path of the disk image: a self-contained image, its format named by its extension (image.ts). */
@@ -49,7 +55,7 @@ export interface BootCheckOptions {
    * (kernel-files.ts), no firmware boot or boot loader. Default false: the whole boot, as a machine does it.
    */
   readonly directKernel?: boolean | undefined;
-  /** Virtual CPUs (TCG multi-threaded above 1); default 1. */
+  /** Virtual CPUs (TCG multi-threaded above 1); default DEFAULT_CPUS. */
   readonly cpus?: number | undefined;
   /**
    * Readiness by probing: the guest's TCP `port` forwarded to a free port on 127.0.0.1, asked for `path`
@@ -159,7 +165,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const qemu = await fw.using(() => startQemu({
     image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.http ? 'user' : (o.network ?? 'none'),
     forwards: o.http && hostPort !== undefined ? [{ hostPort, guestPort: o.http.port }] : [],
-    kernel: files, cpus: o.cpus ?? 1, firmware: fw.setup,
+    kernel: files, cpus: o.cpus ?? DEFAULT_CPUS, firmware: fw.setup,
   }, (b) => con.feed(b)));
   const phase = (): string => (!state.reachedLogin ? 'login prompt' : state.loggedIn !== true ? 'login' : 'commands');
   const timer = setTimeout(() => stop.abort(new SessionStop(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the ${phase()}`)), timeoutMs);
