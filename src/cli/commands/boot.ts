@@ -28,8 +28,8 @@ options:
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
   --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
                       grub.cfg command line (read from a private copy), no firmware or boot loader
-  --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}: 2 where the
-                      host has 2 cores or more)
+  --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}; 2 halves a
+                      boot on an otherwise idle 2-core host)
   --http PORT[/PATH]  readiness by probing: forward the guest's PORT to a free port on 127.0.0.1 and
                       ask for PATH (default /) until it answers 200; without --login, that ends the
                       check (implies --network user)
