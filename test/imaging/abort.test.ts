@@ -50,7 +50,7 @@ describe('abort', () => {
     ['while scanning for used clusters', 'qcow2', true, (p) => p.message === 'finding the used clusters'],
     ['while qemu-img converts (the child is killed)', 'vmdk', false, (p) => p.message.includes('qemu-img')],
     ['when mke2fs starts', 'vdi', false, (p) => p.message === 'writing the disk: making the ext4 filesystem'],
-    ['while copying the OS tree', 'raw', false, (p) => p.message === 'applying software and settings'],
+    ['while making the base disk (after the OS tree is copied)', 'raw', false, (p) => p.message === 'applying settings'],
     ['while computing checksums', 'raw', false, (p) => p.message === 'computing checksums' && (p.bytesDone ?? 0) > 0],
     ['while compressing', 'raw', true, (p) => p.message === 'compressing the disk' && (p.bytesDone ?? 0) > 8 * 1024 * 1024],
   ])('%s (%s): AbortedError, no file left, previous image kept', async (_, disk, compress, when) => {
