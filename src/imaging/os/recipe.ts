@@ -5,7 +5,7 @@ import type { OsLayerSpec, PackageRequest } from '../system';
 import { OS_RELEASES, releaseBySuite, type OsRelease } from '../../model/releases';
 
 /** Bumped whenever the recipe below changes what a spec builds, so old cache entries are not reused. */
-export const RECIPE_VERSION = 2;
+export const RECIPE_VERSION = 3;
 
 /**
  * What every image needs to boot and reach the network (the boot loader comes from the host's GRUB:
@@ -23,6 +23,11 @@ export const CLOUD_INIT_PACKAGES = ['cloud-init', 'cloud-guest-utils', 'sudo'] a
 /**
  * Small images: no manual pages, documentation, translations or info pages, but the copyright
  * files stay (licences must ship). Recommends are not installed: mmdebstrap's default.
+ * udev's vendor and model name tables (the IEEE OUI list, PCI, USB, ACPI, Bluetooth and SDIO ids)
+ * only name devices (`udevadm info`, `lsusb`); udev compiles hwdb.bin from what is left (0.4 MB
+ * instead of 13.5, and the initramfs carries a copy). Interface naming (20-net-ifname) and the
+ * device classes stay. `*` spans folders: bookworm's udev ships them under /lib, trixie's under /usr/lib.
+ * These options stay in the image (dpkg.cfg.d), so a later upgrade of udev leaves them out too.
  */
 export const DPKG_OPTIONS = [
   'path-exclude=/usr/share/man/*',
@@ -31,7 +36,12 @@ export const DPKG_OPTIONS = [
   'path-exclude=/usr/share/locale/*',
   'path-include=/usr/share/locale/locale.alias',
   'path-exclude=/usr/share/info/*',
+  'path-exclude=*/udev/hwdb.d/20-OUI.hwdb',
+  'path-exclude=*/udev/hwdb.d/20-*-vendor*.hwdb',
 ] as const;
+
+/** The backups dpkg and debconf write before each change of their databases: the next change writes them again. */
+export const BUILD_BACKUPS = ['/var/lib/dpkg/*-old', '/var/cache/debconf/*-old'] as const;
 
 /** dpkg options of the build only (removed from the tree at the end, see mmdebstrapArgs). */
 export const BUILD_ONLY_DPKG_CFG = '00appliance-forge-build';
@@ -109,7 +119,7 @@ export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: stri
     // dpkg fsyncs every unpacked file; a half-built tree is thrown away anyway, and the cache syncs the
     // finished tree once before it is kept. A hook, not --dpkgopt, so the option does not stay in the image.
     `--setup-hook=mkdir -p "$1/etc/dpkg/dpkg.cfg.d" && echo force-unsafe-io > "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}"`,
-    `--customize-hook=rm -f "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}"`,
+    `--customize-hook=rm -f "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}" ${BUILD_BACKUPS.map((g) => `"$1"${g}`).join(' ')}`,
     spec.suite,
     target,
     ...sourceLines(spec),

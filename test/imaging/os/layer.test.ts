@@ -4,7 +4,7 @@
 // requests (a pinned version the mirror lacks, an unknown package) that fail naming the package and keep nothing;
 // an abort in the middle of a build kills mmdebstrap's whole process group and keeps nothing.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../../src/errors';
@@ -72,6 +72,13 @@ describe('a real OS layer', () => {
     expect(existsSync(join(layer.dir, 'usr/share/doc/nginx/copyright'))).toBe(true);
     expect(existsSync(join(layer.dir, 'usr/share/doc/nginx/changelog.Debian.gz'))).toBe(false);
     expect(readdirSync(join(layer.dir, 'var/cache/apt/archives')).filter((f) => f.endsWith('.deb'))).toEqual([]);
+    // udev's device name tables are left out and its compiled database made without them (13 MB with them);
+    // interface naming stays. No backups of dpkg's or debconf's databases.
+    const hwdb = readdirSync(join(layer.dir, 'usr/lib/udev/hwdb.d'));
+    expect(hwdb.filter((f) => /^20-(OUI|.*-vendor.*)\.hwdb$/.test(f))).toEqual([]);
+    expect(hwdb).toContain('20-net-ifname.hwdb');
+    expect(statSync(join(layer.dir, 'usr/lib/udev/hwdb.bin')).size).toBeLessThan(2 * 1024 ** 2);
+    for (const d of ['var/lib/dpkg', 'var/cache/debconf']) expect(readdirSync(join(layer.dir, d)).filter((f) => f.endsWith('-old')), d).toEqual([]);
     // dpkg's build-only force-unsafe-io does not stay in the image: later installs in the machine fsync as usual.
     const dpkgCfg = join(layer.dir, 'etc/dpkg/dpkg.cfg.d');
     for (const f of readdirSync(dpkgCfg)) expect(readFileSync(join(dpkgCfg, f), 'utf8'), f).not.toMatch(/unsafe-io/);

@@ -46,6 +46,21 @@ describe('the mmdebstrap recipe', () => {
     expect(args.indexOf('--dpkgopt=path-include=/usr/share/doc/*/copyright')).toBeGreaterThan(args.indexOf('--dpkgopt=path-exclude=/usr/share/doc/*'));
   });
 
+  it("leaves out udev's device name tables, not interface naming; removes dpkg's and debconf's backups", () => {
+    const args = mmdebstrapArgs(spec(), '/t', '/c', 'root');
+    const excluded = args.filter((a) => a.startsWith('--dpkgopt=path-exclude=')).map((a) => a.slice('--dpkgopt=path-exclude='.length));
+    // dpkg's globs: `*` spans `/` (fnmatch without FNM_PATHNAME), as dpkg.cfg(5) says.
+    const dropped = (p: string): boolean => excluded.some((g) => new RegExp(`^${g.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`).test(p));
+    for (const t of ['20-OUI', '20-pci-vendor-model', '20-usb-vendor-model', '20-acpi-vendor', '20-bluetooth-vendor-product', '20-sdio-vendor-model']) {
+      expect(dropped(`/usr/lib/udev/hwdb.d/${t}.hwdb`), t).toBe(true);
+      expect(dropped(`/lib/udev/hwdb.d/${t}.hwdb`), t).toBe(true);
+    }
+    for (const t of ['20-net-ifname', '20-pci-classes', '20-dmi-id', '60-keyboard', '70-mouse']) expect(dropped(`/usr/lib/udev/hwdb.d/${t}.hwdb`), t).toBe(false);
+    const hook = args.find((a) => a.startsWith('--customize-hook=rm -f'));
+    expect(hook).toContain('"$1"/var/lib/dpkg/*-old');
+    expect(hook).toContain('"$1"/var/cache/debconf/*-old');
+  });
+
   it('refuses what is not Debian syntax', () => {
     const bad = [
       spec({ suite: 'bookworm main' }),
