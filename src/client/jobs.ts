@@ -20,6 +20,8 @@ export interface WaitForJobOptions {
   pollMs?: number;
   /** Default 10 × pollMs, at most 30 s. */
   maxPollMs?: number;
+  /** For this long from the start, polls stay pollMs apart (a job of seconds is seen soon after it ends); the delay grows after. Default 0. */
+  steadyMs?: number;
   /** Abort: the job is cancelled on the service, then AbortedError is thrown. */
   signal?: AbortSignal | undefined;
   /** Every status read, the terminal one included. */
@@ -63,7 +65,8 @@ export async function waitForJob(calls: JobCalls, target: JobTarget, o: WaitForJ
   const timeoutMs = o.timeoutMs ?? 3_600_000;
   const minDelayMs = o.pollMs ?? 1000;
   const maxDelayMs = o.maxPollMs ?? Math.min(30_000, Math.max(minDelayMs, minDelayMs * 10));
-  for (const [k, v] of Object.entries({ timeoutMs, pollMs: minDelayMs, maxPollMs: maxDelayMs })) {
+  const steadyMs = o.steadyMs ?? 0;
+  for (const [k, v] of Object.entries({ timeoutMs, pollMs: minDelayMs, maxPollMs: maxDelayMs, steadyMs })) {
     if (!Number.isFinite(v) || v < 0) throw new TypeError(`waitForJob: ${k} must be a non-negative number`);
   }
   if (minDelayMs < 1) throw new TypeError('waitForJob: pollMs must be at least 1');
@@ -75,7 +78,7 @@ export async function waitForJob(calls: JobCalls, target: JobTarget, o: WaitForJ
         return s;
       },
       (s) => jobState(s) !== 'running',
-      { minDelayMs, maxDelayMs, deadline: Date.now() + timeoutMs, signal: o.signal },
+      { minDelayMs, maxDelayMs, deadline: Date.now() + timeoutMs, steadyUntil: Date.now() + steadyMs, signal: o.signal },
     );
     if (!r.done) throw new WaitTimeoutError(timeoutMs, r.last);
     const state = jobState(r.value);

@@ -24,6 +24,8 @@ export interface WaitOptions {
   /** Absolute time (ms since epoch) after which no further poll starts. */
   deadline: number;
   signal?: AbortSignal | undefined;
+  /** Absolute time (ms since epoch) until which polls stay minDelayMs apart; the delay grows after it. */
+  steadyUntil?: number | undefined;
   /** 0..1: each delay is drawn from [d·(1-jitter), d]. Default 0.2. */
   jitter?: number;
   random?: () => number;
@@ -47,12 +49,13 @@ export async function waitUntil<T>(poll: () => Promise<T>, isDone: (v: T) => boo
   const random = o.random ?? Math.random;
   const now = o.now ?? Date.now;
   let last: T | undefined;
-  for (let n = 1; ; n++) {
+  for (let n = 1; ; ) {
     if (o.signal?.aborted) throw new AbortedError();
     last = await poll();
     if (isDone(last)) return { done: true, value: last };
     const left = o.deadline - now();
     if (left <= 0) return { done: false, last, reason: 'timeout' };
-    await sleep(Math.min(left, pollDelay(n, o, random)), o.signal);
+    const steady = o.steadyUntil !== undefined && now() < o.steadyUntil;
+    await sleep(Math.min(left, pollDelay(steady ? 1 : n++, o, random)), o.signal);
   }
 }

@@ -18,7 +18,7 @@ import type { LocalFile, Resolved } from './state';
 export interface ApplyOptions {
   readonly signal?: AbortSignal | undefined;
   readonly onEvent?: EventSink | undefined;
-  /** First poll delay of job waits (ms), default 250; the delay doubles up to at most max(pollMs, 1000). */
+  /** Poll delay of job waits (ms), default 250, for their first STEADY_POLL_MS; then it doubles up to at most max(pollMs, 1000). */
   readonly pollMs?: number | undefined;
   /** Longest wait for one generation or publication (ms). */
   readonly jobTimeoutMs?: number | undefined;
@@ -297,14 +297,19 @@ function checkAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new AbortedError('aborted before the job started');
 }
 
+/** How long a job wait keeps its first, short poll delay. */
+const STEADY_POLL_MS = 10_000;
+
 async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: string): Promise<void> {
   try {
     await c.client.waitForJob(target, {
       signal: c.o.signal,
-      // At most 1 s between polls: a rebuild of a few seconds is seen within a second of its end (the
-      // client's default backoff reaches 10 s); one small GET a second per running job.
+      // A rebuild of a few seconds is seen within 250 ms of its end (polls 250 ms apart for its first
+      // seconds), a long build within a second (the client's default backoff reaches 10 s): at most
+      // four small GETs a second per running job, then one.
       pollMs: c.o.pollMs ?? 250,
       maxPollMs: Math.max(c.o.pollMs ?? 250, 1000),
+      steadyMs: STEADY_POLL_MS,
       ...(c.o.jobTimeoutMs !== undefined ? { timeoutMs: c.o.jobTimeoutMs } : {}),
       onProgress: (s) => c.emit({ type: 'progress', id, label, percentage: s.percentage ?? 0, message: s.message || undefined }),
     });

@@ -219,6 +219,8 @@ async function writeDisk(o: BuildImageOptions, rawPath: string, partOut: string,
     case 'qcow2': {
       const chunks = qcow2FromRaw(rawPath, diskBytes, {
         signal,
+        // The plain write copies each chunk at once; gzip may still hold one while the next is read.
+        reuseBuffer: !compress,
         onProgress: (p) =>
           p.phase === 'scan'
             ? progress.stage(50, 70, 'finding the used clusters', p.done / p.total, p)

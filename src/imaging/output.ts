@@ -1,13 +1,14 @@
-// Writing the image file: bytes go through an optional gzip and a tap that computes sha256, md5 and
-// the size on the way to disk, so the digests cost no extra read. Files written in place by another
-// tool are digested in one streaming pass instead.
-import { createWriteStream } from 'node:fs';
+// Writing the image file: bytes go through an optional gzip, then to disk in shared slots that worker
+// threads hash (sha256 and md5) beside the writes (hash-workers.ts), so the digests cost no extra read
+// and run beside the writer instead of after each chunk on its thread. Files written in place by
+// another tool are digested in one streaming pass instead.
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { Digester, digestFile as digestWholeFile } from '../digest';
 import { AbortedError } from '../errors';
+import { writeBeside } from '../hash-workers';
 import { dataRanges, type Ranges } from './extents';
 
 export interface Digests {
@@ -23,25 +24,22 @@ function asAborted(e: unknown, signal?: AbortSignal): unknown {
 export interface WriteOptions {
   readonly compress: boolean;
   readonly signal?: AbortSignal | undefined;
-  /** Bytes written to the file so far. */
-  readonly onBytes?: (n: number) => void;
 }
 
 /** Write `source` to the new file `path` (gzipped when asked), then flush it to disk. */
 export async function writeDigested(source: AsyncIterable<Buffer> | Readable, path: string, o: WriteOptions): Promise<Digests> {
-  const d = new Digester(['sha256', 'md5'], o.onBytes);
-  const out = createWriteStream(path, { flags: 'wx' });
+  const fh = await open(path, 'wx');
   try {
-    if (o.compress) await pipeline(source, createGzip(), d.tap(), out, { signal: o.signal });
-    else await pipeline(source, d.tap(), out, { signal: o.signal });
+    const write = (chunks: AsyncIterable<Buffer>) => writeBeside(chunks, fh);
+    const signal = o.signal ? { signal: o.signal } : {};
+    const d = o.compress ? await pipeline(source, createGzip(), write, signal) : await pipeline(source, write, signal);
+    await fh.sync();
+    return asDigests(d);
   } catch (e) {
-    // The file may still be opening when the source fails first: wait until the stream has closed,
-    // so that the caller's clean-up of `path` runs after the file exists, never before.
-    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     throw asAborted(e, o.signal);
+  } finally {
+    await fh.close();
   }
-  await syncFile(path);
-  return asDigests(d.digests());
 }
 
 /**
@@ -92,7 +90,7 @@ async function digestSparse(path: string, ranges: Ranges, signal?: AbortSignal, 
   }
 }
 
-function asDigests(d: { size: number; sha256: string; md5: string }): Digests {
+function asDigests(d: { readonly size: number; readonly sha256: string; readonly md5: string }): Digests {
   return { fileSize: d.size, sha256: d.sha256, md5: d.md5 };
 }
 

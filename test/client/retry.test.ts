@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client/index';
 import { backoffDelay, DEFAULT_RETRY, isRetryable, parseRetryAfter, type Outcome } from '../../src/client/retry';
 import { failureKind } from '../../src/client/transport';
-import { pollDelay } from '../../src/client/waiter';
+import { pollDelay, waitUntil } from '../../src/client/waiter';
 import { ApiError, HttpError, TransportError } from '../../src/client/errors';
 import { reply, replyError, startScripted, type Double, closeAfterEach } from './http-double';
 
@@ -66,6 +66,19 @@ describe('backoffDelay', () => {
     const o = { minDelayMs: 100, maxDelayMs: 500, jitter: 0.2 };
     expect([1, 2, 3, 4].map((n) => pollDelay(n, o, () => 0))).toEqual([100, 200, 400, 500]);
     expect(pollDelay(1, o, () => 1)).toBe(80);
+  });
+  it('waitUntil keeps the first delay until steadyUntil, and lets it double after', async () => {
+    const run = async (o: { minDelayMs: number; steadyUntil: number }, polls: number): Promise<number> => {
+      let n = 0;
+      const t0 = performance.now();
+      const r = await waitUntil(async () => ++n, (v) => v >= polls, { ...o, maxDelayMs: 60_000, jitter: 0, deadline: Date.now() + 60_000 });
+      expect(r).toEqual({ done: true, value: polls });
+      return performance.now() - t0;
+    };
+    // 40 polls 1 ms apart: doubling instead would wait far beyond the test's timeout.
+    await run({ minDelayMs: 1, steadyUntil: Date.now() + 60_000 }, 40);
+    // Past steadyUntil: 20 + 40 + 80 + 160 ms before the fifth poll (timers never fire early).
+    expect(await run({ minDelayMs: 20, steadyUntil: Date.now() - 1 }, 5)).toBeGreaterThanOrEqual(295);
   });
 });
 

@@ -3,7 +3,8 @@
 // both sides of a 512 MiB L2 boundary, a partial last cluster) and for an empty disk.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { openSync, closeSync, ftruncateSync, writeSync } from 'node:fs';
+import { openSync, closeSync, ftruncateSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeDigested } from '../../src/imaging/output';
@@ -28,11 +29,14 @@ function sparseRaw(name: string, size: number, writes: [number, Buffer][]): stri
   return path;
 }
 
+/** As a build writes it: one read buffer reused, the digests computed beside the writes. */
 async function convert(raw: string, size: number): Promise<string> {
   const out = `${raw}.qcow2`;
-  await writeDigested(qcow2FromRaw(raw, size), out, { compress: false });
+  await writeDigested(qcow2FromRaw(raw, size, { reuseBuffer: true }), out, { compress: false });
   return out;
 }
+
+const coreutils = (cmd: string, p: string): string => execFileSync(cmd, [p], { encoding: 'utf8' }).split(' ')[0]!;
 
 const cases: [string, number, [number, Buffer][]][] = [
   ['empty', 64 * MiB, []],
@@ -80,6 +84,21 @@ describe('qcow2FromRaw', () => {
     const q = await convert(raw, 8 * MiB);
     const other = sparseRaw('differs-other.raw', 8 * MiB, [[MiB, Buffer.from('two')]]);
     expect(() => execFileSync('qemu-img', ['compare', '-f', 'raw', '-F', 'qcow2', other, q], { stdio: 'ignore' })).toThrow();
+  });
+
+  it('the reused read buffer gives the bytes of fresh ones, and the digests are the written file\'s, plain and gzipped', async () => {
+    // Data runs longer than one read chunk (4 MiB) and than all the writer's slots together, with holes between.
+    const size = 48 * MiB;
+    const raw = sparseRaw('digests.raw', size, [[0, randomBytes(9 * MiB + 123)], [20 * MiB + 7, randomBytes(5 * MiB)], [47 * MiB, randomBytes(MiB)]]);
+    const fresh = `${raw}.fresh.qcow2`;
+    const d = await writeDigested(qcow2FromRaw(raw, size), fresh, { compress: false });
+    const q = await convert(raw, size);
+    expect(readFileSync(q).equals(readFileSync(fresh))).toBe(true);
+    expect(d).toEqual({ fileSize: statSync(fresh).size, sha256: coreutils('sha256sum', fresh), md5: coreutils('md5sum', fresh) });
+    const gz = `${raw}.qcow2.gz`;
+    const z = await writeDigested(qcow2FromRaw(raw, size), gz, { compress: true });
+    expect(z).toEqual({ fileSize: statSync(gz).size, sha256: coreutils('sha256sum', gz), md5: coreutils('md5sum', gz) });
+    expect(gunzipSync(readFileSync(gz)).equals(readFileSync(fresh))).toBe(true);
   });
 
   it('refuses a virtual size that is not a multiple of 512', async () => {

@@ -35,14 +35,12 @@ export function releaseDateOf(text: string): number | undefined {
 
 /** Each InRelease's sha256 and their newest date; an unreachable mirror, a missing suite or an undated index is an error naming it. */
 export async function mirrorState(spec: Pick<OsLayerSpec, 'suite' | 'mirror'>, signal?: AbortSignal): Promise<MirrorState> {
+  // Side by side: each is a round trip to the mirror, and every build (a cached layer's too) asks them.
+  const urls = inReleaseUrls(spec);
+  const got = await Promise.all(urls.map((url) => digestOf(url, signal)));
   const indexes: Record<string, string> = {};
-  let releaseDate = 0;
-  for (const url of inReleaseUrls(spec)) {
-    const { sha256, date } = await digestOf(url, signal);
-    indexes[url] = sha256;
-    releaseDate = Math.max(releaseDate, date);
-  }
-  return { indexes, releaseDate };
+  for (const [i, url] of urls.entries()) indexes[url] = got[i]!.sha256;
+  return { indexes, releaseDate: Math.max(0, ...got.map((g) => g.date)) };
 }
 
 /** The fields come first: the head of the file is enough to find the date. */

@@ -10,16 +10,10 @@ import { join, sep } from 'node:path';
 import { Digester } from '../../digest';
 import { DataFolderError, realFolder } from '../data-folder';
 import { ServiceError } from '../service-error';
-import { ParallelDigest } from './hash-workers';
+import { writeBeside } from '../../hash-workers';
 
 /** Uploads of at least this many bytes (or of unknown length) hash in worker threads, smaller ones here. */
 export const PARALLEL_DIGEST_FROM = 4 * 1024 * 1024;
-/** Bytes gathered before one write: the disk, sha256 and md5 take each slot side by side. */
-const SLOT_BYTES = 1024 * 1024;
-/** Slots per upload: at most this much of an upload is in memory (4 MiB), whatever its size. */
-const SLOTS = 4;
-/** Bytes between two background flushes of a large upload (see writeBeside). */
-const FLUSH_EVERY = 64 * 1024 * 1024;
 
 export type FileArea = 'files' | 'images';
 const AREAS: readonly (FileArea | 'tmp')[] = ['files', 'images', 'tmp'];
@@ -63,7 +57,7 @@ export class FileStore {
     let digests: Omit<WrittenFile, 'path'>;
     try {
       const small = expectedBytes !== undefined && Number.isFinite(expectedBytes) && expectedBytes < PARALLEL_DIGEST_FROM;
-      digests = await (small ? writeHere : writeBeside)(source, fh, maxBytes);
+      digests = small ? await writeHere(source, fh, maxBytes) : await writeBeside(source, fh, { bytes: maxBytes, error: () => tooLarge(maxBytes) });
       await fh.sync();
       ok = true;
     } finally {
@@ -130,70 +124,6 @@ async function writeHere(source: AsyncIterable<Uint8Array>, fh: FileHandle, maxB
     await fh.write(chunk);
   }
   return d.digests();
-}
-
-/**
- * Gather chunks into shared 1 MiB slots; each full slot is written (at its offset) and hashed by the
- * workers at once, while the next slot fills. When every slot is busy, reading waits (backpressure to
- * the socket), so memory stays at SLOTS × SLOT_BYTES whatever the upload's size.
- */
-async function writeBeside(source: AsyncIterable<Uint8Array>, fh: FileHandle, maxBytes: number): Promise<Omit<WrittenFile, 'path'>> {
-  const digest = new ParallelDigest(['sha256', 'md5']);
-  const slots = Array.from({ length: SLOTS }, () => ({ buffer: new SharedArrayBuffer(SLOT_BYTES), busy: Promise.resolve() }));
-  let cur = 0;
-  let fill = 0;
-  let size = 0;
-  // The disk writes back while bytes still arrive: one fdatasync at a time in the background, every
-  // FLUSH_EVERY bytes, so that the closing fsync (the one that makes the file durable) finds only the
-  // tail left; alone at the end it took ~1.5 s of a 1 GiB upload (bench/upload).
-  let flushing: Promise<void> | undefined;
-  let flushedAt = 0;
-  const hand = async (): Promise<void> => {
-    const s = slots[cur]!;
-    const bytes = new Uint8Array(s.buffer, 0, fill);
-    const written = writeAt(fh, bytes, size - fill);
-    if (!flushing && size - flushedAt >= FLUSH_EVERY) {
-      flushedAt = size;
-      flushing = written.then(() => fh.datasync()).finally(() => (flushing = undefined));
-      flushing.catch(() => undefined); // the closing fsync reports a failing disk
-    }
-    s.busy = Promise.all([written, digest.update(s.buffer, fill)]).then(() => undefined);
-    s.busy.catch(() => undefined); // awaited below, when the slot comes round again or at the end
-    cur = (cur + 1) % SLOTS;
-    fill = 0;
-    await slots[cur]!.busy;
-  };
-  try {
-    for await (const chunk of source) {
-      if (size + chunk.byteLength > maxBytes) throw tooLarge(maxBytes);
-      for (let off = 0; off < chunk.byteLength; ) {
-        const n = Math.min(SLOT_BYTES - fill, chunk.byteLength - off);
-        new Uint8Array(slots[cur]!.buffer, fill, n).set(chunk.subarray(off, off + n));
-        fill += n;
-        off += n;
-        size += n;
-        if (fill === SLOT_BYTES) await hand();
-      }
-    }
-    if (fill > 0) await hand();
-    await Promise.all(slots.map((s) => s.busy));
-    await flushing?.catch(() => undefined);
-    const { sha256, md5 } = await digest.result();
-    return { size, sha256, md5 };
-  } catch (e) {
-    digest.close();
-    // No write may still be running when the caller closes the file.
-    await Promise.allSettled([...slots.map((s) => s.busy), flushing]);
-    throw e;
-  }
-}
-
-/** pwrite until every byte is down (a regular file takes all at once; a short write is retried). */
-async function writeAt(fh: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  for (let done = 0; done < bytes.byteLength; ) {
-    const { bytesWritten } = await fh.write(bytes, done, bytes.byteLength - done, position + done);
-    done += bytesWritten;
-  }
 }
 
 /** fsync a directory so that a rename in it survives a crash. */
