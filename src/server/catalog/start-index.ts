@@ -3,9 +3,10 @@
 // file. Rows are kept in slices of consecutive rows (the data file's order: by name, then arch), each
 // read on first use. The index is written from the one parse of the data file (readCatalogData); an
 // index that does not read back whole (partial, corrupted, another digest) is ignored and written again.
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseFiql, type FiqlNode, type ListOptions } from '../../fiql';
 import { packageKey } from '../../imaging/debian';
 import { realFolder } from '../data-folder';
@@ -69,9 +70,42 @@ export function indexedCatalog(indexDir: string, file?: string, release: OsRelea
   if (known) return known;
   const digest = dataDigest(readFileSync(path));
   const indexFile = join(indexDir, `${release.codename}.${digest}${SUFFIX}`);
-  const found = readHeader(indexFile, digest);
+  const found = readHeader(indexFile, digest) ?? (writeApart(path, indexDir, indexFile, release) ? readHeader(indexFile, digest) : undefined);
   if (found) return fromIndex(indexFile, found.header, found.base, release, () => rebuild(path, indexDir, indexFile, release));
   return rebuild(path, indexDir, indexFile, release);
+}
+
+/** The index writer's script (catalog-index-main.ts): beside this module once compiled; under dist/ from the TypeScript source (the tests). */
+function writerScript(): string {
+  const name = 'catalog-index-main.js';
+  if (!__filename.endsWith('.ts')) return join(__dirname, name);
+  let root = __dirname;
+  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
+  return join(root, 'dist', relative(root, __dirname), name);
+}
+
+/**
+ * Writes the index in a child process, whose memory goes with it: parsing a data file in full takes
+ * ~70 MiB, which a server would otherwise keep as its peak. False where there is no writer script (the
+ * Action's bundle) or it failed: the caller reads the data file itself.
+ */
+function writeApart(path: string, indexDir: string, indexFile: string, release: OsRelease): boolean {
+  const script = writerScript();
+  if (!existsSync(script)) return false;
+  try {
+    for (const d of [dirname(indexDir), indexDir]) realFolder(d, true);
+  } catch {
+    return false;
+  }
+  if (spawnSync(process.execPath, [script, path, indexDir, indexFile, release.codename], { stdio: 'ignore' }).status !== 0) return false;
+  catalogReads.indexWrites++;
+  return true;
+}
+
+/** Reads a data file in full and writes its index (the writer process's whole work). */
+export function writeStartIndex(path: string, indexDir: string, indexFile: string, release: OsRelease): void {
+  const data = readCatalogData(path);
+  writeIndex(indexDir, indexFile, data.meta, data.packages, release);
 }
 
 /** Reads the data file in full, keeps the catalog for this process and writes its index. */
@@ -82,6 +116,7 @@ function rebuild(path: string, indexDir: string, indexFile: string, release: OsR
   try {
     for (const d of [dirname(indexDir), indexDir]) realFolder(d, true);
     writeIndex(indexDir, indexFile, data.meta, data.packages, release);
+    catalogReads.indexWrites++;
   } catch {
     // Only the next start is slower: the catalog itself is read.
   }
