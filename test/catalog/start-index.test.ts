@@ -102,9 +102,23 @@ describe('the catalog start index', () => {
     const c = indexedCatalog(dir, copyOf(other));
     expect(catalogReads.indexWrites).toBe(writes + 1);
     expect(c.meta.digest).toBe(digest);
-    expect(readdirSync(dir).sort()).toEqual([`bookworm.${digest}.index`, 'trixie.0123.index']);
+    expect(readdirSync(dir).sort()).toEqual([`bookworm.${digest}.index`, 'bookworm.stamp', 'trixie.0123.index']);
     indexedCatalog(dir, copyOf(other));
     expect(catalogReads.indexWrites).toBe(writes + 1);
+  });
+
+  it('knows its data file by a stamp, and a file changed under the same path by its digest', () => {
+    const dir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
+    const file = copyOf();
+    indexedCatalog(dir, file);
+    indexedCatalog(dir, file);
+    expect(readFileSync(join(dir, 'bookworm.stamp'), 'utf8')).toContain(reference.meta.digest);
+    // The same rows compressed otherwise, under the same path: another digest, read and indexed.
+    writeFileSync(file, gzipSync(gunzipSync(readFileSync(shipped)), { level: 1 }));
+    const c = indexedCatalog(dir, file);
+    expect(c.meta.digest).not.toBe(reference.meta.digest);
+    expect(indexFiles(dir)).toEqual([`bookworm.${c.meta.digest}.index`]);
+    expect(readFileSync(join(dir, 'bookworm.stamp'), 'utf8')).toContain(c.meta.digest);
   });
 
   it('is written again when it is partial or a slice does not read back as written', () => {

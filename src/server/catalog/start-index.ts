@@ -4,7 +4,7 @@
 // read on first use. The index is written from the one parse of the data file (readCatalogData); an
 // index that does not read back whole (partial, corrupted, another digest) is ignored and written again.
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseFiql, type FiqlNode, type ListOptions } from '../../fiql';
@@ -68,7 +68,7 @@ export function indexedCatalog(indexDir: string, file?: string, release: OsRelea
   const path = resolve(file ?? defaultDataFile(release));
   const known = cachedCatalog(path, release);
   if (known) return known;
-  const digest = dataDigest(readFileSync(path));
+  const digest = digestOf(path, indexDir, release);
   const indexFile = join(indexDir, `${release.codename}.${digest}${SUFFIX}`);
   const found = readHeader(indexFile, digest) ?? (writeApart(path, indexDir, indexFile, release) ? readHeader(indexFile, digest) : undefined);
   if (found) return fromIndex(indexFile, found.header, found.base, release, () => rebuild(path, indexDir, indexFile, release));
@@ -106,6 +106,33 @@ function writeApart(path: string, indexDir: string, indexFile: string, release: 
 export function writeStartIndex(path: string, indexDir: string, indexFile: string, release: OsRelease): void {
   const data = readCatalogData(path);
   writeIndex(indexDir, indexFile, data.meta, data.packages, release);
+}
+
+/**
+ * The data file's digest, kept in the index folder (`<codename>.stamp`) with the file's identity: device,
+ * inode, size, modification and change times (a change time no one can set back). A start whose file is
+ * the same one reads none of it; any other file, or the same one changed, is hashed again.
+ */
+function digestOf(path: string, indexDir: string, release: OsRelease): string {
+  const st = statSync(path);
+  const identity = [path, st.dev, st.ino, st.size, st.mtimeMs, st.ctimeMs].join('\t');
+  const stamp = join(indexDir, `${release.codename}.stamp`);
+  try {
+    const [kept, digest] = readFileSync(stamp, 'utf8').split('\n');
+    if (kept === identity && digest && /^[0-9a-f]{32}$/.test(digest)) return digest;
+  } catch {
+    // no stamp yet
+  }
+  const digest = dataDigest(readFileSync(path));
+  try {
+    // Written beside and renamed over: a link there is replaced, never followed.
+    const tmp = `${stamp}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${identity}\n${digest}\n`, { mode: 0o600, flag: 'wx' });
+    renameSync(tmp, stamp);
+  } catch {
+    // No index folder yet (its first start): the next start writes it.
+  }
+  return digest;
 }
 
 /** Reads the data file in full, keeps the catalog for this process and writes its index. */
