@@ -2,7 +2,9 @@
 //   appliance-forge.js   src/cli/cli.ts with the client, engine, embedded server and the package's own
 //                        dependencies in one file, which dist/src/cli/main.js loads instead of ~450
 //                        modules (src/cli/main.ts says when);
-//   in-namespace-main.js an ordinary user's disk stage, found beside the bundle (src/imaging/in-namespace.ts).
+//   in-namespace-main.js an ordinary user's disk stage, found beside the bundle (src/imaging/in-namespace.ts);
+//   catalog-index-main.js the start index writer of a first start, found beside the bundle
+//                        (src/server/catalog/start-index.ts).
 // The optional peer dependencies stay external, resolved from node_modules as before: fastify (the
 // embedded server names it to install when it is missing) and better-sqlite3 (a native addon). Each file
 // is written beside its place and renamed over it, so a command started meanwhile reads a whole one.
@@ -13,7 +15,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist/cli');
-const ENTRIES = { 'appliance-forge': 'src/cli/cli.ts', 'in-namespace-main': 'src/imaging/in-namespace-main.ts' };
+const ENTRIES = {
+  'appliance-forge': 'src/cli/cli.ts',
+  'in-namespace-main': 'src/imaging/in-namespace-main.ts',
+  'catalog-index-main': 'src/server/catalog/catalog-index-main.ts',
+};
 
 // undici's index loads all of undici at once (fetch, WebSocket, caches with node:sqlite, mocks, HTTP/2):
 // the bundle takes the classes the sources import from their own modules, with the request methods the

@@ -52,8 +52,11 @@ describe('the catalog start index', () => {
   it('is written once per digest; a start through it answers as the data file does and reads a small part of it', () => {
     const dir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
     const parsed = catalogReads.dataFiles;
+    const writes = catalogReads.indexWrites;
     const first = indexedCatalog(dir, copyOf());
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    // Written by the writer process: this one parsed nothing.
+    expect(catalogReads.indexWrites).toBe(writes + 1);
+    expect(catalogReads.dataFiles).toBe(parsed);
     const [name] = indexFiles(dir);
     expect(name).toBe(`bookworm.${reference.meta.digest}.index`);
     const written = statSync(join(dir, name!));
@@ -61,8 +64,9 @@ describe('the catalog start index', () => {
     const bytes = catalogReads.indexBytes;
     const second = indexedCatalog(dir, copyOf());
     const answers = noOpLookups(second);
-    // The data file was not parsed again, and the index not rewritten.
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    // The data file was not parsed, and the index not rewritten.
+    expect(catalogReads.dataFiles).toBe(parsed);
+    expect(catalogReads.indexWrites).toBe(writes + 1);
     expect(statSync(join(dir, name!)).mtimeMs).toBe(written.mtimeMs);
     expect(answers).toEqual(noOpLookups(reference));
     expect(answers.found.map((r) => r.total)).toEqual([1, 1]);
@@ -74,7 +78,7 @@ describe('the catalog start index', () => {
     // A search that names no one package reads the whole catalog, and answers the same.
     const sections = { query: 'section==web;priority==optional', orderBy: 'dbId', descending: true, count: 5 };
     expect(second.searchPackages(DEBIAN_ID, sections)).toEqual(reference.searchPackages(DEBIAN_ID, sections));
-    expect(catalogReads.dataFiles).toBe(parsed + 2);
+    expect(catalogReads.dataFiles).toBe(parsed + 1);
     // A wildcard is no exact name; a bad query is still refused.
     const third = indexedCatalog(dir, copyOf());
     expect(third.searchPackages(DEBIAN_ID, { query: 'name==nginx*' })).toEqual(reference.searchPackages(DEBIAN_ID, { query: 'name==nginx*' }));
@@ -94,13 +98,27 @@ describe('the catalog start index', () => {
     // An index named as before releases were told apart is of no more use; another release's is kept.
     writeFileSync(join(dir, `${reference.meta.digest}.index`), 'an index of the single-release layout');
     writeFileSync(join(dir, 'trixie.0123.index'), 'another release\'s index');
-    const parsed = catalogReads.dataFiles;
+    const writes = catalogReads.indexWrites;
     const c = indexedCatalog(dir, copyOf(other));
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(catalogReads.indexWrites).toBe(writes + 1);
     expect(c.meta.digest).toBe(digest);
-    expect(readdirSync(dir).sort()).toEqual([`bookworm.${digest}.index`, 'trixie.0123.index']);
+    expect(readdirSync(dir).sort()).toEqual([`bookworm.${digest}.index`, 'bookworm.stamp', 'trixie.0123.index']);
     indexedCatalog(dir, copyOf(other));
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(catalogReads.indexWrites).toBe(writes + 1);
+  });
+
+  it('knows its data file by a stamp, and a file changed under the same path by its digest', () => {
+    const dir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
+    const file = copyOf();
+    indexedCatalog(dir, file);
+    indexedCatalog(dir, file);
+    expect(readFileSync(join(dir, 'bookworm.stamp'), 'utf8')).toContain(reference.meta.digest);
+    // The same rows compressed otherwise, under the same path: another digest, read and indexed.
+    writeFileSync(file, gzipSync(gunzipSync(readFileSync(shipped)), { level: 1 }));
+    const c = indexedCatalog(dir, file);
+    expect(c.meta.digest).not.toBe(reference.meta.digest);
+    expect(indexFiles(dir)).toEqual([`bookworm.${c.meta.digest}.index`]);
+    expect(readFileSync(join(dir, 'bookworm.stamp'), 'utf8')).toContain(c.meta.digest);
   });
 
   it('is written again when it is partial or a slice does not read back as written', () => {
@@ -110,9 +128,9 @@ describe('the catalog start index', () => {
     const whole = readFileSync(file);
 
     truncateSync(file, whole.length - 100);
-    let parsed = catalogReads.dataFiles;
+    let writes = catalogReads.indexWrites;
     expect(noOpLookups(indexedCatalog(dir, copyOf()))).toEqual(noOpLookups(reference));
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(catalogReads.indexWrites).toBe(writes + 1);
     expect(sha(readFileSync(file))).toBe(sha(whole));
 
     // One byte changed inside nginx's slice (same size, the header intact): found when that slice is read.
@@ -122,35 +140,36 @@ describe('the catalog start index', () => {
     expect(at).toBeGreaterThan(slices);
     damaged[at] = 'N'.charCodeAt(0);
     writeFileSync(file, damaged);
-    parsed = catalogReads.dataFiles;
+    writes = catalogReads.indexWrites;
     const c = indexedCatalog(dir, copyOf());
-    expect(catalogReads.dataFiles).toBe(parsed);
+    expect(catalogReads.indexWrites).toBe(writes);
     expect(noOpLookups(c)).toEqual(noOpLookups(reference));
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(catalogReads.indexWrites).toBe(writes + 1);
     expect(sha(readFileSync(file))).toBe(sha(whole));
 
     // A header of the right format whose slices lack a field (an index of an earlier shape).
     const header = whole.subarray(11, whole.indexOf('\n', 11)).toString();
     writeFileSync(file, Buffer.concat([whole.subarray(0, 11), Buffer.from(header.replaceAll('"ids":', '"idz":')), whole.subarray(11 + header.length)]));
-    parsed = catalogReads.dataFiles;
+    writes = catalogReads.indexWrites;
     expect(noOpLookups(indexedCatalog(dir, copyOf()))).toEqual(noOpLookups(reference));
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(catalogReads.indexWrites).toBe(writes + 1);
     expect(sha(readFileSync(file))).toBe(sha(whole));
 
     // A damaged header length (9.9 GB) sizes no buffer: refused before anything past it is read.
     writeFileSync(file, Buffer.concat([Buffer.from('9999999999\n'), whole.subarray(11)]));
-    parsed = catalogReads.dataFiles;
+    writes = catalogReads.indexWrites;
     const readBefore = catalogReads.indexBytes;
     expect(indexedCatalog(dir, copyOf()).meta).toEqual(reference.meta);
-    expect(catalogReads.indexBytes - readBefore).toBe(11);
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    // Its 11 bytes, then the header of the index written again.
+    expect(catalogReads.indexBytes - readBefore).toBe(11 + 11 + Number(whole.subarray(0, 10).toString()));
+    expect(catalogReads.indexWrites).toBe(writes + 1);
     expect(sha(readFileSync(file))).toBe(sha(whole));
 
     // Not an index at all.
     writeFileSync(file, 'garbage');
-    parsed = catalogReads.dataFiles;
+    writes = catalogReads.indexWrites;
     expect(indexedCatalog(dir, copyOf()).meta).toEqual(reference.meta);
-    expect(catalogReads.dataFiles).toBe(parsed + 1);
+    expect(catalogReads.indexWrites).toBe(writes + 1);
     expect(sha(readFileSync(file))).toBe(sha(whole));
   });
 

@@ -96,7 +96,7 @@ describe('npm pack → npm install into an empty project', () => {
 
   it('the tarball holds the build, the data, README, LICENSE and CHANGELOG, and no sources or tests', () => {
     const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''));
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/cli/main.js', 'dist/cli/appliance-forge.js', 'dist/cli/in-namespace-main.js', 'dist/src/index.d.ts', 'dist/provider/index.js', 'data/host-tools.json', 'schema/declaration.schema.json']) {
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/cli/main.js', 'dist/cli/appliance-forge.js', 'dist/cli/in-namespace-main.js', 'dist/cli/catalog-index-main.js', 'dist/src/index.d.ts', 'dist/provider/index.js', 'data/host-tools.json', 'schema/declaration.schema.json']) {
       expect(files, f).toContain(f);
     }
     expect(files.filter((f) => /^(src|test|bench|action|examples)\//.test(f) || /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);

@@ -1,7 +1,8 @@
 // The command line, built (`npx tsc -p tsconfig.json` first): users add prints the key pair; serve
-// prints one line with the base URL and stops gracefully on SIGTERM.
+// prints one line with the base URL and stops gracefully on SIGTERM. A first start (no start index yet)
+// stays within 150 MiB: the catalogs are parsed by the index writer process, not by the server.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client';
@@ -22,6 +23,12 @@ describe.skipIf(!existsSync(MAIN))('command line', () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api$/);
     const c = createClient({ url, auth: key, retry: false });
     expect((await c.user_get({ uid: 'dana' })).admin).toBe(true);
+    // The catalog answers (through the index its first start wrote), and the start's peak stayed low.
+    for (const os of (await c.os_getAll({ params: { query: "name=='Debian'" } })).distributions!) {
+      expect((await c.osPkg_getAll({ id: os.dbId!, params: { query: 'name==nginx;arch==amd64', latestOnly: true } })).pkgs).toHaveLength(1);
+    }
+    const peakMiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid!}/status`, 'utf8'))![1]) / 1024;
+    expect(peakMiB).toBeLessThanOrEqual(150);
     await c.close();
     const code = await new Promise<number | null>((res) => {
       child.once('exit', res);

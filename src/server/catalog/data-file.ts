@@ -91,8 +91,11 @@ export function dataDigest(gz: Buffer): string {
   return createHash('sha256').update(gz).digest('hex').slice(0, 32);
 }
 
-/** What this process has read: data files parsed in full, bytes of start indexes (start-index.ts). */
-export const catalogReads = { dataFiles: 0, indexBytes: 0 };
+/**
+ * What this process has read: data files parsed in full, bytes of start indexes; and start indexes it has
+ * written, itself or through its writer process (start-index.ts).
+ */
+export const catalogReads = { dataFiles: 0, indexBytes: 0, indexWrites: 0 };
 
 export function readCatalogData(file: string): CatalogData {
   const gz = readFileSync(file);

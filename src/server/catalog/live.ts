@@ -3,14 +3,14 @@
 // the server installs from (one release after the other), swapped in when it is complete. A failed
 // refresh is logged and changes nothing.
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createCatalog, joinCatalogs, type Catalog } from './index';
 import { defaultDataFile } from './data-file';
-import { CATALOG_DIR } from './start-index';
+import { CATALOG_DIR, indexedCatalog, startIndexDir } from './start-index';
 import { rebuildCatalog, type RebuildSummary } from './refresh';
 import { messageOf } from '../../errors';
 import { OS_RELEASES, releaseLabel, type OsRelease } from '../../model/releases';
-import { realFolder } from '../data-folder';
+import { openDataFolder, realFolder } from '../data-folder';
 
 export { CATALOG_DIR } from './start-index';
 
@@ -37,12 +37,14 @@ export interface LiveCatalog extends Catalog {
 
 export function openLiveCatalog(o: LiveCatalogOptions): LiveCatalog {
   const log = o.log ?? (() => undefined);
-  const dir = join(resolve(o.dataDir), CATALOG_DIR);
+  // The data folder first (checked as the server checks it): a first start writes the start index there.
+  const dataDir = openDataFolder(o.dataDir);
+  const dir = join(dataDir, CATALOG_DIR);
   const indexDir = o.indexCacheDir ?? join(dir, 'index');
   // The refresh writes there: real folders of this user only (data-folder.ts).
   for (const d of [dir, indexDir]) realFolder(d);
   const abort = new AbortController();
-  const parts = OS_RELEASES.map((r) => livePart(r, o, dir, indexDir, abort.signal, log));
+  const parts = OS_RELEASES.map((r) => livePart(r, o, dataDir, indexDir, abort.signal, log));
   const refreshed = (async () => {
     const out: Record<string, RefreshOutcome> = {};
     // One release after the other: one merged index in memory at a time. Each waits a turn of the event
@@ -67,13 +69,14 @@ export function openLiveCatalog(o: LiveCatalogOptions): LiveCatalog {
 /** The cached file of a release in the catalog folder. */
 export const cachedCatalogFile = (catalogDir: string, r: OsRelease): string => join(catalogDir, r.catalogFile);
 
-function livePart(release: OsRelease, o: LiveCatalogOptions, dir: string, indexDir: string, signal: AbortSignal, log: (msg: string) => void) {
+function livePart(release: OsRelease, o: LiveCatalogOptions, dataDir: string, indexDir: string, signal: AbortSignal, log: (msg: string) => void) {
+  const dir = join(dataDir, CATALOG_DIR);
   const first = release === OS_RELEASES[0];
   const cached = cachedCatalogFile(dir, release);
   const shipped = (first ? o.shippedFile : undefined) ?? defaultDataFile(release);
   // A file named by APPLIANCE_FORGE_CATALOG is the catalog as it is: no cache, no refresh.
   const fixed = first && process.env.APPLIANCE_FORGE_CATALOG !== undefined && o.shippedFile === undefined;
-  let cur = fixed ? { file: shipped, catalog: createCatalog(shipped, release) } : load(cached, shipped, release, log);
+  let cur = fixed ? { file: shipped, catalog: createCatalog(shipped, release) } : load(cached, shipped, release, startIndexDir(dataDir), log);
   const current = () => cur.catalog;
   const catalog: Catalog = {
     get meta() { return current().meta; },
@@ -111,9 +114,9 @@ function livePart(release: OsRelease, o: LiveCatalogOptions, dir: string, indexD
 
 /**
  * The cached refresh when it reads (its ids continue those the server's records already point to), else
- * the shipped file.
+ * the shipped file through the start index (never rewritten in place, unlike the refresh's file).
  */
-function load(cached: string, shipped: string, release: OsRelease, log: (msg: string) => void): { file: string; catalog: Catalog } {
+function load(cached: string, shipped: string, release: OsRelease, indexDir: string, log: (msg: string) => void): { file: string; catalog: Catalog } {
   if (existsSync(cached)) {
     try {
       return { file: cached, catalog: createCatalog(cached, release) };
@@ -121,5 +124,5 @@ function load(cached: string, shipped: string, release: OsRelease, log: (msg: st
       log(`cached catalog ${cached} unreadable, using the shipped one: ${messageOf(e)}`);
     }
   }
-  return { file: shipped, catalog: createCatalog(shipped, release) };
+  return { file: shipped, catalog: indexedCatalog(indexDir, shipped, release) };
 }

@@ -3,9 +3,10 @@
 // file. Rows are kept in slices of consecutive rows (the data file's order: by name, then arch), each
 // read on first use. The index is written from the one parse of the data file (readCatalogData); an
 // index that does not read back whole (partial, corrupted, another digest) is ignored and written again.
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseFiql, type FiqlNode, type ListOptions } from '../../fiql';
 import { packageKey } from '../../imaging/debian';
 import { realFolder } from '../data-folder';
@@ -67,11 +68,71 @@ export function indexedCatalog(indexDir: string, file?: string, release: OsRelea
   const path = resolve(file ?? defaultDataFile(release));
   const known = cachedCatalog(path, release);
   if (known) return known;
-  const digest = dataDigest(readFileSync(path));
+  const digest = digestOf(path, indexDir, release);
   const indexFile = join(indexDir, `${release.codename}.${digest}${SUFFIX}`);
-  const found = readHeader(indexFile, digest);
+  const found = readHeader(indexFile, digest) ?? (writeApart(path, indexDir, indexFile, release) ? readHeader(indexFile, digest) : undefined);
   if (found) return fromIndex(indexFile, found.header, found.base, release, () => rebuild(path, indexDir, indexFile, release));
   return rebuild(path, indexDir, indexFile, release);
+}
+
+/** The index writer's script (catalog-index-main.ts): beside this module once compiled; under dist/ from the TypeScript source (the tests). */
+function writerScript(): string {
+  const name = 'catalog-index-main.js';
+  if (!__filename.endsWith('.ts')) return join(__dirname, name);
+  let root = __dirname;
+  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
+  return join(root, 'dist', relative(root, __dirname), name);
+}
+
+/**
+ * Writes the index in a child process, whose memory goes with it: parsing a data file in full takes
+ * ~70 MiB, which a server would otherwise keep as its peak. False where there is no writer script (the
+ * Action's bundle) or it failed: the caller reads the data file itself.
+ */
+function writeApart(path: string, indexDir: string, indexFile: string, release: OsRelease): boolean {
+  const script = writerScript();
+  if (!existsSync(script)) return false;
+  try {
+    for (const d of [dirname(indexDir), indexDir]) realFolder(d, true);
+  } catch {
+    return false;
+  }
+  if (spawnSync(process.execPath, [script, path, indexDir, indexFile, release.codename], { stdio: 'ignore' }).status !== 0) return false;
+  catalogReads.indexWrites++;
+  return true;
+}
+
+/** Reads a data file in full and writes its index (the writer process's whole work). */
+export function writeStartIndex(path: string, indexDir: string, indexFile: string, release: OsRelease): void {
+  const data = readCatalogData(path);
+  writeIndex(indexDir, indexFile, data.meta, data.packages, release);
+}
+
+/**
+ * The data file's digest, kept in the index folder (`<codename>.stamp`) with the file's identity: device,
+ * inode, size, modification and change times (a change time no one can set back). A start whose file is
+ * the same one reads none of it; any other file, or the same one changed, is hashed again.
+ */
+function digestOf(path: string, indexDir: string, release: OsRelease): string {
+  const st = statSync(path);
+  const identity = [path, st.dev, st.ino, st.size, st.mtimeMs, st.ctimeMs].join('\t');
+  const stamp = join(indexDir, `${release.codename}.stamp`);
+  try {
+    const [kept, digest] = readFileSync(stamp, 'utf8').split('\n');
+    if (kept === identity && digest && /^[0-9a-f]{32}$/.test(digest)) return digest;
+  } catch {
+    // no stamp yet
+  }
+  const digest = dataDigest(readFileSync(path));
+  try {
+    // Written beside and renamed over: a link there is replaced, never followed.
+    const tmp = `${stamp}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${identity}\n${digest}\n`, { mode: 0o600, flag: 'wx' });
+    renameSync(tmp, stamp);
+  } catch {
+    // No index folder yet (its first start): the next start writes it.
+  }
+  return digest;
 }
 
 /** Reads the data file in full, keeps the catalog for this process and writes its index. */
@@ -82,6 +143,7 @@ function rebuild(path: string, indexDir: string, indexFile: string, release: OsR
   try {
     for (const d of [dirname(indexDir), indexDir]) realFolder(d, true);
     writeIndex(indexDir, indexFile, data.meta, data.packages, release);
+    catalogReads.indexWrites++;
   } catch {
     // Only the next start is slower: the catalog itself is read.
   }
