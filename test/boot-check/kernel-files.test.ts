@@ -111,7 +111,7 @@ describe('reading the kernel out of an image', () => {
       image: '/i.qcow2', format: 'qcow2', memoryMiB: 1024, network: 'user', cpus: 2,
       forwards: [{ hostPort: 40001, guestPort: 80 }], kernel: { kernel: '/k', initrd: '/i', append: 'root=LABEL=root ro' },
     });
-    expect(args.join(' ')).toContain('-accel tcg,thread=multi -cpu qemu64,-svm -smp 2');
+    expect(args.join(' ')).toContain('-accel tcg,thread=multi -smp 2');
     expect(args).toContain('user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:40001-:80');
     expect(args.slice(args.indexOf('-kernel'))).toEqual(['-kernel', '/k', '-initrd', '/i', '-append', 'root=LABEL=root ro']);
   });

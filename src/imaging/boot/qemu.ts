@@ -33,12 +33,6 @@ function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
 }
 
 /**
- * QEMU's default model without AMD-V: with it, the guest's udev loads kvm and kvm_amd (xz-compressed,
- * seconds under TCG) while the boot's units compete for the one vCPU; nothing in a boot check uses them.
- */
-export const GUEST_CPU = 'qemu64,-svm';
-
-/**
  * TCG, not KVM: /dev/kvm exists on the build hosts but does not work there (docs/design/real-images.md).
  * `-nodefaults` drops the default VGA, monitor, NIC and drives; the serial port is the only device we talk to.
  * `snapshot=on`: writes go to a temporary overlay, the image is never modified.
@@ -48,7 +42,6 @@ export function qemuArgs(o: QemuOptions): string[] {
   const forwards = (o.forwards ?? []).map((f) => `,hostfwd=tcp:127.0.0.1:${f.hostPort}-:${f.guestPort}`).join('');
   return [
     '-accel', cpus > 1 ? 'tcg,thread=multi' : 'tcg',
-    '-cpu', GUEST_CPU,
     ...(cpus > 1 ? ['-smp', String(cpus)] : []),
     ...firmwareArgs(o.firmware ?? { kind: 'bios' }),
     '-m', String(o.memoryMiB),
