@@ -2,7 +2,8 @@
 // the image of examples/local.yml's package set, by three paths, each the median of BENCH_REPS runs,
 // interleaved so load hits them alike:
 //   baseline: the whole boot, SeaBIOS + GRUB (what a machine does), `boot`'s default 1 vCPU
-//   direct:   the image's own kernel and initramfs started by QEMU (`boot --direct-kernel`), 1 vCPU
+//   direct:   the image's own kernel and initramfs started by QEMU (`boot --direct-kernel`, with its
+//             fast-path kernel words), 1 vCPU
 //   direct2:  the same with `--cpus 2` (TCG multi-threaded)
 // The image is built by the library from the shared OS-layer cache (minutes on a cold cache). Needs root
 // or a user namespace, and the build and boot prerequisites. `npx tsc -p tsconfig.json && node bench/boot.mjs`.

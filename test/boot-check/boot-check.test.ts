@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootCheck, isBootCheckError } from '../../src/imaging/boot';
+import { bootCheck, FAST_KERNEL_PARAMS, isBootCheckError } from '../../src/imaging/boot';
 import { OVMF_CODE, OVMF_SECURE_CODE, OVMF_VARS } from '../../src/imaging/boot/firmware';
 import { qemuArgs } from '../../src/imaging/boot/qemu';
 import { AbortedError, isForgeError } from '../../src/errors';
@@ -237,12 +237,15 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     const bad = await runCli(['boot', fx.qcow2, '--direct-kernel', '--http', '80/', '--login', 'root', '--json', '--console'],
       { env: { APPLIANCE_FORGE_BOOT_PASSWORD: `${fx.password}-wrong` }, killAfterMs: BOOT_TEST_MS - 20_000 });
     expect(bad.code, bad.stderr).toBe(1);
-    const doc = JSON.parse(bad.stdout) as { ok: boolean; reachedLogin: boolean; loggedIn: boolean; reason: string; qemuPid: number; path: string; http: { status: number; readyMs: number } };
+    const doc = JSON.parse(bad.stdout) as { ok: boolean; reachedLogin: boolean; loggedIn: boolean; reason: string; qemuPid: number; path: string; commandLine: string; http: { status: number; readyMs: number } };
     expect(doc).toMatchObject({ ok: false, reachedLogin: true, loggedIn: false, path: 'direct-kernel', http: { status: 200 } });
     expect(doc.http.readyMs).toBeGreaterThan(0);
     // GRUB puts BOOT_IMAGE= first on the command line it passes; QEMU's -append has only the image's own words.
     expect(bad.stderr).toMatch(/console \| .*Command line: root=LABEL=root /);
     expect(bad.stderr).not.toContain('BOOT_IMAGE=');
+    // The fast-path words come after the image's own, on the line the kernel printed and in the result.
+    expect(doc.commandLine).toMatch(new RegExp(`^root=LABEL=root .* ${FAST_KERNEL_PARAMS.join(' ')}$`));
+    expect(bad.stderr).toContain(`Command line: ${doc.commandLine}`);
     expect(doc.reason).toContain('Login incorrect');
     expect(bad.stderr).toMatch(/console \| .*login: /);
     for (const out of [ok.stdout, ok.stderr, bad.stdout, bad.stderr]) expect(out).not.toContain(fx.password);
@@ -265,6 +268,7 @@ describe('appliance-forge boot: usage and failures without a guest', () => {
       [['boot', image, '--format', 'iso'], '--format must be one of qcow2, raw, vmdk, vhd, vdi'],
       [['boot', image, '--firmware', 'efi'], '--firmware must be one of bios, uefi, uefi-secure'],
       [['boot', image, '--timeout', 'soon'], '--timeout must be'],
+      [['boot', image, '--no-fast-params'], '--no-fast-params needs --direct-kernel'],
       [['boot', image, '--password', 'x'], "Unknown option '--password'"],
       [['boot', gz], 'gunzip -k'],
     ] as const) {

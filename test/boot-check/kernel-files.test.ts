@@ -7,8 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BASE_KERNEL_PARAMS } from '../../src/imaging/bootdisk';
+import { directCommandLine, FAST_KERNEL_PARAMS } from '../../src/imaging/boot/fast-params';
 import { commandLineOf, extractBootFiles, parseDebugfsStat, resolveLink, rootPartitionOffset } from '../../src/imaging/boot/kernel-files';
 import { qemuArgs } from '../../src/imaging/boot/qemu';
+import { RULES } from '../../src/model/field-rules';
 
 const work = mkdtempSync(path.join(tmpdir(), 'af-kernel-files-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -112,5 +114,12 @@ describe('reading the kernel out of an image', () => {
     expect(args.join(' ')).toContain('-accel tcg,thread=multi -smp 2');
     expect(args).toContain('user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:40001-:80');
     expect(args.slice(args.indexOf('-kernel'))).toEqual(['-kernel', '/k', '-initrd', '/i', '-append', 'root=LABEL=root ro']);
+  });
+
+  it('the fast-path words follow the image\'s own command line, and none are added when turned off', () => {
+    expect(directCommandLine('root=LABEL=root ro', true)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')}`);
+    expect(directCommandLine('root=LABEL=root ro', false)).toBe('root=LABEL=root ro');
+    // Each is a word the declaration's kernel-word rule accepts (the same rule grub.cfg's line is read by).
+    for (const w of FAST_KERNEL_PARAMS) expect(RULES.kernelWord.test(w), w).toBe(true);
   });
 });

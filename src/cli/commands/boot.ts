@@ -1,10 +1,10 @@
 // `appliance-forge boot IMAGE [--format F] [--firmware bios|uefi|uefi-secure] [--timeout DURATION] [--memory MIB]
-// [--network none|user] [--direct-kernel] [--cpus N] [--http PORT[/PATH]] [--login USER] [--password-env VAR]
+// [--network none|user] [--direct-kernel [--no-fast-params]] [--cpus N] [--http PORT[/PATH]] [--login USER] [--password-env VAR]
 // [--run CMD]... [--console] [--json]`: boots the image under QEMU, says whether it reached a login prompt (or
 // its HTTP port answered 200), optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
-import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
+import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FAST_KERNEL_PARAMS, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { interruptible } from '../interruptible';
 import { parseDuration } from '../duration';
@@ -27,7 +27,10 @@ options:
   --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
   --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
-                      grub.cfg command line (read from a private copy), no firmware or boot loader
+                      grub.cfg command line (read from a private copy), no firmware or boot loader;
+                      adds ${FAST_KERNEL_PARAMS.join(' ')}
+                      (tty1..6 have no display under QEMU here)
+  --no-fast-params    with --direct-kernel: the image's command line only, nothing added
   --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}; 2 halves a
                       boot on an otherwise idle 2-core host)
   --http PORT[/PATH]  readiness by probing: forward the guest's PORT to a free port on 127.0.0.1 and
@@ -47,6 +50,7 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 function human(r: BootCheckResult, asked: { login?: string | undefined; commands: readonly string[]; http?: unknown }, ok: boolean): string {
   const lines = [`image   ${r.image} (${r.format}, ${r.firmware}${r.path === 'direct-kernel' ? ', direct kernel' : ''})`];
+  if (r.commandLine !== undefined) lines.push(`kernel  ${r.commandLine}`);
   if (r.http) lines.push(r.http.status === 200 ? `http    200 after ${seconds(r.http.readyMs ?? 0)}` : `http    no 200${r.http.status ? ` (last status ${r.http.status})` : ''}`);
   if (asked.login !== undefined || !asked.http) lines.push(r.reachedLogin ? `boot    reached the login prompt after ${seconds(r.loginPromptMs ?? 0)}` : 'boot    did not reach a login prompt');
   if (asked.login !== undefined && r.reachedLogin) lines.push(r.loggedIn ? `login   logged in as ${asked.login}` : `login   failed for ${asked.login}`);
@@ -63,6 +67,7 @@ const OPTIONS = {
   memory: { type: 'string' },
   network: { type: 'string' },
   'direct-kernel': { type: 'boolean', default: false },
+  'no-fast-params': { type: 'boolean', default: false },
   cpus: { type: 'string' },
   http: { type: 'string' },
   login: { type: 'string' },
@@ -95,6 +100,7 @@ const run: Command = async (args) => {
   if (values.cpus !== undefined && !/^(?:[1-9]|1[0-6])$/.test(values.cpus)) throw new UsageError('--cpus must be a number from 1 to 16');
   const probe = values.http === undefined ? undefined : /^(\d{1,5})(\/[\x21-\x7e]*)?$/.exec(values.http);
   if (values.http !== undefined && (!probe || Number(probe[1]) < 1 || Number(probe[1]) > 65535)) throw new UsageError('--http must be PORT or PORT/PATH (e.g. 80, 80/healthz)');
+  if (values['no-fast-params'] && !values['direct-kernel']) throw new UsageError('--no-fast-params needs --direct-kernel (the firmware path adds nothing to the command line)');
   if (probe && values.network === 'none') throw new UsageError('--http needs --network user');
   const http = probe ? { port: Number(probe[1]), path: probe[2] } : undefined;
   const commands = values.run;
@@ -118,6 +124,7 @@ const run: Command = async (args) => {
       memoryMiB: values.memory === undefined ? undefined : Number(values.memory),
       network,
       directKernel: values['direct-kernel'],
+      fastParams: !values['no-fast-params'],
       cpus: values.cpus === undefined ? undefined : Number(values.cpus),
       http,
       login,

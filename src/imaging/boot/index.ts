@@ -11,6 +11,7 @@ import { FIRMWARE_FILES, FIRMWARES, isFirmware, prepareFirmware, type Firmware }
 import { requireBootTools } from './host-tools';
 import { checkImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
 import { freeLoopbackPort, probeHttp, type ProbeState } from './http-probe';
+import { directCommandLine } from './fast-params';
 import { extractBootFiles, type BootFiles } from './kernel-files';
 import { startQemu } from './qemu';
 import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } from './session';
@@ -18,6 +19,7 @@ import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } 
 export { BootCheckError, isBootCheckError, type BootCheckErrorKind } from './errors';
 export { IMAGE_FORMATS, type ImageFormat } from './image';
 export { FIRMWARES, type Firmware } from './firmware';
+export { FAST_KERNEL_PARAMS } from './fast-params';
 export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './session';
 
 /** Generous: a boot under TCG reaches login in ~35 s on an idle machine, several times that under load. */
@@ -55,6 +57,8 @@ export interface BootCheckOptions {
    * (kernel-files.ts), no firmware boot or boot loader. Default false: the whole boot, as a machine does it.
    */
   readonly directKernel?: boolean | undefined;
+  /** With directKernel: add FAST_KERNEL_PARAMS to the image's command line (fast-params.ts). Default true. */
+  readonly fastParams?: boolean | undefined;
   /** Virtual CPUs (TCG multi-threaded above 1); default DEFAULT_CPUS. */
   readonly cpus?: number | undefined;
   /**
@@ -83,6 +87,8 @@ export interface BootCheckResult {
   readonly qemuPid: number;
   /** How it booted: through the firmware and boot loader, or the direct-kernel path. */
   readonly path: 'firmware' | 'direct-kernel';
+  /** The direct-kernel path's kernel command line, as QEMU passed it (the image's own plus any fast-path words). */
+  readonly commandLine?: string | undefined;
   /** Present when a probe was asked: the last status answered, and when 200 first came (ms from QEMU's start). */
   readonly http?: { readonly status?: number | undefined; readonly readyMs?: number | undefined } | undefined;
   /** ms from QEMU's start to the login prompt, when it showed. */
@@ -155,6 +161,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
 
   let files: BootFiles | undefined;
   if (o.directKernel) files = await extractBootFiles(o.image, format, o.signal);
+  const kernel = files && { kernel: files.kernel, initrd: files.initrd, append: directCommandLine(files.append, o.fastParams ?? true) };
   const hostPort = o.http ? await freeLoopbackPort() : undefined;
   const probe: ProbeState = {};
   const fw = await prepareFirmware(firmware).catch(async (e: unknown) => {
@@ -165,7 +172,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const qemu = await fw.using(() => startQemu({
     image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.http ? 'user' : (o.network ?? 'none'),
     forwards: o.http && hostPort !== undefined ? [{ hostPort, guestPort: o.http.port }] : [],
-    kernel: files, cpus: o.cpus ?? DEFAULT_CPUS, firmware: fw.setup,
+    kernel, cpus: o.cpus ?? DEFAULT_CPUS, firmware: fw.setup,
   }, (b) => con.feed(b)));
   const phase = (): string => (!state.reachedLogin ? 'login prompt' : state.loggedIn !== true ? 'login' : 'commands');
   const timer = setTimeout(() => stop.abort(new SessionStop(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the ${phase()}`)), timeoutMs);
@@ -219,6 +226,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     elapsedMs: Math.round(performance.now() - started),
     qemuPid: qemu.pid,
     path: files ? 'direct-kernel' : 'firmware',
+    commandLine: kernel?.append,
     ...(o.http ? { http: { status: probe.status, readyMs: probe.readyMs } } : {}),
     loginPromptMs,
   };
