@@ -175,5 +175,7 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
     expect(statSync(vhd).size).toBe(2048 * 1024 * 1024 + 512);
     const v = await bootCheck({ image: vhd, directKernel: true, http: { port: 80 }, timeoutMs: 600_000 });
     expect(v.http, v.consoleTail).toMatchObject({ status: 200 });
+    // The fast path's words follow the image's own command line (the gettys of tty1-6 masked for this boot only).
+    expect(v.commandLine).toMatch(/net\.ifnames=0 .*systemd\.mask=getty@tty1\.service/);
   }, 1_500_000);
 });
