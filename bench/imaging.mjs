@@ -7,7 +7,7 @@
 // Runs against the build: `npx tsc -p tsconfig.json && node bench/imaging.mjs [DISK_MIB] [PAYLOAD_MIB]`.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,8 @@ const RUNS = 3;
 const MiB = 1024 * 1024;
 
 const dir = mkdtempSync(join(tmpdir(), 'af-bench-imaging-'));
+// mke2fs runs as the build sandbox's root (another host uid): it must reach the disk and the tree through this folder.
+chmodSync(dir, 0o755);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const time = async (fn) => {
   const t = process.hrtime.bigint();
