@@ -181,8 +181,14 @@ function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, pack
     size = next;
   }
   const tmp = `${indexFile}.${process.pid}.tmp`;
-  writeFileSync(tmp, Buffer.concat([Buffer.from(`${String(head.length).padStart(LENGTH_DIGITS, '0')}\n`), head, ...bodies]), { mode: 0o600 });
-  renameSync(tmp, indexFile);
+  try {
+    writeFileSync(tmp, Buffer.concat([Buffer.from(`${String(head.length).padStart(LENGTH_DIGITS, '0')}\n`), head, ...bodies]), { mode: 0o600 });
+    renameSync(tmp, indexFile);
+  } catch (e) {
+    // A full disk leaves a partial file: removed at once, so the space is the data's again.
+    rmSync(tmp, { force: true });
+    throw e;
+  }
   // Indexes of other digests (an older catalog, or one named without its release) are of no more use, nor
   // what an interrupted write left; those of the other releases are theirs.
   const others = OS_RELEASES.filter((r) => r !== release).map((r) => `${r.codename}.`);
