@@ -3,7 +3,7 @@
 // (and the real Glance for publication). Outputs and summary are read back from the files.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,6 +152,9 @@ describe('the bundled GitHub Action', () => {
     // output-dir: the image file for actions/upload-artifact, its sha256 checked by a tool that is not ours.
     expect(again.outputs['image-files']).toBe(file);
     expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result[0]!.sha256);
+    // The README's size targets for the image of examples/local.yml, compressed as bench/real-image.mjs does (gzip -6).
+    expect(statSync(file).size).toBeLessThanOrEqual(250e6);
+    expect(Number(execFileSync('sh', ['-c', 'gzip -6 -c "$1" | wc -c', 'sh', file], { encoding: 'utf8' }))).toBeLessThanOrEqual(100e6);
     // Its SBOMs beside it; subject-checksums: a sha256sum file of the images, for actions/attest-build-provenance.
     expect(JSON.parse(readFileSync(`${file}.spdx.json`, 'utf8'))).toMatchObject({ spdxVersion: 'SPDX-2.3', name: 'example-web-1.0.qcow2' });
     expect(JSON.parse(readFileSync(`${file}.cdx.json`, 'utf8'))).toMatchObject({ bomFormat: 'CycloneDX', specVersion: '1.6' });

@@ -81,9 +81,9 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
     const image = fileOf('.qcow2');
     expect(JSON.parse(execFileSync('qemu-img', ['info', '--output=json', image], { encoding: 'utf8' })) as { format: string; 'virtual-size': number })
       .toMatchObject({ format: 'qcow2', 'virtual-size': 2048 * 1024 * 1024 });
-    // The size bounds of the README's performance targets, compressed as bench/real-image.mjs does (gzip -6).
+    // The README's size target (≤ 250 MB) holds for this larger declaration too (an ssh server, users, swap); the
+    // compressed bound is checked on examples/local.yml itself, in test/action/action.test.ts.
     expect(statSync(image).size).toBeLessThanOrEqual(250e6);
-    expect(Number(execFileSync('sh', ['-c', 'gzip -6 -c "$1" | wc -c', 'sh', image], { encoding: 'utf8' }))).toBeLessThanOrEqual(100e6);
     const commands = [
       'systemctl is-active nginx',
       'curl -s -o /dev/null -w "%{http_code}" http://127.0.0.1/',
