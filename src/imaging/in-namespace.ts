@@ -3,9 +3,9 @@
 // whole disk stage runs in a child process that is root of that namespace (in-namespace-main.ts),
 // where it builds as a privileged build would. Progress, the result and errors come back as JSON lines.
 import { existsSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
 import { AbortedError } from '../errors';
 import { exitWords, MAX_STDERR, run } from '../host/child';
+import { compiledScript } from '../host/compiled-script';
 import { sandboxPrefix, type Sandbox } from '../host/sandbox';
 import type { BuildImageOptions, BuiltImage } from './build-options';
 import { ImagingError, type ImagingErrorKind } from './errors';
@@ -23,19 +23,9 @@ export type NamespaceReport =
 const ABORT_GRACE_MS = 15_000;
 const ERROR_KINDS: readonly ImagingErrorKind[] = ['input', 'disk-full', 'tool', 'prerequisite'];
 
-/**
- * The child's script: beside this module once compiled (dist/, the Action's bundle); when this module
- * runs from its TypeScript source (the tests), the compiled one under dist/, which `npm test` builds first.
- */
-function namespaceScript(): string {
-  if (!__filename.endsWith('.ts')) return join(__dirname, 'in-namespace-main.js');
-  let root = __dirname;
-  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
-  return join(root, 'dist', relative(root, __dirname), 'in-namespace-main.js');
-}
 
 export async function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promise<BuiltImage> {
-  const script = namespaceScript();
+  const script = compiledScript('in-namespace-main.js', __filename, __dirname);
   if (!existsSync(script)) throw new ImagingError('prerequisite', `the build's namespace process ${script} is missing: build the package (npm run build)`);
   const { signal, onProgress, sandbox: _ignored, ...job } = o;
   void _ignored;

@@ -6,7 +6,8 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { compiledScript } from '../../host/compiled-script';
 import { parseFiql, type FiqlNode, type ListOptions } from '../../fiql';
 import { packageKey } from '../../imaging/debian';
 import { realFolder } from '../data-folder';
@@ -75,22 +76,13 @@ export function indexedCatalog(indexDir: string, file?: string, release: OsRelea
   return rebuild(path, indexDir, indexFile, release);
 }
 
-/** The index writer's script (catalog-index-main.ts): beside this module once compiled; under dist/ from the TypeScript source (the tests). */
-function writerScript(): string {
-  const name = 'catalog-index-main.js';
-  if (!__filename.endsWith('.ts')) return join(__dirname, name);
-  let root = __dirname;
-  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
-  return join(root, 'dist', relative(root, __dirname), name);
-}
-
 /**
  * Writes the index in a child process, whose memory goes with it: parsing a data file in full takes
  * ~70 MiB, which a server would otherwise keep as its peak. False where there is no writer script (the
  * Action's bundle) or it failed: the caller reads the data file itself.
  */
 function writeApart(path: string, indexDir: string, indexFile: string, release: OsRelease): boolean {
-  const script = writerScript();
+  const script = compiledScript('catalog-index-main.js', __filename, __dirname);
   if (!existsSync(script)) return false;
   try {
     for (const d of [dirname(indexDir), indexDir]) realFolder(d, true);
