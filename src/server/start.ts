@@ -1,7 +1,7 @@
 // `startServer`: open the data dir, recover from a previous crash, listen on loopback
 // (docs/contracts.md "Server"). `createUser` is the command line's way in.
 import type { FastifyInstance } from 'fastify';
-import { indexedCatalogs, startIndexDir } from './catalog/start-index';
+import { builtIndexDir, indexedCatalogs, startIndexDir } from './catalog/start-index';
 import { defaultMirror, imageBuilder, TARGET_FORMATS, type MirrorConfig } from '../imaging';
 import { BuildSlots } from './jobs/build-slots';
 import { deleteGlanceImage, publishToGlance } from '../openstack';
@@ -87,7 +87,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     files,
     jobs,
     clock,
-    catalog: o.catalog ?? indexedCatalogs(startIndexDir(dir)),
+    catalog: o.catalog ?? indexedCatalogs(startIndexDir(dir), builtIndexDir()),
     buildSlots: new BuildSlots(o.maxBuilds ?? 1),
     imaging: o.imaging ?? realImaging(o),
     openstack: o.openstack ?? { publishToGlance, deleteGlanceImage },

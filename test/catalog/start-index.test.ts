@@ -1,7 +1,8 @@
 // The start index in the data folder: written once per catalog digest, written again for another
 // digest or when it does not read back whole, and a start through it reads a small part of it and never
-// parses the data file. Each "start" reads a copy of the shipped data file under a new path, which this
+// parses the data file; a checkout's build writes the shipped catalogs' indexes, found by digest. Each "start" reads a copy of the shipped data file under a new path, which this
 // process has not read yet (a catalog read in full is kept per path).
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,10 +12,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEBIAN_ID } from '../../src/server/catalog';
 import { catalogReads, defaultDataFile, readCatalogData } from '../../src/server/catalog/data-file';
 import { createCatalog, type Catalog } from '../../src/server/catalog/index';
-import { indexedCatalog, startIndexDir } from '../../src/server/catalog/start-index';
+import { builtIndexDir, indexedCatalog, indexedCatalogs, startIndexDir } from '../../src/server/catalog/start-index';
 import { startServer } from '../../src/server';
 import { OS_RELEASES } from '../../src/model/releases';
 
+const root = join(__dirname, '../..');
 const tmp = mkdtempSync(join(tmpdir(), 'catalog-start-index-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const shipped = defaultDataFile();
@@ -173,12 +175,63 @@ describe('the catalog start index', () => {
     expect(sha(readFileSync(file))).toBe(sha(whole));
   });
 
-  it('is kept in the data folder of a started server', async () => {
+  it('is kept in the data folder of a started server without a build\'s indexes (an installed package)', () => {
+    const dir = startIndexDir(mkdtempSync(join(tmp, 'installed-')));
+    indexedCatalogs(dir);
+    // One per release, each named by its release and digest.
+    expect(indexFiles(dir).sort()).toEqual([`bookworm.${reference.meta.digest}.index`, `trixie.${trixieDigest()}.index`]);
+  });
+
+  it('of a checkout is the build\'s (scripts/build-catalog-index.mjs): a first start writes and parses nothing', async () => {
+    const built = spawnSync(process.execPath, [join(root, 'scripts/build-catalog-index.mjs')], { encoding: 'utf8' });
+    expect(built.status, built.stderr).toBe(0);
+    expect(indexFiles(builtIndexDir()).sort()).toEqual([`bookworm.${reference.meta.digest}.index`, `trixie.${trixieDigest()}.index`]);
     const dataDir = join(tmp, 'server');
+    const parsed = catalogReads.dataFiles;
+    const writes = catalogReads.indexWrites;
     const server = await startServer({ dataDir, cacheDir: join(tmp, 'cache') });
     await server.close();
-    // One per release, each named by its release and digest.
-    const trixie = readCatalogData(defaultDataFile(OS_RELEASES[1])).meta.digest;
-    expect(indexFiles(startIndexDir(dataDir)).sort()).toEqual([`bookworm.${reference.meta.digest}.index`, `trixie.${trixie}.index`]);
+    expect(catalogReads.indexWrites).toBe(writes);
+    expect(catalogReads.dataFiles).toBe(parsed);
+    // The data folder keeps only each data file's stamp.
+    expect(readdirSync(startIndexDir(dataDir)).sort()).toEqual(['bookworm.stamp', 'trixie.stamp']);
+  });
+
+  it('of a build is found by digest: another data file writes its own, a damaged slice is read around', () => {
+    const builtDir = mkdtempSync(join(tmp, 'built-'));
+    const [bookworm] = indexFiles(builtIndexDir()).filter((n) => n.startsWith('bookworm.'));
+    const whole = readFileSync(join(builtIndexDir(), bookworm!));
+    writeFileSync(join(builtDir, bookworm!), whole);
+    let writes = catalogReads.indexWrites;
+    const dir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
+    expect(noOpLookups(indexedCatalog(dir, copyOf(), OS_RELEASES[0], builtDir))).toEqual(noOpLookups(reference));
+    expect(catalogReads.indexWrites).toBe(writes);
+    expect(indexFiles(dir)).toEqual([]);
+
+    // Another data file (the same rows compressed otherwise): not the build's digest, so its own index is written.
+    const other = join(tmp, 'other-built.tsv.gz');
+    writeFileSync(other, gzipSync(gunzipSync(readFileSync(shipped)), { level: 1 }));
+    const otherDir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
+    writes = catalogReads.indexWrites;
+    expect(indexedCatalog(otherDir, copyOf(other), OS_RELEASES[0], builtDir).meta.digest).not.toBe(reference.meta.digest);
+    expect(catalogReads.indexWrites).toBe(writes + 1);
+    expect(indexFiles(otherDir)).toHaveLength(1);
+
+    // A byte of the slice holding nginx changed: its checksum fails, the data file is read and an index written.
+    const headLength = Number(whole.subarray(0, 10).toString());
+    const header = JSON.parse(whole.subarray(11, 11 + headLength).toString()) as { slices: Array<{ first: string; last: string; offset: number }> };
+    const slice = header.slices.find((x) => x.first <= 'nginx' && 'nginx' <= x.last)!;
+    const damaged = Buffer.from(whole);
+    const at = 11 + headLength + slice.offset + 5;
+    damaged[at] = damaged[at]! ^ 1;
+    writeFileSync(join(builtDir, bookworm!), damaged);
+    const thirdDir = startIndexDir(mkdtempSync(join(tmp, 'data-')));
+    writes = catalogReads.indexWrites;
+    expect(noOpLookups(indexedCatalog(thirdDir, copyOf(), OS_RELEASES[0], builtDir))).toEqual(noOpLookups(reference));
+    expect(catalogReads.indexWrites).toBe(writes + 1);
   });
 });
+
+function trixieDigest(): string {
+  return createHash('sha256').update(readFileSync(defaultDataFile(OS_RELEASES[1]))).digest('hex').slice(0, 32);
+}

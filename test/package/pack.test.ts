@@ -100,6 +100,8 @@ describe('npm pack → npm install into an empty project', () => {
       expect(files, f).toContain(f);
     }
     expect(files.filter((f) => /^(src|test|bench|action|examples)\//.test(f) || /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+    // The build's catalog indexes (31 MB) stay in the checkout: an installed package writes them at a first start.
+    expect(files.filter((f) => f.startsWith('dist/catalog-index/'))).toEqual([]);
     // The installed command runs its one-file build: npm gives the packed files one time, so it is not older than the entry.
     const entry = path.join(project, 'node_modules/appliance-forge/dist/src/cli/main.js');
     const script = `require(${JSON.stringify(entry)}).loadCli(); console.log(Object.keys(require.cache).flatMap((f) => f.split('node_modules/appliance-forge/')[1] ?? []).join(','))`;

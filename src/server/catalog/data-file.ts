@@ -75,6 +75,11 @@ const HEADER_2 = `id\t${HEADER_1}`;
 export function defaultDataFile(release: OsRelease = OS_RELEASES[0]!): string {
   const fromEnv = process.env.APPLIANCE_FORGE_CATALOG;
   if (fromEnv && release === OS_RELEASES[0]) return resolve(fromEnv);
+  return shippedDataFile(release);
+}
+
+/** The data file the package ships for `release` (`data/…` in the first folder above this module that has it). */
+export function shippedDataFile(release: OsRelease): string {
   const file = dataFileOf(release);
   let dir = __dirname;
   for (let i = 0; i < 8; i++) {

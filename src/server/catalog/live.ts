@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createCatalog, joinCatalogs, type Catalog } from './index';
 import { defaultDataFile } from './data-file';
-import { CATALOG_DIR, indexedCatalog, startIndexDir } from './start-index';
+import { builtIndexDir, CATALOG_DIR, indexedCatalog, startIndexDir } from './start-index';
 import { rebuildCatalog, type RebuildSummary } from './refresh';
 import { messageOf } from '../../errors';
 import { OS_RELEASES, releaseLabel, type OsRelease } from '../../model/releases';
@@ -124,5 +124,5 @@ function load(cached: string, shipped: string, release: OsRelease, indexDir: str
       log(`cached catalog ${cached} unreadable, using the shipped one: ${messageOf(e)}`);
     }
   }
-  return { file: shipped, catalog: indexedCatalog(indexDir, shipped, release) };
+  return { file: shipped, catalog: indexedCatalog(indexDir, shipped, release, builtIndexDir()) };
 }

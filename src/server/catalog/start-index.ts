@@ -4,14 +4,14 @@
 // read on first use. The index is written from the one parse of the data file (readCatalogData); an
 // index that does not read back whole (partial, corrupted, another digest) is ignored and written again.
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { compiledScript } from '../../host/compiled-script';
 import { parseFiql, type FiqlNode, type ListOptions } from '../../fiql';
 import { packageKey } from '../../imaging/debian';
 import { realFolder } from '../data-folder';
-import { catalogReads, dataDigest, defaultDataFile, readCatalogData, type CatalogMeta, type PackageEntry } from './data-file';
+import { catalogReads, dataDigest, defaultDataFile, readCatalogData, shippedDataFile, type CatalogMeta, type PackageEntry } from './data-file';
 import { releaseProfiles, selectProfilePackages } from './distributions';
 import { toPkg } from './packages';
 import { cachedCatalog, catalogHead, catalogOf, collect, entryVersion, joinCatalogs, keepCatalog, packageSearch, type Catalog, type PackageSearch } from './index';
@@ -32,6 +32,18 @@ export const CATALOG_DIR = 'catalog';
 export function startIndexDir(dataDir: string): string {
   return join(dataDir, CATALOG_DIR, 'start-index');
 }
+
+/**
+ * Where a checkout's build (`npm run build`, `prepare`: scripts/build-catalog-index.mjs) writes the
+ * shipped catalogs' indexes, `dist/catalog-index/` beside the shipped `data/`, so that no data folder's
+ * first start writes them. Not in the published package (31 MB): an installed one writes each index into
+ * its data folder at a first start.
+ */
+export function builtIndexDir(): string {
+  return join(dirname(dirname(shippedDataFile(OS_RELEASES[0]!))), 'dist', 'catalog-index');
+}
+
+const indexFileOf = (dir: string, release: OsRelease, digest: string): string => join(dir, `${release.codename}.${digest}${SUFFIX}`);
 
 interface Slice {
   readonly first: string;
@@ -54,26 +66,50 @@ interface Header {
   readonly size: number;
 }
 
-/** Every release's shipped catalog through its start index in `indexDir`, joined with Windows. */
-export function indexedCatalogs(indexDir: string): Catalog {
-  return joinCatalogs(OS_RELEASES.map((r) => indexedCatalog(indexDir, defaultDataFile(r), r)));
+/** Every release's shipped catalog through its start index in `indexDir` or the build's, joined with Windows. */
+export function indexedCatalogs(indexDir: string, built?: string): Catalog {
+  return joinCatalogs(OS_RELEASES.map((r) => indexedCatalog(indexDir, defaultDataFile(r), r, built)));
 }
 
 /**
  * The catalog of `file` (default: the shipped data file of `release`, Debian 12 by default) through its
  * start index in `indexDir` (`<codename>.<digest>.index`): read in full and the index written when there
- * is no sound index of its digest, else read from the index. A catalog this process has already read in
- * full is used as it is.
+ * is no sound index of its digest there nor in `built` (a build's indexes, found by digest), else read
+ * from the index. A catalog this process has already read in full is used as it is.
  */
-export function indexedCatalog(indexDir: string, file?: string, release: OsRelease = OS_RELEASES[0]!): Catalog {
+export function indexedCatalog(indexDir: string, file?: string, release: OsRelease = OS_RELEASES[0]!, built?: string): Catalog {
   const path = resolve(file ?? defaultDataFile(release));
   const known = cachedCatalog(path, release);
   if (known) return known;
   const digest = digestOf(path, indexDir, release);
-  const indexFile = join(indexDir, `${release.codename}.${digest}${SUFFIX}`);
-  const found = readHeader(indexFile, digest) ?? (writeApart(path, indexDir, indexFile, release) ? readHeader(indexFile, digest) : undefined);
-  if (found) return fromIndex(indexFile, found.header, found.base, release, () => rebuild(path, indexDir, indexFile, release));
-  return rebuild(path, indexDir, indexFile, release);
+  const indexFile = indexFileOf(indexDir, release, digest);
+  const readAll = () => rebuild(path, indexDir, indexFile, release);
+  const own = readHeader(indexFile, digest);
+  if (own) return fromIndex(indexFile, own.header, own.base, release, readAll);
+  const builtFile = built === undefined ? undefined : indexFileOf(built, release, digest);
+  const prebuilt = builtFile === undefined ? undefined : readHeader(builtFile, digest);
+  if (builtFile !== undefined && prebuilt) return fromIndex(builtFile, prebuilt.header, prebuilt.base, release, readAll);
+  const written = writeApart(path, indexDir, indexFile, release) ? readHeader(indexFile, digest) : undefined;
+  if (written) return fromIndex(indexFile, written.header, written.base, release, readAll);
+  return readAll();
+}
+
+/**
+ * Writes the index of each release's shipped data file into `dir` (a build's `dist/catalog-index/`), where
+ * there is no sound one of its digest; readable by every user of the checkout. The written files' names.
+ */
+export function writeBuiltIndexes(dir: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  return OS_RELEASES.map((release) => {
+    const path = shippedDataFile(release);
+    const digest = dataDigest(readFileSync(path));
+    const file = indexFileOf(dir, release, digest);
+    if (!readHeader(file, digest)) {
+      const data = readCatalogData(path);
+      writeIndex(dir, file, data.meta, data.packages, release, 0o644);
+    }
+    return file;
+  });
 }
 
 /**
@@ -117,12 +153,14 @@ function digestOf(path: string, indexDir: string, release: OsRelease): string {
   }
   const digest = dataDigest(readFileSync(path));
   try {
+    // The folder is made here too: a start through a build's index writes nothing else there.
+    for (const d of [dirname(indexDir), indexDir]) realFolder(d, true);
     // Written beside and renamed over: a link there is replaced, never followed.
     const tmp = `${stamp}.${process.pid}.tmp`;
     writeFileSync(tmp, `${identity}\n${digest}\n`, { mode: 0o600, flag: 'wx' });
     renameSync(tmp, stamp);
   } catch {
-    // No index folder yet (its first start): the next start writes it.
+    // No data folder (yet): the next start writes the stamp.
   }
   return digest;
 }
@@ -142,7 +180,7 @@ function rebuild(path: string, indexDir: string, indexFile: string, release: OsR
   return catalog;
 }
 
-function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, packages: readonly PackageEntry[], release: OsRelease): void {
+function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, packages: readonly PackageEntry[], release: OsRelease, mode = 0o600): void {
   const bodies: Buffer[] = [];
   const slices: Slice[] = [];
   let offset = 0;
@@ -174,7 +212,7 @@ function writeIndex(indexDir: string, indexFile: string, meta: CatalogMeta, pack
   }
   const tmp = `${indexFile}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, Buffer.concat([Buffer.from(`${String(head.length).padStart(LENGTH_DIGITS, '0')}\n`), head, ...bodies]), { mode: 0o600 });
+    writeFileSync(tmp, Buffer.concat([Buffer.from(`${String(head.length).padStart(LENGTH_DIGITS, '0')}\n`), head, ...bodies]), { mode });
     renameSync(tmp, indexFile);
   } catch (e) {
     // A full disk leaves a partial file: removed at once, so the space is the data's again.
