@@ -1,8 +1,10 @@
 // Digests of large files off the main thread (the server's uploads, the generated images): one worker
-// thread per algorithm, each hashing the same shared buffers while the main thread writes them to the
-// file, so sha256, md5 and the disk run side by side. Workers start on first use and stay (unref'd
-// while idle: they never hold the process open); each file is one stream of messages, in order, to
-// each worker.
+// thread hashes each shared buffer with every algorithm asked (sha256, then md5) while the main thread
+// writes it to the file, so the digests and the disk run side by side. One worker, not one per
+// algorithm: on two cores the digests' CPU is the same either way (the client, the main thread and the
+// hashing share the cores), and each isolate is ~5 MiB of a server's resident memory. The worker starts
+// on first use and stays (unref'd while idle: it never holds the process open); each file is one
+// stream of messages, in order.
 import type { FileHandle } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 
@@ -13,17 +15,21 @@ const WORKER = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const open = new Map();
+const hashes = (m) => {
+  let hs = open.get(m.id);
+  if (!hs) open.set(m.id, (hs = m.algorithms.map((a) => createHash(a))));
+  return hs;
+};
 parentPort.on('message', (m) => {
   try {
     if (m.t === 'update') {
-      let h = open.get(m.id);
-      if (!h) open.set(m.id, (h = createHash(m.algorithm)));
-      h.update(new Uint8Array(m.buffer, 0, m.length));
+      const bytes = new Uint8Array(m.buffer, 0, m.length);
+      for (const h of hashes(m)) h.update(bytes);
       parentPort.postMessage({ t: 'updated', id: m.id, seq: m.seq });
     } else if (m.t === 'digest') {
-      const h = open.get(m.id) ?? createHash(m.algorithm);
+      const hex = hashes(m).map((h) => h.digest('hex'));
       open.delete(m.id);
-      parentPort.postMessage({ t: 'digest', id: m.id, hex: h.digest('hex') });
+      parentPort.postMessage({ t: 'digest', id: m.id, hex });
     } else if (m.t === 'drop') {
       open.delete(m.id);
     }
@@ -33,38 +39,44 @@ parentPort.on('message', (m) => {
   }
 });`;
 
-type Reply = { t: 'updated'; id: number; seq: number } | { t: 'digest'; id: number; hex: string } | { t: 'error'; id: number; message: string };
+/**
+ * The worker's heaps: it holds a hash object per file and one small message at a time, so a few MiB
+ * are plenty (V8's defaults let a young generation grow to tens of MiB of resident memory first).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
+
+type Reply = { t: 'updated'; id: number; seq: number } | { t: 'digest'; id: number; hex: string[] } | { t: 'error'; id: number; message: string };
 
 interface Listener {
   updated(seq: number): void;
-  digest(hex: string): void;
+  digest(hex: string[]): void;
   error(e: Error): void;
 }
 
 class HashWorker {
   private readonly worker: Worker;
   private readonly listeners = new Map<number, Listener>();
-  constructor(readonly algorithm: UploadAlgorithm) {
-    this.worker = new Worker(WORKER, { eval: true });
+  constructor() {
+    this.worker = new Worker(WORKER, { eval: true, resourceLimits: WORKER_LIMITS });
     this.worker.on('message', (m: Reply) => {
       const l = this.listeners.get(m.id);
       if (!l) return;
       if (m.t === 'updated') l.updated(m.seq);
       else if (m.t === 'digest') l.digest(m.hex);
-      else l.error(new Error(`${this.algorithm} worker: ${m.message}`));
+      else l.error(new Error(`hash worker: ${m.message}`));
     });
     const gone = (e: Error): void => {
-      if (workers.get(this.algorithm) === this) workers.delete(this.algorithm);
+      if (worker === this) worker = undefined;
       for (const l of this.listeners.values()) l.error(e);
       this.listeners.clear();
     };
     this.worker.on('error', gone);
-    this.worker.on('exit', (code) => gone(new Error(`${this.algorithm} worker exited (${code})`)));
+    this.worker.on('exit', (code) => gone(new Error(`hash worker exited (${code})`)));
     // Idle, a worker never holds the process open (after the listeners: adding one refs the worker again).
     this.worker.unref();
   }
 
-  /** While an upload is being hashed, its worker keeps the process alive (it waits for the digests). */
+  /** While a file is being hashed, the worker keeps the process alive (it waits for the digests). */
   listen(id: number, l: Listener): void {
     if (this.listeners.size === 0) this.worker.ref();
     this.listeners.set(id, l);
@@ -76,51 +88,42 @@ class HashWorker {
     if (this.listeners.size === 0) this.worker.unref();
   }
 
-  post(m: { t: 'update'; id: number; seq: number; buffer: SharedArrayBuffer; length: number } | { t: 'digest'; id: number }): void {
-    this.worker.postMessage({ ...m, algorithm: this.algorithm });
+  post(m: { t: 'update'; id: number; seq: number; buffer: SharedArrayBuffer; length: number; algorithms: readonly UploadAlgorithm[] } | { t: 'digest'; id: number; algorithms: readonly UploadAlgorithm[] }): void {
+    this.worker.postMessage(m);
   }
 }
 
-const workers = new Map<UploadAlgorithm, HashWorker>();
-function workerFor(a: UploadAlgorithm): HashWorker {
-  let w = workers.get(a);
-  if (!w) workers.set(a, (w = new HashWorker(a)));
-  return w;
-}
+let worker: HashWorker | undefined;
 
 let nextId = 1;
 
 /**
- * One upload's digests, computed by the workers from shared buffers. `update` returns a promise that
- * settles when every worker is done with that buffer (it may then be reused).
+ * One file's digests, computed by the worker from shared buffers. `update` returns a promise that
+ * settles when the worker is done with that buffer (it may then be reused).
  */
 export class ParallelDigest {
   private readonly id = nextId++;
-  private readonly hashers: HashWorker[];
+  private readonly hasher: HashWorker;
   private seq = 0;
-  private readonly waiting = new Map<number, { left: number; resolve: () => void; reject: (e: Error) => void }>();
-  private readonly digests = new Map<UploadAlgorithm, string>();
-  private finish: { left: number; resolve: () => void; reject: (e: Error) => void } | undefined;
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private digests: string[] | undefined;
+  private finish: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private failed: Error | undefined;
 
-  constructor(algorithms: readonly UploadAlgorithm[]) {
-    this.hashers = algorithms.map(workerFor);
-    for (const w of this.hashers) {
-      w.listen(this.id, {
-        updated: (seq) => {
-          const p = this.waiting.get(seq);
-          if (p && --p.left === 0) {
-            this.waiting.delete(seq);
-            p.resolve();
-          }
-        },
-        digest: (hex) => {
-          this.digests.set(w.algorithm, hex);
-          if (this.finish && --this.finish.left === 0) this.finish.resolve();
-        },
-        error: (e) => this.fail(e),
-      });
-    }
+  constructor(private readonly algorithms: readonly UploadAlgorithm[]) {
+    this.hasher = worker ??= new HashWorker();
+    this.hasher.listen(this.id, {
+      updated: (seq) => {
+        const p = this.waiting.get(seq);
+        this.waiting.delete(seq);
+        p?.resolve();
+      },
+      digest: (hex) => {
+        this.digests = hex;
+        this.finish?.resolve();
+      },
+      error: (e) => this.fail(e),
+    });
   }
 
   private fail(e: Error): void {
@@ -130,36 +133,37 @@ export class ParallelDigest {
     this.finish?.reject(e);
   }
 
-  /** Hash `length` bytes of `buffer` (shared with the workers: leave it alone until this settles). */
+  /** Hash `length` bytes of `buffer` (shared with the worker: leave it alone until this settles). */
   update(buffer: SharedArrayBuffer, length: number): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
     const seq = this.seq++;
-    const done = new Promise<void>((resolve, reject) => this.waiting.set(seq, { left: this.hashers.length, resolve, reject }));
-    for (const w of this.hashers) w.post({ t: 'update', id: this.id, seq, buffer, length });
+    const done = new Promise<void>((resolve, reject) => this.waiting.set(seq, { resolve, reject }));
+    this.hasher.post({ t: 'update', id: this.id, seq, buffer, length, algorithms: this.algorithms });
     return done;
   }
 
   /** Hex digests of everything given to update(), once every update has settled. */
   async result(): Promise<Record<UploadAlgorithm, string>> {
     if (this.failed) throw this.failed;
-    const done = new Promise<void>((resolve, reject) => (this.finish = { left: this.hashers.length, resolve, reject }));
-    for (const w of this.hashers) w.post({ t: 'digest', id: this.id });
+    const done = new Promise<void>((resolve, reject) => (this.finish = { resolve, reject }));
+    this.hasher.post({ t: 'digest', id: this.id, algorithms: this.algorithms });
     try {
       await done;
     } finally {
       this.close();
     }
-    return Object.fromEntries(this.digests) as Record<UploadAlgorithm, string>;
+    const hex = this.digests ?? [];
+    return Object.fromEntries(this.algorithms.map((a, i) => [a, hex[i]])) as Record<UploadAlgorithm, string>;
   }
 
-  /** Stop (an upload that failed): pending updates settle (rejected), the workers drop this upload's state. */
+  /** Stop (an upload that failed): pending updates settle (rejected), the worker drops this file's state. */
   close(): void {
     this.fail(new Error('digest closed'));
-    for (const w of this.hashers) w.forget(this.id);
+    this.hasher.forget(this.id);
   }
 }
 
-/** Bytes gathered before one write: the disk, sha256 and md5 take each slot side by side. */
+/** Bytes gathered before one write: the disk, sha256 + md5 take each slot side by side. */
 const SLOT_BYTES = 1024 * 1024;
 /** Slots per file: at most this much of it is in memory (4 MiB), whatever its size. */
 const SLOTS = 4;
@@ -180,7 +184,7 @@ export interface WrittenDigests {
 
 /**
  * Write `source` into `fh` from its start, with its sha256 and md5. Chunks gather into shared 1 MiB
- * slots; each full slot is written (at its offset) and hashed by the workers at once, while the next
+ * slots; each full slot is written (at its offset) and hashed by the worker at once, while the next
  * slot fills. When every slot is busy, reading waits (backpressure to the source), so memory stays at
  * SLOTS × SLOT_BYTES whatever the file's size. The caller syncs and closes `fh`.
  */

@@ -9,7 +9,7 @@ import { DEFAULT_LIMITS } from '../model/limits';
 import type { Ctx, ServerDeps } from './context';
 import { isPublicBaseUrl, sendClientError, sendConnectRefused, sendError, sendExpectationFailed, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
 import type { Routes } from './http/handler';
-import { registerOperations } from './http/register';
+import { commonHeaders, registerOperations } from './http/register';
 import { accountRoutes } from './routes/accounts';
 import { applianceRoutes } from './routes/appliances';
 import { distributionRoutes } from './routes/distributions';
@@ -97,11 +97,10 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   }
 
   // Synchronous (done): an async hook costs every request a promise.
+  const common = commonHeaders(ctx.version);
   app.addHook('onRequest', (request, reply, done) => {
     if (request.raw.httpVersion === '1.1' && !request.headers.host) return done(new ServiceError(400, 'an HTTP/1.1 request needs a Host header'));
-    reply.header('Server', `appliance-forge/${ctx.version}`);
-    reply.header('version', ctx.version);
-    reply.header('Content-Language', 'en');
+    for (const [name, value] of common) reply.header(name, value);
     done();
   });
 
@@ -128,6 +127,6 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     ...publicationRoutes(ctx),
   };
   const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds, failuresPerMinute: limits.authFailuresPerMinute });
-  const routes = registerOperations(app, { ctx, auth, handlers });
+  const routes = registerOperations(app, { ctx, auth, handlers, logsRequests: deps.logger === true });
   return { app, ctx, routes };
 }

@@ -135,6 +135,25 @@ describe('caches of the server', () => {
     expect((await as(carol).user_get({ uid: 'carol' })).loginName).toBe('carol');
   });
 
+  it('sees another connection\'s commit after a checkpoint emptied the WAL (the next commit starts it again)', async () => {
+    const c = as(alice);
+    const app = await c.appliance_create({ uid: 'alice', body: { name: 'after-checkpoint', version: '1', distributionUri: 'distributions/1' } });
+    const aid = app.dbId!;
+    await c.appliance_get({ uid: 'alice', aid });
+    for (const text of ['first', 'second']) {
+      const o = other();
+      try {
+        // TRUNCATE: the WAL starts over from its first frame, as after a restart of every connection.
+        o.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+        const row = o.get('appliance', aid)!;
+        o.update('appliance', aid, { ...row.doc, description: text });
+      } finally {
+        o.close();
+      }
+      expect((await c.appliance_get({ uid: 'alice', aid })).description).toBe(text);
+    }
+  });
+
   it('never answers one user with a view kept for another', async () => {
     const a = as(alice);
     const app = await a.appliance_create({ uid: 'alice', body: { name: 'private', version: '1', distributionUri: 'distributions/1' } });

@@ -23,7 +23,16 @@ export interface RegisterOptions {
   ctx: Ctx;
   auth: Authenticator;
   handlers: Routes;
+  /** Fastify logs each request (its `onResponse`): kept documents then go through Fastify's reply too. */
+  logsRequests: boolean;
 }
+
+/** Headers of every answer (wire contract §6), set by app.ts's onRequest hook, and written with each kept document. */
+export const commonHeaders = (version: string): ReadonlyArray<readonly [string, string]> => [
+  ['Server', `appliance-forge/${version}`],
+  ['version', version],
+  ['Content-Language', 'en'],
+];
 
 /** A handler as register.ts calls it: the table's types end at this line (each handler was checked against its operation). */
 type AnyHandler = (req: RuntimeReq) => Result | Promise<Result>;
@@ -174,7 +183,7 @@ async function run(o: RegisterOptions, op: Operation, handler: AnyHandler, reque
     list: (value, list, items, version) => ({ root: answer(), value, list, items, version }),
   };
   const result = await handler(req);
-  return send(request, reply, result, baseUrl);
+  return send(request, reply, result, baseUrl, o);
 }
 
 function firstValues(q: unknown): Record<string, string | undefined> {
@@ -196,7 +205,7 @@ function isNoContent(r: Result): r is NoContent {
   return 'status' in r && r.status === 204;
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: string): FastifyReply {
+function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: string, o: RegisterOptions): FastifyReply {
   const conditional = request.method === 'GET' || request.method === 'HEAD';
   if (isNoContent(r)) return reply.code(204).send();
   if (isFile(r)) {
@@ -224,10 +233,19 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
   if ('items' in r) return sendList(request, reply, r);
   const d = r;
   const format = formatOfAccept(request.headers.accept);
-  const { body, etag, lastModified } = encoded(format, d);
+  const { body, etag, lastModified, head } = encoded(format, d, o.ctx.version);
+  const unchanged = conditional && notModified(request.headers, etag, lastModified?.iso);
+  // A kept document (most signed GETs) is written with its headers made once, past Fastify's reply:
+  // its onSend hooks (none here), header object and length count cost more than the rest of the answer.
+  if (head && !unchanged && d.location === undefined && !o.logsRequests) {
+    reply.hijack();
+    reply.raw.writeHead(200, head);
+    reply.raw.end(request.method === 'HEAD' ? undefined : body);
+    return reply;
+  }
   reply.header('ETag', etag);
   if (lastModified) reply.header('Last-Modified', lastModified.http);
-  if (conditional && notModified(request.headers, etag, lastModified?.iso)) return reply.code(304).send();
+  if (unchanged) return reply.code(304).send();
   if (d.location !== undefined) reply.header('Location', `${baseUrl}/${d.location}`);
   return reply
     .code(d.location !== undefined ? 201 : 200)
@@ -239,20 +257,28 @@ interface Encoded {
   readonly body: string;
   readonly etag: string;
   readonly lastModified?: { readonly iso: string; readonly http: string };
+  /** Of a kept document: every header of its 200, name then value (`writeHead`'s flat form; never changed). */
+  readonly head?: string[];
 }
 
 /** Encodings of immutable documents (kept views), per format: the same object is the same bytes. */
 const encodings = new WeakMap<object, Partial<Record<Format, Encoded>>>();
 
-/** The document's text, ETag and Last-Modified, made once for as long as a kept view lives. */
-function encoded(format: Format, d: DocResult): Encoded {
+/** The document's text, ETag and Last-Modified (and of a kept one its headers), made once for as long as a kept view lives. */
+function encoded(format: Format, d: DocResult, version: string): Encoded {
   const keep = isDeepFrozen(d.value);
   const kept = keep ? encodings.get(d.value)?.[format] : undefined;
   if (kept) return kept;
   const body = encode(format, d.root, d.value);
   const { digest, lastModified } = d.value as { digest?: string; lastModified?: string };
-  const e = { body, etag: digest ? quoteEtag(digest) : etagOfText(body), ...(lastModified ? { lastModified: { iso: lastModified, http: httpDate(lastModified) } } : {}) };
-  if (keep) encodings.set(d.value, { ...encodings.get(d.value), [format]: e });
+  const etag = digest ? quoteEtag(digest) : etagOfText(body);
+  const modified = lastModified ? { iso: lastModified, http: httpDate(lastModified) } : undefined;
+  if (!keep) return { body, etag, ...(modified ? { lastModified: modified } : {}) };
+  const headers: Array<readonly [string, string]> = [...commonHeaders(version), ['ETag', etag]];
+  if (modified) headers.push(['Last-Modified', modified.http]);
+  headers.push(['Content-Type', `${MEDIA_TYPE[format]}; charset=utf-8`], ['Content-Length', String(Buffer.byteLength(body))]);
+  const e = { body, etag, ...(modified ? { lastModified: modified } : {}), head: headers.flat() };
+  encodings.set(d.value, { ...encodings.get(d.value), [format]: e });
   return e;
 }
 

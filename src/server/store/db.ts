@@ -46,8 +46,11 @@ function rekey(db: SqlDatabase): void {
 
 export type Db = SqlDatabase;
 
+/** The database file of a data dir. */
+export const dbFile = (dataDir: string): string => join(dataDir, 'forge.db');
+
 export function openDb(dataDir: string, engine?: SqliteEngine): Db {
-  const db = openSqlite(join(dataDir, 'forge.db'), engine);
+  const db = openSqlite(dbFile(dataDir), engine);
   db.exec('PRAGMA journal_mode = WAL');
   // FULL: a write acknowledged to a client is on disk, even across a power cut.
   db.exec('PRAGMA synchronous = FULL');

@@ -22,7 +22,7 @@ export interface SqlDatabase {
   prepare(sql: string): SqlStatement;
   /** Runs `fn` in a transaction (a savepoint when nested): committed when it returns, rolled back when it throws. */
   transaction<T>(fn: () => T): T;
-  /** `PRAGMA data_version`, asked once per request: its value alone, no row object (a quarter of its cost). */
+  /** `PRAGMA data_version` (its value alone, no row object): where the WAL index cannot be read (store/commit-watch.ts). */
   dataVersion(): unknown;
   close(): void;
 }

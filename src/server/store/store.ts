@@ -4,7 +4,8 @@ import { isTerminal } from '../../model/job-state';
 import type { OpStatus } from '../../model/resources';
 import type { Clock } from '../ports';
 import { conflict } from '../service-error';
-import { openDb, type Db } from './db';
+import { watchCommits, type CommitWatch } from './commit-watch';
+import { dbFile, openDb, type Db } from './db';
 import { isUniqueViolation, type SqlStatement, type SqliteEngine, type SqlValue } from './sqlite';
 import { imageFilePaths, type Kind, type KindDocs, type UserDoc, type UserRow } from './docs';
 
@@ -57,13 +58,14 @@ export class Store {
   readonly db: Db;
   /** Prepared once per SQL text: preparing on every call cost more than running the query (bench/server-throughput). */
   private readonly statements = new Map<string, SqlStatement>();
-  /** See generation(): this connection's writes, and the last `data_version` seen (other connections' commits). */
+  /** See generation(): this connection's writes, and other connections' commits (./commit-watch.ts). */
   private writes = 0;
-  private seenDataVersion: unknown;
+  private readonly commits: CommitWatch;
   private lookedThisTurn = false;
   /** `engine`: the SQLite engine to use (tests run both); default: the first available (sqlite.ts). */
   constructor(dataDir: string, private readonly clock: Clock, engine?: SqliteEngine) {
     this.db = openDb(dataDir, engine);
+    this.commits = watchCommits(this.db, dbFile(dataDir));
   }
 
   /** Every change goes through here, so that generation() moves with it (even when the statement fails half-way). */
@@ -84,7 +86,9 @@ export class Store {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.commits.close();
+    this.db.close();
   }
 
   now(): string {
@@ -103,11 +107,11 @@ export class Store {
   /**
    * A number that changes whenever a committed row may have changed: on every write through this store
    * (and at the end of every transaction), and when another connection (`appliance-forge users` on the
-   * same data dir) committed (SQLite's `data_version`). Values derived from rows read at one generation
+   * same data dir) committed (./commit-watch.ts). Values derived from rows read at one generation
    * stay right while it lasts (./memo.ts).
    */
   generation(): number {
-    // data_version is looked at once per turn of the event loop (and by lookForCommits): a commit
+    // Commits are looked for once per turn of the event loop (and by lookForCommits): a commit
     // elsewhere during the turn is seen at the next one, as if the turn had run just before it (own
     // writes count at once).
     if (!this.lookedThisTurn) this.lookForCommits();
@@ -115,21 +119,16 @@ export class Store {
   }
 
   /**
-   * Look at `data_version` now. The server calls it as each request starts (authentication), so a
-   * request sees every commit made before it arrived, whatever else ran in the same turn; the rest of
-   * the request's turn asks no more (one `PRAGMA` per request: it cost 7 % of a signed GET, asked at
-   * each step).
+   * Look for other connections' commits now. The server calls it as each request starts
+   * (authentication), so a request sees every commit made before it arrived, whatever else ran in the
+   * same turn; the rest of the request's turn asks no more (one look per request).
    */
   lookForCommits(): void {
     if (!this.lookedThisTurn) {
       this.lookedThisTurn = true;
       setImmediate(() => (this.lookedThisTurn = false));
     }
-    const dv = this.db.dataVersion();
-    if (dv !== this.seenDataVersion) {
-      this.seenDataVersion = dv;
-      this.writes++;
-    }
+    if (this.commits.changed()) this.writes++;
   }
 
   // ---- users ---------------------------------------------------------------------------------
