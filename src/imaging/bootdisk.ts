@@ -8,13 +8,14 @@ import type { Sandbox } from '../host/sandbox';
 import { RULES } from '../model/field-rules';
 import { diskIdsFrom } from './disk-ids';
 import { ImagingError } from './errors';
-import { writeEsp } from './esp';
+import { makeEsp } from './esp';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { BIOS_BOOT_OFFSET, rootBytes } from './gpt';
 import { biosBootCode } from './grub';
 import type { Reproducible } from './reproducible';
 import { runToolOutput } from './run';
 import { TreeWriter } from './tree-writer';
+import { timed } from './stage-log';
 
 const MiB = 1024 * 1024;
 /** Words every image's kernel gets: root by label, consoles on screen and on the first serial port, eth0 naming. */
@@ -84,21 +85,31 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeByt
   await w.writeText('boot/grub/grub.cfg', cfg);
 
   const diskBytes = o.diskMiB * MiB;
-  const used = await treeBytes(o.tree, o.sandbox, o.signal);
+  const used = await timed('measuring the tree (du)', () => treeBytes(o.tree, o.sandbox, o.signal));
   const reserve = (o.reserveMiB ?? 0) * MiB;
   const tooSmall = diskTooSmall(used, o.reserveMiB ?? 0, o.diskMiB);
   if (used + reserve > rootBytes(diskBytes)) throw tooSmall('');
   report(0.1, 'making the ext4 filesystem');
+  // The ESP and GRUB's images need nothing of the tree or the disk: made while mke2fs runs, placed after.
+  const bootParts = Promise.all([
+    timed('EFI system partition', () => makeEsp({ ids, scratchDir: o.scratchDir, sourceDateEpoch: o.reproducible?.sourceDateEpoch, signal: o.signal })),
+    timed('GRUB core images', () => biosBootCode(o.scratchDir, o.signal)),
+  ]);
+  bootParts.catch(() => undefined); // awaited below; a failure of the filesystem first must not leave it unhandled
   try {
     await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', ids, signal: o.signal, sandbox: o.sandbox, reproducible: o.reproducible });
   } catch (e) {
+    await bootParts.then(([esp]) => esp.remove(), () => undefined);
     throw e instanceof ImagingError && e.kind === 'disk-full' ? tooSmall(` (${e.message})`, e) : e;
   }
-  if (reserve > 0) await checkFree(o.rawPath, reserve, tooSmall, o.sandbox, o.signal);
-
-  report(0.9, 'installing the boot loaders');
-  const bios = await biosBootCode(o.scratchDir, o.signal);
-  await writeEsp({ rawPath: o.rawPath, ids, scratchDir: o.scratchDir, sourceDateEpoch: o.reproducible?.sourceDateEpoch, signal: o.signal });
+  const [esp, bios] = await bootParts;
+  try {
+    if (reserve > 0) await checkFree(o.rawPath, reserve, tooSmall, o.sandbox, o.signal);
+    report(0.9, 'installing the boot loaders');
+    await esp.place(o.rawPath);
+  } finally {
+    await esp.remove();
+  }
   const fh = await open(o.rawPath, 'r+');
   try {
     await fh.write(bios.mbrCode, 0, bios.mbrCode.length, 0); // the code area only: the protective MBR's table stays

@@ -31,6 +31,7 @@ import { copyTree } from './tree';
 import { imageSboms, listedFiles, readTreeContents } from './sbom';
 import { processOwner } from './os/owner';
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../model/limits';
+import { timed } from './stage-log';
 
 const MiB = 1024 * 1024;
 export { MAX_DISK_MIB, MIN_DISK_MIB };
@@ -92,7 +93,7 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
     await lchown(buildDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
     // The raw disk is made in the work dir (reachable from the namespace), every other disk from it.
     const rawPath = join(buildDir, 'disk.raw');
-    const base = await baseDisk(o, sandbox, buildDir, rawPath, progress);
+    const base = await timed('base disk', () => baseDisk(o, sandbox, buildDir, rawPath, progress));
     checkAbort(o.signal);
     progress.stage(50, 50, 'writing the software files');
     const text = (name: string): string => base.accountFiles.find((f) => f.name === name)?.text ?? '';
@@ -104,7 +105,7 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
     if (base.treeBytes + bytes + reserve > rootBytes(diskBytes)) throw tooSmall('');
     await lchown(rawPath, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
     try {
-      await writeImageFiles({ rawName: basename(rawPath), scratchDir: buildDir, index: { ...base.index }, files: placed, reproducible: o.reproducible, sandbox, signal: o.signal });
+      await timed('writing the software files', () => writeImageFiles({ rawName: basename(rawPath), scratchDir: buildDir, index: { ...base.index }, files: placed, reproducible: o.reproducible, sandbox, signal: o.signal }));
     } catch (e) {
       throw e instanceof ImagingError && e.kind === 'disk-full' ? tooSmall(` (${e.message})`, e) : e;
     }
@@ -115,7 +116,7 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
     progress.stage(50, 50, `converting to ${o.disk}`);
     checkAbort(o.signal);
 
-    const digests = await writeDisk(o, rawPath, partOut, buildDir, diskBytes, progress);
+    const digests = await timed(`writing the ${o.disk} file`, () => writeDisk(o, rawPath, partOut, buildDir, diskBytes, progress));
     checkAbort(o.signal);
     await rename(partOut, o.outFile);
     progress.stage(100, 100, 'image ready', 1, { done: digests.fileSize, total: digests.fileSize });
@@ -138,7 +139,7 @@ async function baseDisk(o: BuildImageOptions, sandbox: Sandbox, buildDir: string
   const cache = o.baseCache && o.reproducible ? new BaseDiskCache(o.baseCache.dir, o.baseCache.maxBytes) : undefined;
   const key = cache && o.reproducible ? baseKey({ layerKey: o.baseCache!.layerKey, settings: withoutPasswords(o.settings), cloudInit: o.cloudInit, reproducible: o.reproducible, sandbox }) : undefined;
   if (cache && key) {
-    const hit = await cache.take(key, rawPath, o.signal);
+    const hit = await timed('looking for a cached base disk', () => cache.take(key, rawPath, o.signal));
     if (hit) {
       progress.stage(0, 50, 'base disk ready (from the cache)', 1);
       return hit;
@@ -147,20 +148,20 @@ async function baseDisk(o: BuildImageOptions, sandbox: Sandbox, buildDir: string
   const reproducible = o.reproducible && { seed: key ?? o.reproducible.seed, sourceDateEpoch: o.reproducible.sourceDateEpoch };
   const settings = withoutPasswords(o.settings);
   const tree = join(buildDir, 'root');
-  await copyTree(o.layerDir, tree, sandbox, o.signal);
+  await timed('copying the OS layer', () => copyTree(o.layerDir, tree, sandbox, o.signal));
   progress.stage(0, 20, 'applying settings', 0.5);
   checkAbort(o.signal);
-  await applySettings(tree, { settings, cloudInit: o.cloudInit, signal: o.signal, sandbox, reproducible });
+  await timed('applying settings', () => applySettings(tree, { settings, cloudInit: o.cloudInit, signal: o.signal, sandbox, reproducible }));
   checkAbort(o.signal);
-  const { treeBytes } = await writeBootableRaw({
+  const { treeBytes } = await timed('writing the bootable disk', () => writeBootableRaw({
     tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
     scratchDir: buildDir, signal: o.signal, sandbox, reproducible,
     onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
-  });
-  const [index, accountFiles, contents] = await Promise.all([indexTree(tree), readAccountFiles(tree, sandbox), readTreeContents(tree)]);
-  await rm(tree, { recursive: true, force: true });
+  }));
+  const [index, accountFiles, contents] = await timed('reading the tree (index, accounts, SBOM contents)', () => Promise.all([indexTree(tree), readAccountFiles(tree, sandbox), readTreeContents(tree)]));
+  await timed('removing the tree', () => rm(tree, { recursive: true, force: true }));
   const meta: BaseMeta = { key: key ?? '', treeBytes, index, accountFiles, contents };
-  if (cache && key) await cache.put(meta, rawPath, o.signal);
+  if (cache && key) await timed('keeping the base disk', () => cache.put(meta, rawPath, o.signal));
   return meta;
 }
 

@@ -11,6 +11,7 @@ import type { BuildProgress } from './progress';
 import { imageSeed, type Reproducible } from './reproducible';
 import type { ImageFile } from './staging';
 import type { InstalledPackage, OsLayerSpec, SystemSettings } from './system';
+import { timed } from './stage-log';
 
 /** What an image is made of. */
 export interface ImageRecipe {
@@ -69,17 +70,17 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
     sweep: () => cache.sweep(),
     async build({ recipe, settings, files, outFile, imageName }, signal, progress) {
       progress({ stage: 'os-layer', percentage: 0, message: 'resolving packages' });
-      const layer = await cache.acquire(recipe.os, {
+      const layer = await timed('OS layer', () => cache.acquire(recipe.os, {
         signal,
         onProgress: (p) => progress({ stage: 'os-layer', percentage: Math.floor(LAYER_PERCENT * p.fraction), message: p.message }),
-      });
+      }));
       try {
         progress({ stage: 'disk', percentage: LAYER_PERCENT, message: 'applying software and settings' });
         const { installed, sourceDateEpoch } = layer;
         const reproducible = recipe.reproducible
-          ? { seed: await imageSeed({ ...recipe, installed, sourceDateEpoch, settings, files, manifest: recipe.manifest(installed) }, signal), sourceDateEpoch }
+          ? { seed: await timed('the build seed', () => imageSeed({ ...recipe, installed, sourceDateEpoch, settings, files, manifest: recipe.manifest(installed) }, signal)), sourceDateEpoch }
           : undefined;
-        return await buildImage({
+        return await timed('disk stage', () => buildImage({
           layerDir: layer.dir, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
           manifest: recipe.manifest(installed, reproducible), outFile, imageName, reproducible,
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
@@ -88,7 +89,7 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
           baseCache: { dir: join(o.cacheDir ?? defaultCacheDir(), 'disks'), layerKey: layer.key },
           signal, progressRange: { from: LAYER_PERCENT, to: 100 },
           onProgress: (p) => progress({ ...p, stage: 'disk' }),
-        });
+        }));
       } finally {
         await layer.release();
       }

@@ -18,9 +18,9 @@ export const EFI_BOOT_PATH = 'EFI/BOOT/BOOTX64.EFI';
 export const EFI_GRUB_PATH = 'EFI/BOOT/grubx64.efi';
 export const EFI_CONFIG_PATH = 'EFI/debian/grub.cfg';
 const CHUNK = 64 * 1024;
+const ZEROS = Buffer.alloc(CHUNK);
 
 export interface EspOptions {
-  readonly rawPath: string;
   readonly ids: DiskIds;
   readonly scratchDir: string;
   /** Pinned time of a reproducible build: FAT timestamps are then fixed too. */
@@ -28,12 +28,16 @@ export interface EspOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** Makes the ESP and writes it into `rawPath` at ESP_OFFSET. */
-export async function writeEsp({ rawPath, ids, scratchDir, sourceDateEpoch, signal }: EspOptions): Promise<void> {
-  await Promise.all([hostFile(SIGNED_SHIM), hostFile(SIGNED_GRUB)]);
+/** The ESP as a file of its own (it needs nothing of the disk), then placed into a disk; remove() in any case. */
+export async function makeEsp({ ids, scratchDir, sourceDateEpoch, signal }: EspOptions): Promise<{ place(rawPath: string): Promise<void>; remove(): Promise<void> }> {
   const fat = join(scratchDir, 'esp.fat');
   const cfg = join(scratchDir, 'esp-grub.cfg');
+  const remove = async (): Promise<void> => {
+    await rm(fat, { force: true });
+    await rm(cfg, { force: true });
+  };
   try {
+    await Promise.all([hostFile(SIGNED_SHIM), hostFile(SIGNED_GRUB)]);
     await writeFile(cfg, EMBEDDED_CONFIG);
     // --invariant: fixed times in the boot sector; mtools dates entries at SOURCE_DATE_EPOCH when given.
     const pinned = sourceDateEpoch === undefined ? undefined : { SOURCE_DATE_EPOCH: String(sourceDateEpoch) };
@@ -43,12 +47,13 @@ export async function writeEsp({ rawPath, ids, scratchDir, sourceDateEpoch, sign
     for (const [from, to] of [[SIGNED_SHIM, EFI_BOOT_PATH], [SIGNED_GRUB, EFI_GRUB_PATH], [cfg, EFI_CONFIG_PATH]] as const) {
       await runTool('mcopy', ['-i', fat, from, `::/${to}`], { signal, env: pinned });
     }
-    await copyNonZero(fat, rawPath, ESP_OFFSET);
-  } finally {
-    await rm(fat, { force: true });
-    await rm(cfg, { force: true });
+  } catch (e) {
+    await remove();
+    throw e;
   }
+  return { place: (rawPath) => copyNonZero(fat, rawPath, ESP_OFFSET), remove };
 }
+
 /** `from` written into `to` at `offset`, chunks of zeros left as the holes they already are there. */
 async function copyNonZero(from: string, to: string, offset: number): Promise<void> {
   const src = await open(from, 'r');
@@ -59,7 +64,8 @@ async function copyNonZero(from: string, to: string, offset: number): Promise<vo
       const { bytesRead } = await src.read(buf, 0, CHUNK, pos);
       if (bytesRead === 0) break;
       const chunk = buf.subarray(0, bytesRead);
-      if (chunk.some((b) => b !== 0)) await dst.write(chunk, 0, bytesRead, offset + pos);
+      // equals: one memcmp, not a callback per byte.
+      if (!chunk.equals(ZEROS.subarray(0, bytesRead))) await dst.write(chunk, 0, bytesRead, offset + pos);
     }
   } finally {
     await src.close();

@@ -8,6 +8,7 @@ import type { DiskIds } from './disk-ids';
 import { ROOT_OFFSET, rootBytes, writeGpt } from './gpt';
 import { clampTreeTimes, pinInodeTimes, reproducibleEnv, type Reproducible } from './reproducible';
 import { runTool } from './run';
+import { timed } from './stage-log';
 
 export interface Ext4DiskOptions {
   /** New file to create (it must not exist). */
@@ -47,9 +48,9 @@ export async function writeExt4Disk(o: Ext4DiskOptions): Promise<void> {
   const name = basename(o.rawPath);
   const fsKiB = rootBytes(o.diskBytes) / 1024;
   const extended = `offset=${ROOT_OFFSET},hash_seed=${o.ids.hashSeed}`;
-  await clampTreeTimes(o.tree, o.reproducible, o.sandbox, o.signal);
+  await timed('clamping the tree times', () => clampTreeTimes(o.tree, o.reproducible, o.sandbox, o.signal));
   try {
-    await runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', o.label, '-U', o.ids.rootFsUuid, '-E', extended, '-d', o.tree, name, `${fsKiB}k`], { cwd, signal: o.signal, sandbox: o.sandbox, env: reproducibleEnv(o.reproducible) });
+    await timed('mke2fs -d', () => runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', o.label, '-U', o.ids.rootFsUuid, '-E', extended, '-d', o.tree, name, `${fsKiB}k`], { cwd, signal: o.signal, sandbox: o.sandbox, env: reproducibleEnv(o.reproducible) }));
   } catch (e) {
     if (e instanceof ImagingError && /could not allocate|no space left|not enough space|too many inodes/i.test(e.message)) {
       throw new ImagingError('disk-full', `the system does not fit in a ${o.diskBytes / 1048576} MiB disk (mke2fs: ${lastLine(e.message)})`, e);
@@ -57,7 +58,7 @@ export async function writeExt4Disk(o: Ext4DiskOptions): Promise<void> {
     throw e;
   }
   // The one place for steps on the fresh filesystem before anything else reads or changes it.
-  await pinInodeTimes(cwd, partitionDevice(name), o.reproducible, o.sandbox, o.signal);
+  await timed('pinning the inode times', () => pinInodeTimes(cwd, partitionDevice(name), o.reproducible, o.sandbox, o.signal));
 }
 
 function lastLine(text: string): string {

@@ -30,6 +30,7 @@ import { assertReachable, runTool } from '../run';
 import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
 import { ownerAlive, processOwner } from './owner';
 import type { OsLayerProgress } from './progress';
+import { timed } from '../stage-log';
 import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
 
 export const DEFAULT_MAX_BYTES = 8 * 1024 ** 3;
@@ -153,7 +154,7 @@ export class OsLayerCache {
     await this.init();
     o.onProgress?.({ phase: 'resolving', fraction: 0, message: 'reading the mirror state' });
     const sandbox = currentSandbox();
-    const state = await mirrorState(s, o.signal);
+    const state = await timed('reading the mirror state', () => mirrorState(s, o.signal));
     const { key, canonical } = layerKey(s, state.indexes, sandbox);
     for (;;) {
       const hit = await this.lease(key);
@@ -334,7 +335,7 @@ export class OsLayerCache {
   }
 
   private async build(spec: OsLayerSpec, { key, canonical, sourceDateEpoch }: Pick<Meta, 'key' | 'canonical' | 'sourceDateEpoch'>, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
-    await this.makeRoom();
+    await timed('making room in the layer cache', () => this.makeRoom());
     const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
     const tree = join(work, 'tree');
     assertReachable(sandbox, this.dir, 'cache folder');
@@ -346,17 +347,17 @@ export class OsLayerCache {
       await mkdir(tmpDir, { mode: 0o700 });
       await lchown(tmpDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
       const mode = sandbox.kind === 'userns' ? 'unshare' : 'root';
-      await runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), mode), tree, { sandbox, tmpDir, sourceDateEpoch, signal: o.signal, onProgress: o.onProgress });
+      await timed('mmdebstrap', () => runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), mode), tree, { sandbox, tmpDir, sourceDateEpoch, signal: o.signal, onProgress: o.onProgress }));
       await rm(tmpDir, { recursive: true, force: true });
       o.onProgress?.({ phase: 'installing', fraction: 0.97, message: 'recording the installed packages' });
-      await this.harvestDebs(tree, sandbox);
-      const installed = await installedPackages(tree, sandbox, o.signal);
-      const meta: Meta = { key, bytes: await diskUsage(work), installed, canonical, builtAt: new Date().toISOString(), sourceDateEpoch };
+      await timed('keeping the downloaded packages', () => this.harvestDebs(tree, sandbox));
+      const installed = await timed('listing the installed packages', () => installedPackages(tree, sandbox, o.signal));
+      const meta: Meta = { key, bytes: await timed('measuring the layer', () => diskUsage(work)), installed, canonical, builtAt: new Date().toISOString(), sourceDateEpoch };
       await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
       await writeFile(join(work, 'used'), '');
       if (o.signal?.aborted) throw new AbortedError('image build aborted');
       // dpkg ran without fsync (recipe.ts): one syncfs makes the tree durable before it is published.
-      await runTool('sync', ['--file-system', work], { signal: o.signal });
+      await timed('syncing the layer', () => runTool('sync', ['--file-system', work], { signal: o.signal }));
       await this.withLock('cache', () => rename(work, this.p('layers', key)));
     } catch (e) {
       await removeTree(work);
@@ -364,7 +365,7 @@ export class OsLayerCache {
     }
     const layer = await this.lease(key, false);
     if (!layer) throw new ImagingError('tool', `OS layer ${key} vanished right after it was built`);
-    await this.evict();
+    await timed('evicting old layers', () => this.evict());
     o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready' });
     return layer;
   }

@@ -11,6 +11,8 @@ import { ImagingError } from '../errors';
 import { imagingFault, runToolOutput } from '../run';
 import type { InstalledPackage } from '../system';
 import { MmdebstrapProgress, type OsLayerProgress } from './progress';
+import { buildNote } from '../stage-log';
+import { BUILD_ENV } from './recipe';
 
 const MAX_LOG = 64 * 1024;
 
@@ -41,19 +43,24 @@ export async function runMmdebstrap(args: readonly string[], target: string, o: 
   let log = '';
   let pending = '';
   const progress = new MmdebstrapProgress((p) => o.onProgress?.(p));
+  const t0 = performance.now();
   const onText = (s: string): void => {
     log = (log + s).slice(-MAX_LOG);
     pending += s;
     const lines = pending.split('\n');
     pending = lines.pop() ?? '';
-    for (const l of lines) progress.line(l);
+    for (const l of lines) {
+      progress.line(l);
+      // Its own steps (`I: running --customize-hook…`) and each initramfs made, with the time since it started.
+      if (l.startsWith('I: ') || l.startsWith('update-initramfs: Generating')) buildNote(`mmdebstrap +${((performance.now() - t0) / 1000).toFixed(1)} s ${l.replace(/^I: /, '')}`);
+    }
   };
   let ended: ChildExit | undefined;
   try {
     // Its own group: a cancel kills mmdebstrap, apt, dpkg and the maintainer scripts it started.
     ended = await run(
       {
-        command: 'mmdebstrap', args, within: sandboxPrefix(o.sandbox), env: { TMPDIR: o.tmpDir, HOME: o.tmpDir, SOURCE_DATE_EPOCH: String(o.sourceDateEpoch) },
+        command: 'mmdebstrap', args, within: sandboxPrefix(o.sandbox), env: { ...BUILD_ENV, TMPDIR: o.tmpDir, HOME: o.tmpDir, SOURCE_DATE_EPOCH: String(o.sourceDateEpoch) },
         group: true, signal: o.signal, onStdout: onText, onStderr: onText, anyExit: true,
       },
       imagingFault,

@@ -43,6 +43,20 @@ export const DPKG_OPTIONS = [
 /** The backups dpkg and debconf write before each change of their databases: the next change writes them again. */
 export const BUILD_BACKUPS = ['/var/lib/dpkg/*-old', '/var/cache/debconf/*-old'] as const;
 
+/**
+ * The environment of the build: the kernel's postinst makes no initramfs (initramfs-tools' kernel hook
+ * honours INITRD=No), the customize hook of mmdebstrapArgs makes it once every package is set up.
+ * Without it the initramfs is made twice: by the kernel's postinst, then again by initramfs-tools'
+ * trigger at the end of the same dpkg run (the trigger now finds no initramfs to update).
+ */
+export const BUILD_ENV = { INITRD: 'No' } as const;
+
+/**
+ * The one initramfs of each installed kernel, made once every package is configured, and the
+ * /initrd.img links the kernel's postinst left out without it (INITRD unset: linux-base reads it too).
+ */
+const MAKE_INITRAMFS = `chroot "$1" sh -ec 'for v in $(linux-version list | linux-version sort); do if [ ! -e "/boot/initrd.img-$v" ]; then update-initramfs -c -k "$v"; env -u INITRD linux-update-symlinks install "$v" "/boot/vmlinuz-$v"; fi; done'`;
+
 /** dpkg options of the build only (removed from the tree at the end, see mmdebstrapArgs). */
 export const BUILD_ONLY_DPKG_CFG = '00appliance-forge-build';
 
@@ -119,6 +133,7 @@ export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: stri
     // dpkg fsyncs every unpacked file; a half-built tree is thrown away anyway, and the cache syncs the
     // finished tree once before it is kept. A hook, not --dpkgopt, so the option does not stay in the image.
     `--setup-hook=mkdir -p "$1/etc/dpkg/dpkg.cfg.d" && echo force-unsafe-io > "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}"`,
+    `--customize-hook=${MAKE_INITRAMFS}`,
     `--customize-hook=rm -f "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}" ${BUILD_BACKUPS.map((g) => `"$1"${g}`).join(' ')}`,
     spec.suite,
     target,

@@ -1,0 +1,21 @@
+// Where a build's time goes: with APPLIANCE_FORGE_LOG=debug, each stage of an image build is one
+// stderr line when it ends (`debug: build: copying the OS layer 1.42 s`), in the process that builds
+// (`serve`'s stderr; the terminal of an `apply` on the embedded server).
+
+const enabled = (): boolean => process.env.APPLIANCE_FORGE_LOG === 'debug';
+
+/** One line of the build's debug log. */
+export function buildNote(text: string): void {
+  if (enabled()) process.stderr.write(`debug: build: ${text}\n`);
+}
+
+/** Run one stage, and say how long it took (failed or not) when the debug log is on. */
+export async function timed<T>(stage: string, f: () => Promise<T>): Promise<T> {
+  if (!enabled()) return f();
+  const t0 = performance.now();
+  try {
+    return await f();
+  } finally {
+    buildNote(`${stage} ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+  }
+}
