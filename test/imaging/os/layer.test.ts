@@ -4,9 +4,9 @@
 // requests (a pinned version the mirror lacks, an unknown package) that fail naming the package and keep nothing;
 // an abort in the middle of a build kills mmdebstrap's whole process group and keeps nothing.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AbortedError } from '../../../src/errors';
 import { isImagingError } from '../../../src/imaging/errors';
 import { layerKey, OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/imaging/os';
@@ -43,10 +43,24 @@ describe('a real OS layer', () => {
   let layer: OsLayer;
   const progress: OsLayerProgress[] = [];
   let runsBefore = 0;
+  // The build's debug log (APPLIANCE_FORGE_LOG=debug): each stage, and each initramfs mmdebstrap's run made.
+  const notes: string[] = [];
 
   beforeAll(async () => {
     runsBefore = counter.runs();
-    layer = await cache.acquire(nginx, { onProgress: (p) => progress.push(p) });
+    const savedLog = process.env.APPLIANCE_FORGE_LOG;
+    process.env.APPLIANCE_FORGE_LOG = 'debug';
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      notes.push(String(chunk));
+      return true;
+    });
+    try {
+      layer = await cache.acquire(nginx, { onProgress: (p) => progress.push(p) });
+    } finally {
+      write.mockRestore();
+      if (savedLog === undefined) delete process.env.APPLIANCE_FORGE_LOG;
+      else process.env.APPLIANCE_FORGE_LOG = savedLog;
+    }
   }, 600_000);
   afterAll(async () => {
     await layer?.release();
@@ -98,6 +112,20 @@ describe('a real OS layer', () => {
     for (let i = 1; i < progress.length; i++) expect(progress[i]!.fraction).toBeGreaterThanOrEqual(progress[i - 1]!.fraction);
     expect(progress.at(-1)!.fraction).toBe(1);
     expect(progress.some((p) => /^downloading \d+\/\d+ packages/.test(p.message) || /^installing \d+\/\d+ packages/.test(p.message))).toBe(true);
+  });
+
+  it('has its initramfs made once, after every package is set up, with the links to it (counted when built here)', () => {
+    const [initrd] = readdirSync(join(layer.dir, 'boot')).filter((f) => f.startsWith('initrd.img-'));
+    const version = initrd!.slice('initrd.img-'.length);
+    for (const link of ['initrd.img', 'initrd.img.old']) expect(readlinkSync(join(layer.dir, link)), link).toBe(`boot/initrd.img-${version}`);
+    for (const link of ['vmlinuz', 'vmlinuz.old']) expect(readlinkSync(join(layer.dir, link)), link).toBe(`boot/vmlinuz-${version}`);
+    if (layer.fromCache) return; // built by an earlier run: its log is gone
+    // The kernel's postinst makes none (INITRD=No) and initramfs-tools' trigger none: one, by the recipe's hook.
+    const made = notes.filter((n) => /update-initramfs: Generating \/boot\/initrd\.img-/.test(n));
+    expect(made, notes.filter((n) => n.includes('mmdebstrap +')).join('')).toHaveLength(1);
+    // Each stage with its duration, mmdebstrap's own steps with their times.
+    expect(notes.some((n) => /^debug: build: mmdebstrap \d+\.\d\d s\n$/.test(n))).toBe(true);
+    expect(notes.some((n) => /^debug: build: mmdebstrap \+\d+\.\d s running --customize-hook/.test(n))).toBe(true);
   });
 
   it('is taken from the cache the second time: same tree, no mmdebstrap run', async () => {
