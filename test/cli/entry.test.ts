@@ -28,8 +28,11 @@ describe('the entry and the one-file build', () => {
     main = path.join(copy, 'dist/src/cli/main.js');
     bundle = path.join(copy, 'dist/cli/appliance-forge.js');
     data = path.join(copy, 'data-dir');
-    // Preloaded: at exit, how many of the package's files the process loaded.
-    writeFileSync(path.join(copy, 'count.js'), `process.on('exit', () => process.stderr.write('MODULES ' + Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(copy)} + '/dist/')).length + '\\n'));\n`);
+    // Preloaded: at exit, how many of the package's files the process loaded, how many files in all
+    // (its dependencies' too), and which of Node's TLS and HTTP/2 modules.
+    writeFileSync(path.join(copy, 'count.js'), `process.on('exit', () => process.stderr.write('MODULES ' + Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(copy)} + '/dist/')).length + '\\n'
+      + 'FILES ' + Object.keys(require.cache).length + '\\n'
+      + 'BUILTINS ' + process.moduleLoadList.filter((m) => /^NativeModule (tls|https|http2)$/.test(m)).join(',') + '\\n'));\n`);
   }, 120_000);
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
@@ -69,8 +72,12 @@ describe('the entry and the one-file build', () => {
     const viaTree = plan();
     expect(viaBundle).toEqual(viaTree);
     expect(viaBundle).toEqual(first);
-    // The package's files a no-op plan loads through the build: the entry and the build (fastify is not the package's).
+    // The package's files a no-op plan loads through the build: the entry and the build.
     expect(counted.stderr).toContain('MODULES 2\n');
+    // Fastify and the rest are in the build (the preloaded counter is the third file); TLS and HTTP/2,
+    // which nothing here speaks, are not loaded.
+    expect(counted.stderr).toContain('FILES 3\n');
+    expect(counted.stderr).toContain('BUILTINS \n');
     const countedTree = plan(['-r', path.join(copy, 'count.js')]);
     expect(Number(/MODULES (\d+)/.exec(countedTree.stderr)?.[1])).toBeGreaterThan(100);
   }, 120_000);
