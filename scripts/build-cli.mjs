@@ -1,15 +1,16 @@
 // Bundles the command line into dist/cli/ (`npm run build` and `prepare` run it after tsc):
-//   appliance-forge.js   src/cli/cli.ts with the client, engine, embedded server and the package's own
-//                        dependencies in one file, which dist/src/cli/main.js loads instead of ~450
-//                        modules (src/cli/main.ts says when);
+//   appliance-forge.js   src/cli/cli.ts with the client, engine, embedded server, the package's own
+//                        dependencies and Fastify in one file, which dist/src/cli/main.js loads instead
+//                        of ~590 modules (src/cli/main.ts says when); its licence comments beside it;
 //   in-namespace-main.js an ordinary user's disk stage, found beside the bundle (src/imaging/in-namespace.ts);
 //   catalog-index-main.js the start index writer of a first start, found beside the bundle
 //                        (src/server/catalog/start-index.ts).
-// The optional peer dependencies stay external, resolved from node_modules as before: fastify (the
-// embedded server names it to install when it is missing) and better-sqlite3 (a native addon). Each file
+// The optional peer dependency better-sqlite3 (a native addon) stays external; fastify is bundled but must
+// be installed, as before (below). Each file
 // is written beside its place and renamed over it, so a command started meanwhile reads a whole one.
 import { build } from 'esbuild';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -52,15 +53,20 @@ for (const file of readdirSync(path.join(root, 'src'), { recursive: true, encodi
 // resolves the installed one first, so a missing fastify fails as before (engine/peer-packages.ts names it).
 const FASTIFY = `require('node:module').createRequire(__filename).resolve('fastify');
 module.exports = require('fastify/fastify.js');`;
-// Fastify's server module loads node:https and node:http2 for the servers it makes when asked for TLS or
-// HTTP/2, which none here does: loaded on first use instead (with node:tls and more, ~10 ms at start).
-const LAZY_BUILTIN = (name) => `let m;
-module.exports = new Proxy({}, { get: (_, k) => (m ??= require(${JSON.stringify(name)}))[k] });`;
+// Modules Fastify loads at start and uses only when asked: node:https and node:http2 (its server module,
+// for TLS or HTTP/2 servers, which none here is; with node:tls and more, ~10 ms) and semver (its plugin
+// module, for a plugin that names the Fastify versions it needs, which none here does; ~10 ms of
+// regular expressions built). Each is a stand-in that loads the module on its first use.
+const LAZY = { 'node:https': 'server.js', 'node:http2': 'server.js', semver: 'plugin-utils.js' };
+const lazyModule = (target) => `let m;
+module.exports = new Proxy({}, { get: (_, k) => (m ??= require(${JSON.stringify(target)}))[k] });`;
 const bundledFastify = {
   name: 'bundled-fastify',
   setup(b) {
-    b.onResolve({ filter: /^node:(https|http2)$/ }, (args) => (args.importer.endsWith(path.join('fastify', 'lib', 'server.js')) ? { path: args.path, namespace: 'lazy-builtin' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ contents: LAZY_BUILTIN(args.path), loader: 'js' }));
+    b.onResolve({ filter: /^(node:https|node:http2|semver)$/ }, (args) => (args.importer.endsWith(path.join('fastify', 'lib', LAZY[args.path]))
+      ? { path: args.path.startsWith('node:') ? args.path : path.relative(root, createRequire(args.importer).resolve(args.path)), namespace: 'lazy-module' }
+      : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-module' }, (args) => ({ contents: lazyModule(args.path.startsWith('node:') ? args.path : path.resolve(root, args.path)), loader: 'js', resolveDir: root }));
     b.onResolve({ filter: /^fastify$/ }, (args) => (args.importer.includes('node_modules') ? undefined : { path: 'fastify', namespace: 'bundled-fastify' }));
     b.onLoad({ filter: /.*/, namespace: 'bundled-fastify' }, () => ({ contents: FASTIFY, loader: 'js', resolveDir: root }));
   },
@@ -70,8 +76,8 @@ const slimUndici = {
   setup(b) {
     b.onResolve({ filter: /^undici$/ }, (args) => (args.importer.includes('node_modules') ? undefined : { path: 'undici', namespace: 'slim-undici' }));
     b.onLoad({ filter: /.*/, namespace: 'slim-undici' }, () => ({ contents: UNDICI, loader: 'js', resolveDir: root }));
-    b.onResolve({ filter: /^\.\/client-h2\.js$/ }, (args) => (args.importer.endsWith(path.join('dispatcher', 'client.js')) ? { path: path.join(args.resolveDir, 'client-h2.js'), namespace: 'lazy-h2' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'lazy-h2' }, (args) => ({ contents: LAZY_H2(args.path), loader: 'js', resolveDir: path.dirname(args.path) }));
+    b.onResolve({ filter: /^\.\/client-h2\.js$/ }, (args) => (args.importer.endsWith(path.join('dispatcher', 'client.js')) ? { path: path.relative(root, path.join(args.resolveDir, 'client-h2.js')), namespace: 'lazy-h2' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-h2' }, (args) => ({ contents: LAZY_H2(path.resolve(root, args.path)), loader: 'js', resolveDir: root }));
   },
 };
 
