@@ -32,8 +32,8 @@ module.exports = {
   Pool: require('undici/lib/dispatcher/pool'),
   Agent: require('undici/lib/dispatcher/agent'),
   EnvHttpProxyAgent: require('undici/lib/dispatcher/env-http-proxy-agent'),
-  // module.require: the installed package, not a copy in this file (esbuild bundles only require()).
-  get request() { return (whole ??= module.require('undici')).request; },
+  // The installed package, not a copy in this file (esbuild leaves a createRequire call alone).
+  get request() { return (whole ??= require('node:module').createRequire(__filename)('undici')).request; },
 };`;
 // HTTP/2 (no dispatcher here asks for it): its client module, which loads node:http2 and node:tls, runs
 // on the first HTTP/2 connection instead of at load.
