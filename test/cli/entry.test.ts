@@ -2,7 +2,9 @@
 // build (a checkout's layout, its node_modules a link to this one's): the entry runs the build when it is
 // at least as new as the entry, the module tree otherwise (the installed package: test/package/pack.test.ts); through the build a no-op
 // plan loads a handful of the package's files instead of hundreds, and prints and exits exactly as the tree does.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,8 +30,11 @@ describe('the entry and the one-file build', () => {
     main = path.join(copy, 'dist/src/cli/main.js');
     bundle = path.join(copy, 'dist/cli/appliance-forge.js');
     data = path.join(copy, 'data-dir');
-    // Preloaded: at exit, how many of the package's files the process loaded.
-    writeFileSync(path.join(copy, 'count.js'), `process.on('exit', () => process.stderr.write('MODULES ' + Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(copy)} + '/dist/')).length + '\\n'));\n`);
+    // Preloaded: at exit, how many of the package's files the process loaded, how many files in all
+    // (its dependencies' too), and which of Node's TLS and HTTP/2 modules.
+    writeFileSync(path.join(copy, 'count.js'), `process.on('exit', () => process.stderr.write('MODULES ' + Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(copy)} + '/dist/')).length + '\\n'
+      + 'FILES ' + Object.keys(require.cache).length + '\\n'
+      + 'BUILTINS ' + process.moduleLoadList.filter((m) => /^NativeModule (tls|https|http2)$/.test(m)).join(',') + '\\n'));\n`);
   }, 120_000);
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
@@ -69,9 +74,34 @@ describe('the entry and the one-file build', () => {
     const viaTree = plan();
     expect(viaBundle).toEqual(viaTree);
     expect(viaBundle).toEqual(first);
-    // The package's files a no-op plan loads through the build: the entry and the build (fastify is not the package's).
+    // The package's files a no-op plan loads through the build: the entry and the build.
     expect(counted.stderr).toContain('MODULES 2\n');
+    // Fastify and the rest are in the build (the preloaded counter is the third file); TLS and HTTP/2,
+    // which nothing here speaks, are not loaded.
+    expect(counted.stderr).toContain('FILES 3\n');
+    expect(counted.stderr).toContain('BUILTINS \n');
     const countedTree = plan(['-r', path.join(copy, 'count.js')]);
     expect(Number(/MODULES (\d+)/.exec(countedTree.stderr)?.[1])).toBeGreaterThan(100);
   }, 120_000);
+
+  it("the build's undici `request` (loaded from node_modules on first use) reaches a mirror: serve's catalog refresh gets its 404", async () => {
+    const mirror: Server = createServer((_req, res) => res.writeHead(404).end());
+    await new Promise<void>((resolve) => mirror.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}/debian`;
+    const child = spawn(process.execPath, [main, 'serve', '--port', '0', '--data-dir', path.join(copy, 'serve-data'), '--mirror', url], { cwd: copy, env: { PATH: process.env.PATH ?? '' } });
+    let stderr = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stderr.on('data', (c: Buffer) => {
+          stderr += c.toString();
+          if ((stderr.match(/catalog refresh of Debian/g) ?? []).length >= 2) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise<void>((resolve) => mirror.close(() => resolve()));
+    }
+    expect(stderr).toMatch(/catalog refresh of Debian 13 failed, keeping .*: GET .*\/dists\/trixie\/InRelease: HTTP 404/);
+  }, 60_000);
 });
