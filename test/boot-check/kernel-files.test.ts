@@ -112,7 +112,8 @@ describe('reading the kernel out of an image', () => {
       forwards: [{ hostPort: 40001, guestPort: 80 }], kernel: { kernel: '/k', initrd: '/i', append: 'root=LABEL=root ro' },
     });
     expect(args.join(' ')).toContain('-accel tcg,thread=multi -smp 2');
-    expect(args).toContain('user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:40001-:80');
+    expect(args.join(' ')).toContain('-netdev user,id=net0,hostfwd=tcp:127.0.0.1:40001-:80 -device virtio-net-pci,netdev=net0,romfile=');
+    expect(args.join(' ')).toContain('-cpu qemu64,+rdrand');
     expect(args.slice(args.indexOf('-kernel'))).toEqual(['-kernel', '/k', '-initrd', '/i', '-append', 'root=LABEL=root ro']);
   });
 

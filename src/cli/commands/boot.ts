@@ -28,8 +28,9 @@ options:
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
   --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
                       grub.cfg command line (read from a private copy), no firmware or boot loader;
-                      adds ${FAST_KERNEL_PARAMS.join(' ')}
-                      (tty1..6 have no display under QEMU here)
+                      adds kernel words that cut TCG work (the gettys of tty1..6, drm, debugfs
+                      and tracefs masked; the kernel's info messages off the console):
+                      ${FAST_KERNEL_PARAMS.join(' ')}
   --no-fast-params    with --direct-kernel: the image's command line only, nothing added
   --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}; 2 halves a
                       boot on an otherwise idle 2-core host)
