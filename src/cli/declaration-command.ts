@@ -7,6 +7,7 @@ import { type CliIo, processIo } from './cli-io';
 import { UsageError } from './command';
 import { declarationHelp, type DeclarationMode, parseDeclarationArgs } from './declaration-options';
 import { destroyClosing, destroyJson, formatFiles, formatResult, planJson } from './declaration-output';
+import { routeBuildNotes } from '../imaging/stage-log';
 import { openLogFile } from './log-file';
 import { varsOf } from './options';
 import { createRenderer, jsonLines, renderMode, useColor } from './progress';
@@ -63,6 +64,8 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
   let warnings: readonly Problem[] = [];
   let what = '';
   let declined = false;
+  // An embedded server builds in this process: its stage notes join this command's debug output.
+  const unroute = traced ? routeBuildNotes(debug) : undefined;
   try {
     const r = await runDeclaration({
       mode, file, builders: selection, connection: settings, secrets, signal: ac.signal, prune: values.prune === true, outputDir: values.output,
@@ -130,6 +133,7 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
     else out(destroyClosing(r.plan, what, r.removed));
     return 0;
   } finally {
+    unroute?.();
     release();
     log?.close();
   }

@@ -128,6 +128,16 @@ describe('appliance-forge plan / apply', () => {
     expect(first.stdout + first.stderr + second.stdout + second.stderr).not.toContain(saved.secretKey);
   });
 
+  it('with --json and APPLIANCE_FORGE_LOG=debug, the embedded server\'s build stages come as JSON Lines debug records', async () => {
+    const r = await runCli(['apply', 'local.yml', '--json'], { cwd: workspace(), env: { APPLIANCE_FORGE_LOG: 'debug' } });
+    expect(r.code, r.stderr).toBe(0);
+    // Every stderr line is a record (the build runs in this process: its notes go through the command's output).
+    const records = r.stderr.trim().split('\n').map((l) => JSON.parse(l) as { level?: string; message: string });
+    const stages = records.filter((x) => x.level === 'debug' && x.message.startsWith('build: ')).map((x) => x.message);
+    expect(stages).toContainEqual(expect.stringMatching(/^build: writing the qcow2 file \d+\.\d\d s$/));
+    expect(stages).toContainEqual(expect.stringMatching(/^build: disk stage \d+\.\d\d s$/));
+  });
+
   it('SIGINT cancels the running generation on the service and exits non-zero', async () => {
     const dir = workspace();
     const f = path.join(dir, 'local.yml');
