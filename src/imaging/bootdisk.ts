@@ -91,18 +91,24 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeByt
   if (used + reserve > rootBytes(diskBytes)) throw tooSmall('');
   report(0.1, 'making the ext4 filesystem');
   // The ESP and GRUB's images need nothing of the tree or the disk: made while mke2fs runs, placed after.
-  const bootParts = Promise.all([
-    timed('EFI system partition', () => makeEsp({ ids, scratchDir: o.scratchDir, sourceDateEpoch: o.reproducible?.sourceDateEpoch, signal: o.signal })),
-    timed('GRUB core images', () => biosBootCode(o.scratchDir, o.signal)),
-  ]);
-  bootParts.catch(() => undefined); // awaited below; a failure of the filesystem first must not leave it unhandled
+  const espMade = timed('EFI system partition', () => makeEsp({ ids, scratchDir: o.scratchDir, sourceDateEpoch: o.reproducible?.sourceDateEpoch, signal: o.signal }));
+  const grubMade = timed('GRUB core images', () => biosBootCode(o.scratchDir, o.signal));
+  grubMade.catch(() => undefined); // awaited below; a failure of the filesystem first must not leave it unhandled
   try {
     await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', ids, signal: o.signal, sandbox: o.sandbox, reproducible: o.reproducible });
   } catch (e) {
-    await bootParts.then(([esp]) => esp.remove(), () => undefined);
+    // The ESP's own end, not the pair's: the pair fails at its first failure while the ESP may still be writing.
+    await espMade.then((esp) => esp.remove(), () => undefined);
     throw e instanceof ImagingError && e.kind === 'disk-full' ? tooSmall(` (${e.message})`, e) : e;
   }
-  const [esp, bios] = await bootParts;
+  // Both settled before a failure is thrown: the caller removes the scratch folder the ESP is written in.
+  const [espDone, grubDone] = await Promise.allSettled([espMade, grubMade]);
+  if (espDone.status === 'rejected' || grubDone.status === 'rejected') {
+    if (espDone.status === 'fulfilled') await espDone.value.remove();
+    throw espDone.status === 'rejected' ? espDone.reason : (grubDone as PromiseRejectedResult).reason;
+  }
+  const esp = espDone.value;
+  const bios = grubDone.value;
   try {
     if (reserve > 0) await checkFree(o.rawPath, reserve, tooSmall, o.sandbox, o.signal);
     report(0.9, 'installing the boot loaders');
