@@ -5,13 +5,14 @@
 import { open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Sandbox } from '../host/sandbox';
+import { missingTools, toolsMissingMessage } from '../host/tools';
 import { RULES } from '../model/field-rules';
 import { diskIdsFrom } from './disk-ids';
 import { ImagingError } from './errors';
-import { makeEsp } from './esp';
+import { ESP_HOST_NEEDS, makeEsp } from './esp';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { BIOS_BOOT_OFFSET, rootBytes } from './gpt';
-import { biosBootCode } from './grub';
+import { BIOS_HOST_NEEDS, biosBootCode } from './grub';
 import type { Reproducible } from './reproducible';
 import { runToolOutput } from './run';
 import { TreeWriter } from './tree-writer';
@@ -75,6 +76,9 @@ async function treeBytes(tree: string, sandbox: Sandbox, signal?: AbortSignal): 
 export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeBytes: number }> {
   const report = o.onProgress ?? (() => undefined);
   const ids = diskIdsFrom(o.reproducible?.seed);
+  // Every boot loader tool at once, before any disk work: both halves run beside mke2fs and would each name only their own.
+  const absent = missingTools([...ESP_HOST_NEEDS, ...BIOS_HOST_NEEDS]);
+  if (absent.length > 0) throw new ImagingError('prerequisite', toolsMissingMessage(absent));
   const w = new TreeWriter(o.tree, o.sandbox);
   for (const [path, what] of [['vmlinuz', 'a kernel (/vmlinuz)'], ['initrd.img', 'an initramfs (/initrd.img)']] as const) {
     if (!(await w.exists(path))) throw new ImagingError('input', `the OS tree has no ${what}: /${path} is missing`);
@@ -93,7 +97,9 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeByt
   // The ESP and GRUB's images need nothing of the tree or the disk: made while mke2fs runs, placed after.
   const espMade = timed('EFI system partition', () => makeEsp({ ids, scratchDir: o.scratchDir, sourceDateEpoch: o.reproducible?.sourceDateEpoch, signal: o.signal }));
   const grubMade = timed('GRUB core images', () => biosBootCode(o.scratchDir, o.signal));
-  grubMade.catch(() => undefined); // awaited below; a failure of the filesystem first must not leave it unhandled
+  // Both awaited below; one that fails while mke2fs still runs must not be an unhandled rejection meanwhile.
+  espMade.catch(() => undefined);
+  grubMade.catch(() => undefined);
   try {
     await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', ids, signal: o.signal, sandbox: o.sandbox, reproducible: o.reproducible });
   } catch (e) {

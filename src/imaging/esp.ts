@@ -17,6 +17,8 @@ export const SIGNED_GRUB = '/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed';
 export const EFI_BOOT_PATH = 'EFI/BOOT/BOOTX64.EFI';
 export const EFI_GRUB_PATH = 'EFI/BOOT/grubx64.efi';
 export const EFI_CONFIG_PATH = 'EFI/debian/grub.cfg';
+/** What the ESP takes from the host: checked before a disk is begun (bootdisk.ts). */
+export const ESP_HOST_NEEDS = ['mkfs.fat', 'mmd', 'mcopy', SIGNED_SHIM, SIGNED_GRUB] as const;
 const CHUNK = 64 * 1024;
 const ZEROS = Buffer.alloc(CHUNK);
 

@@ -11,6 +11,8 @@ import { runTool } from './run';
 
 /** The host's GRUB for BIOS (Debian grub-pc-bin): modules, kernel.img and boot.img. */
 export const HOST_GRUB_DIR = '/usr/lib/grub/i386-pc';
+/** What the BIOS boot code takes from the host: checked before a disk is begun (bootdisk.ts). */
+export const BIOS_HOST_NEEDS = ['grub-mkimage', join(HOST_GRUB_DIR, 'kernel.img'), join(HOST_GRUB_DIR, 'boot.img')] as const;
 
 /** Modules built into core.img: the BIOS disk, GPT, ext4 and what grub.cfg uses. */
 export const GRUB_MODULES = ['biosdisk', 'part_gpt', 'ext2', 'normal', 'linux', 'search', 'search_label', 'configfile', 'echo', 'serial', 'terminal', 'gzio'];

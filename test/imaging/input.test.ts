@@ -100,22 +100,50 @@ describe('conflicting or invalid files', () => {
     expect(r.left).toEqual([]);
   });
 
-  it('a host without grub-mkimage: a prerequisite error naming the Debian packages, nothing left', async () => {
-    // PATH holds only the other tools the build runs: the real grub-mkimage is simply not found.
-    const bin = join(tmp.path, 'bin-no-grub');
+  /** PATH of links to the host's own build tools, less `without`, plus `extra` scripts (name → body). */
+  function hostPath(name: string, without: readonly string[], extra: Record<string, string> = {}): string {
+    const bin = join(tmp.path, name);
     mkdirSync(bin);
-    const others = ['cp', 'du', 'sfdisk', 'mke2fs', 'dumpe2fs', 'unshare', 'newuidmap', 'newgidmap'];
-    for (const t of others) symlinkSync(execFileSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${t}`], { encoding: 'utf8' }).trim(), join(bin, t));
+    const tools = ['cp', 'du', 'sfdisk', 'mke2fs', 'dumpe2fs', 'unshare', 'newuidmap', 'newgidmap', 'grub-mkimage', 'mkfs.fat', 'mmd', 'mcopy'];
+    for (const t of tools.filter((t) => !without.includes(t) && !(t in extra))) {
+      symlinkSync(execFileSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${t}`], { encoding: 'utf8' }).trim(), join(bin, t));
+    }
+    for (const [t, body] of Object.entries(extra)) writeFileSync(join(bin, t), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+    return bin;
+  }
+
+  async function attemptWithPath(path: string): ReturnType<typeof attempt> {
     const saved = process.env.PATH;
-    process.env.PATH = bin;
+    process.env.PATH = path;
     try {
-      const r = await attempt([{ source: src, destination: '/small' }]);
-      expect(isImagingError(r.error, 'prerequisite'), String(r.error)).toBe(true);
-      expect((r.error as Error).message).toMatch(/grub-mkimage is not installed.*grub-pc-bin/);
-      expect(r.left).toEqual([]);
+      return await attempt([{ source: src, destination: '/small' }]);
     } finally {
       process.env.PATH = saved;
     }
+  }
+
+  it('a host without grub-mkimage: a prerequisite error naming the Debian packages, nothing left', async () => {
+    // PATH holds only the other tools the build runs: the real grub-mkimage is simply not found.
+    const r = await attemptWithPath(hostPath('bin-no-grub', ['grub-mkimage']));
+    expect(isImagingError(r.error, 'prerequisite'), String(r.error)).toBe(true);
+    expect((r.error as Error).message).toMatch(/^grub-mkimage is not installed.*grub-pc-bin/);
+    expect(r.left).toEqual([]);
+  });
+
+  it('a host without mtools nor grub-mkimage: one error naming every missing tool and both packages, before any disk work', async () => {
+    const r = await attemptWithPath(hostPath('bin-no-loaders', ['grub-mkimage', 'mmd', 'mcopy']));
+    expect(isImagingError(r.error, 'prerequisite'), String(r.error)).toBe(true);
+    expect((r.error as Error).message).toMatch(/^mmd and mcopy and grub-mkimage are not installed on this host: install the Debian packages grub-pc-bin mtools /);
+    expect(r.left).toEqual([]);
+  });
+
+  it('an ESP tool that fails while mke2fs runs: that error, reported once, nothing left', async () => {
+    // A stand-in mmd that fails: a fault the real mtools cannot be made to produce on a sound FAT file.
+    // The ESP fails while mke2fs still runs; before its failure was handled, that was an unhandled rejection.
+    const r = await attemptWithPath(hostPath('bin-bad-mmd', [], { mmd: 'echo "mmd: simulated failure" >&2; exit 1' }));
+    expect(isImagingError(r.error, 'tool'), String(r.error)).toBe(true);
+    expect((r.error as Error).message).toMatch(/mmd/);
+    expect(r.left).toEqual([]);
   });
 
   it('an output directory that does not exist is refused', async () => {
