@@ -106,8 +106,7 @@ export class ParallelDigest {
   private readonly hasher: HashWorker;
   private seq = 0;
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  private digests: string[] | undefined;
-  private finish: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  private finish: { resolve: (hex: string[]) => void; reject: (e: Error) => void } | undefined;
   private failed: Error | undefined;
 
   constructor(private readonly algorithms: readonly UploadAlgorithm[]) {
@@ -118,10 +117,7 @@ export class ParallelDigest {
         this.waiting.delete(seq);
         p?.resolve();
       },
-      digest: (hex) => {
-        this.digests = hex;
-        this.finish?.resolve();
-      },
+      digest: (hex) => this.finish?.resolve(hex),
       error: (e) => this.fail(e),
     });
   }
@@ -145,14 +141,14 @@ export class ParallelDigest {
   /** Hex digests of everything given to update(), once every update has settled. */
   async result(): Promise<Record<UploadAlgorithm, string>> {
     if (this.failed) throw this.failed;
-    const done = new Promise<void>((resolve, reject) => (this.finish = { resolve, reject }));
+    const done = new Promise<string[]>((resolve, reject) => (this.finish = { resolve, reject }));
     this.hasher.post({ t: 'digest', id: this.id, algorithms: this.algorithms });
+    let hex: string[];
     try {
-      await done;
+      hex = await done;
     } finally {
       this.close();
     }
-    const hex = this.digests ?? [];
     return Object.fromEntries(this.algorithms.map((a, i) => [a, hex[i]])) as Record<UploadAlgorithm, string>;
   }
 

@@ -1,6 +1,7 @@
 // `plan FILE`, `apply FILE` and `destroy FILE`: the command line's side of the engine's run session
 // (engine/session.ts). Settings come from flags, then APPLIANCE_FORGE_* variables; without a URL the
 // embedded server serves the run. Exit 0 only on success, 2 for an invalid file (or usage), 1 otherwise; 130 when interrupted.
+import { debugLogOn } from '../debug-log';
 import { closingLine, formatPlan, formatProblem, formatProblems, formatRemovals, listProblems, type Problem, SecretSet } from '../engine';
 import { runDeclaration } from '../engine/session';
 import { type CliIo, processIo } from './cli-io';
@@ -39,7 +40,7 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
   }
   const secrets = new SecretSet();
   // APPLIANCE_FORGE_LOG=debug (and the log file): one line per HTTP exchange.
-  const traced = env.APPLIANCE_FORGE_LOG === 'debug' || values['log-file'] !== undefined;
+  const traced = debugLogOn(env) || values['log-file'] !== undefined;
   const { settings, target, urlGiven } = serviceSettings(values, env, secrets, { warn, trace: traced ? (l) => debug(l) : undefined });
   const mask = (s: string) => secrets.mask(s);
   // With --json, stderr is JSON Lines too: the events (unless --quiet) and the debug trace.
@@ -52,7 +53,7 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
     if (s) log?.log('info', s);
   };
   function debug(s: string): void {
-    if (env.APPLIANCE_FORGE_LOG === 'debug') {
+    if (debugLogOn(env)) {
       if (stderrJson) stderrJson.log('debug', s);
       else err(`debug: ${s}`);
     }

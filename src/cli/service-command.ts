@@ -1,6 +1,7 @@
 // Commands that read the service without a declaration (`list`, `show`): the connection options and
 // settings of plan and apply (service-settings.ts), one failure path, `--json` for one document.
 import { describeFailure } from '../engine/failure';
+import { debugLogOn } from '../debug-log';
 import type { Connection } from '../engine/connect';
 import { SecretSet } from '../engine/secrets';
 import { openConnection, serviceSettings } from './service-settings';
@@ -37,7 +38,7 @@ export async function runServiceCommand(
   const out = (s: string) => process.stdout.write(`${secrets.mask(s)}\n`);
   const debug = (s: string) => err(`debug: ${s}`);
   const { settings, target, urlGiven } = serviceSettings(values, process.env, secrets, {
-    warn: (m) => err(`appliance-forge ${name}: warning: ${m}`), trace: process.env.APPLIANCE_FORGE_LOG === 'debug' ? debug : undefined,
+    warn: (m) => err(`appliance-forge ${name}: warning: ${m}`), trace: debugLogOn() ? debug : undefined,
   });
   const ac = new AbortController();
   const stop = () => ac.abort();

@@ -3,9 +3,11 @@
 // (`serve`'s stderr). A command that builds on its embedded server routes the lines into its own debug
 // output instead (routeBuildNotes): masked, JSON Lines with --json, and its log file.
 
+import { debugLogOn } from '../debug-log';
+
 let route: ((line: string) => void) | undefined;
 
-const enabled = (): boolean => route !== undefined || process.env.APPLIANCE_FORGE_LOG === 'debug';
+const enabled = (): boolean => route !== undefined || debugLogOn();
 
 /** Sends this process's build notes to `to` until the returned function is called. */
 export function routeBuildNotes(to: (line: string) => void): () => void {
