@@ -82,17 +82,18 @@ export class Authenticator {
     if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
     // Each request sees the commits of other connections made before it (a key removed elsewhere).
     this.store.lookForCommits();
-    // Only credentials that were presented and refused count: a first request without any is no guess.
-    const refused = (e: unknown): never => {
-      if (authorization !== undefined || /[?&](apiKey|signature)=/.test(rawUrl)) this.limiter.fail(address);
-      throw e;
-    };
     try {
       const signed = this.verifySigned(rawUrl);
-      return signed ?? this.verifyBasic(authorization).catch(refused);
+      return signed ?? this.verifyBasic(authorization).catch((e: unknown) => this.refused(e, rawUrl, authorization, address));
     } catch (e) {
-      return refused(e);
+      return this.refused(e, rawUrl, authorization, address);
     }
+  }
+
+  /** Only credentials that were presented and refused count: a first request without any is no guess. */
+  private refused(e: unknown, rawUrl: string, authorization: string | undefined, address: string): never {
+    if (authorization !== undefined || /[?&](apiKey|signature)=/.test(rawUrl)) this.limiter.fail(address);
+    throw e;
   }
 
   /** The caller of a signed target; undefined when the target carries no signature. */
