@@ -69,6 +69,7 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
   const table = operations.flatMap((op: Operation) => pathsOf(op).map((path) => ({ op, path })));
   const done: Array<{ id: OperationId; method: string; url: string }> = [];
   const byUrl = new Map<string, Map<string, { op: Operation; handler: AnyHandler }>>();
+  app.decorateRequest(CALLER);
 
   for (const { op, path } of table) {
     const url = fastifyPath(sp, path);
@@ -127,7 +128,7 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
 function authenticate(o: RegisterOptions, op: Operation | undefined, request: FastifyRequest, done: (e?: Error) => void): void {
   if (!op) return done();
   if (op.id === 'uforgeStatus_get') {
-    callers.set(request, { login: '', admin: false });
+    (request as WithCaller)[CALLER] = { login: '', admin: false };
     return done();
   }
   let caller: Caller | Promise<Caller>;
@@ -138,17 +139,21 @@ function authenticate(o: RegisterOptions, op: Operation | undefined, request: Fa
   }
   if (caller instanceof Promise) {
     caller.then((c) => {
-      callers.set(request, c);
+      (request as WithCaller)[CALLER] = c;
       done();
     }, done);
     return;
   }
-  callers.set(request, caller);
+  (request as WithCaller)[CALLER] = caller;
   done();
 }
 
-/** The caller of each request, set by the route's onRequest hook. */
-const callers = new WeakMap<FastifyRequest, Caller>();
+/**
+ * The caller of each request, set by the route's onRequest hook: a property every Fastify request is made
+ * with (decorateRequest in registerOperations), cheaper than a WeakMap entry per request.
+ */
+const CALLER = Symbol('caller');
+type WithCaller = FastifyRequest & { [CALLER]?: Caller };
 
 /**
  * The handler's request: query and base URL made on first use (most handlers need neither), its methods
@@ -208,7 +213,7 @@ class RuntimeRequest implements RuntimeReq {
  */
 function run(o: RegisterOptions, op: Operation, handler: AnyHandler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> | FastifyReply | undefined {
   const { ctx } = o;
-  const caller = callers.get(request);
+  const caller = (request as WithCaller)[CALLER];
   if (!caller) throw new ServiceError(500, 'internal error');
   if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw forbidden('this API key pair is read-only (scope=read)');
   const params = request.params as Record<string, string>;
