@@ -2,15 +2,15 @@
 // append apiKey last, HMAC-SHA1 over the URL relative to {base_url} (no leading slash, as sent),
 // base64, percent-encode, append as `signature`. The client signs and the server verifies with
 // these same functions.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export interface ApiKeyPair {
   publicKey: string;
   secretKey: string;
 }
 
-/** base64(HMAC-SHA1(secret, stringToSign)): 28 characters. */
-export function signature(secretKey: string, stringToSign: string): string {
+/** base64(HMAC-SHA1(secret, stringToSign)): 28 characters. The secret as text (UTF-8), or as a KeyObject of those bytes made once. */
+export function signature(secretKey: string | KeyObject, stringToSign: string): string {
   return createHmac('sha1', secretKey).update(stringToSign, 'utf8').digest('base64');
 }
 
@@ -62,7 +62,7 @@ export function parseSignedTarget(target: string, servicePath: string): SignedTa
 }
 
 /** Constant-time check of a received signature against the secret key. */
-export function verifySignature(secretKey: string, t: SignedTarget): boolean {
+export function verifySignature(secretKey: string | KeyObject, t: SignedTarget): boolean {
   const expected = Buffer.from(signature(secretKey, t.signed), 'utf8');
   const got = Buffer.from(t.signature, 'utf8');
   // Compare equal lengths only; a different length is a mismatch, still without an early exit on content.

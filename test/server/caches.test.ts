@@ -135,6 +135,19 @@ describe('caches of the server', () => {
     expect((await as(carol).user_get({ uid: 'carol' })).loginName).toBe('carol');
   });
 
+  it('a user made admin by another connection acts as one at the next request (the caller is kept with the key, and dropped with it)', async () => {
+    const erin = await createUser(dir, { login: 'erin' });
+    const e = as(erin);
+    await expect(e.user_get({ uid: 'alice' })).rejects.toMatchObject({ status: 403 });
+    const o = other();
+    try {
+      o.updateUser('erin', { admin: true });
+    } finally {
+      o.close();
+    }
+    expect((await e.user_get({ uid: 'alice' })).loginName).toBe('alice');
+  });
+
   it('sees another connection\'s commit after a checkpoint emptied the WAL (the next commit starts it again)', async () => {
     const c = as(alice);
     const app = await c.appliance_create({ uid: 'alice', body: { name: 'after-checkpoint', version: '1', distributionUri: 'distributions/1' } });

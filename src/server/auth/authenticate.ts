@@ -1,5 +1,5 @@
 // Who is calling (wire contract §4): an API-key signature over the raw request target, or Basic.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
 import type { Clock } from '../ports';
 import { GenerationMemo } from '../store/memo';
@@ -37,10 +37,10 @@ const BASIC_CACHE_MAX = 256;
 
 /** A public key resolved to its pair's owner and clear secret (or to nothing), for as long as no row changed. */
 interface KeyHolder {
-  login: string;
-  admin: boolean;
-  readOnly: boolean;
-  secret: string;
+  /** Who signs with it: one frozen object handed to every request it signs. */
+  caller: Readonly<Caller>;
+  /** The clear secret as an HMAC key, its bytes prepared once. */
+  secret: KeyObject;
 }
 
 export class Authenticator {
@@ -69,7 +69,8 @@ export class Authenticator {
       const key = this.store.byKey('apikey', publicKey);
       const user = key?.secret ? this.store.getUser(key.owner) : undefined;
       if (!key?.secret || !user) return null;
-      return { login: user.login, admin: user.admin, readOnly: key.doc.scope === 'read', secret: this.box.open(key.secret) };
+      const caller: Caller = { login: user.login, admin: user.admin, via: 'signature', ...(key.doc.scope === 'read' ? { readOnly: true } : {}) };
+      return { caller: Object.freeze(caller), secret: createSecretKey(this.box.open(key.secret), 'utf8') };
     });
   }
 
@@ -82,17 +83,18 @@ export class Authenticator {
     if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
     // Each request sees the commits of other connections made before it (a key removed elsewhere).
     this.store.lookForCommits();
-    // Only credentials that were presented and refused count: a first request without any is no guess.
-    const refused = (e: unknown): never => {
-      if (authorization !== undefined || /[?&](apiKey|signature)=/.test(rawUrl)) this.limiter.fail(address);
-      throw e;
-    };
     try {
       const signed = this.verifySigned(rawUrl);
-      return signed ?? this.verifyBasic(authorization).catch(refused);
+      return signed ?? this.verifyBasic(authorization).catch((e: unknown) => this.refused(e, rawUrl, authorization, address));
     } catch (e) {
-      return refused(e);
+      return this.refused(e, rawUrl, authorization, address);
     }
+  }
+
+  /** Only credentials that were presented and refused count: a first request without any is no guess. */
+  private refused(e: unknown, rawUrl: string, authorization: string | undefined, address: string): never {
+    if (authorization !== undefined || /[?&](apiKey|signature)=/.test(rawUrl)) this.limiter.fail(address);
+    throw e;
   }
 
   /** The caller of a signed target; undefined when the target carries no signature. */
@@ -102,7 +104,7 @@ export class Authenticator {
       const holder = this.keyHolder(signed.publicKey);
       if (!holder || !verifySignature(holder.secret, signed)) throw unauthorized('invalid API key signature');
       this.checkExpiry(signed.signed);
-      return { login: holder.login, admin: holder.admin, via: 'signature', ...(holder.readOnly ? { readOnly: true } : {}) };
+      return holder.caller;
     }
     if (/[?&]signature=/.test(rawUrl)) throw unauthorized('malformed API key signature (apiKey, then signature last)');
     return undefined;
@@ -129,7 +131,8 @@ export class Authenticator {
 
   /** `expires` (Unix seconds), signed with the rest of the URL: refused when past, or missing/too far when required. */
   private checkExpiry(signedPart: string): void {
-    const all = new URLSearchParams(signedPart.slice(signedPart.indexOf('?') + 1)).getAll('expires');
+    // Without `expires` written out or any percent-escape (which could spell it), the query has none.
+    const all = signedPart.includes('expires') || signedPart.includes('%') ? new URLSearchParams(signedPart.slice(signedPart.indexOf('?') + 1)).getAll('expires') : [];
     const { maxAgeSeconds } = this.rules;
     if (all.length === 0) {
       if (maxAgeSeconds > 0) throw unauthorized(`this server requires signed URLs to carry expires (Unix seconds, at most ${maxAgeSeconds} s ahead) before apiKey`);

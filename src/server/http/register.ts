@@ -69,6 +69,7 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
   const table = operations.flatMap((op: Operation) => pathsOf(op).map((path) => ({ op, path })));
   const done: Array<{ id: OperationId; method: string; url: string }> = [];
   const byUrl = new Map<string, Map<string, { op: Operation; handler: AnyHandler }>>();
+  app.decorateRequest(CALLER);
 
   for (const { op, path } of table) {
     const url = fastifyPath(sp, path);
@@ -125,28 +126,94 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
  * costs no promise; Basic auth (scrypt) answers later.
  */
 function authenticate(o: RegisterOptions, op: Operation | undefined, request: FastifyRequest, done: (e?: Error) => void): void {
-  const known = (caller: Caller): void => {
-    callers.set(request, caller);
-    done();
-  };
   if (!op) return done();
-  if (op.id === 'uforgeStatus_get') return known({ login: '', admin: false });
+  if (op.id === 'uforgeStatus_get') {
+    (request as WithCaller)[CALLER] = { login: '', admin: false };
+    return done();
+  }
   let caller: Caller | Promise<Caller>;
   try {
     caller = o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip);
   } catch (e) {
     return done(e as Error);
   }
-  if (caller instanceof Promise) caller.then(known, done);
-  else known(caller);
+  if (caller instanceof Promise) {
+    caller.then((c) => {
+      (request as WithCaller)[CALLER] = c;
+      done();
+    }, done);
+    return;
+  }
+  (request as WithCaller)[CALLER] = caller;
+  done();
 }
 
-/** The caller of each request, set by the route's onRequest hook. */
-const callers = new WeakMap<FastifyRequest, Caller>();
+/**
+ * The caller of each request, set by the route's onRequest hook: a property every Fastify request is made
+ * with (decorateRequest in registerOperations), cheaper than a WeakMap entry per request.
+ */
+const CALLER = Symbol('caller');
+type WithCaller = FastifyRequest & { [CALLER]?: Caller };
 
-async function run(o: RegisterOptions, op: Operation, handler: AnyHandler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+/**
+ * The handler's request: query and base URL made on first use (most handlers need neither), its methods
+ * on the prototype, so that a request makes no closures.
+ */
+class RuntimeRequest implements RuntimeReq {
+  private queryValues: Record<string, string | undefined> | undefined;
+  private base: string | undefined;
+  constructor(
+    readonly op: Operation,
+    readonly params: Readonly<Record<string, string>>,
+    readonly caller: Caller,
+    readonly raw: FastifyRequest,
+    private readonly ctx: Ctx,
+  ) {}
+
+  get query(): Record<string, string | undefined> {
+    return (this.queryValues ??= firstValues(this.raw.query));
+  }
+
+  get baseUrl(): string {
+    return (this.base ??= baseUrlOf(this.raw, this.ctx));
+  }
+
+  body(): unknown {
+    const root = this.op.request;
+    if (root === null) throw new ServiceError(500, `${this.op.id} takes no request document`);
+    const text = this.raw.body;
+    if (typeof text !== 'string' || text.trim() === '') {
+      throw badRequest(`a ${root} document is required (application/xml or application/json)`);
+    }
+    return decodeBody(this.raw.headers['content-type'], text, root);
+  }
+
+  ok(value: object): DocResult {
+    return { root: this.answer(), value };
+  }
+
+  created(value: { readonly uri: string }): DocResult {
+    return { root: this.answer(), value, location: value.uri };
+  }
+
+  list(value: object, list: string, items: Iterable<Record<string, unknown>>, version: string): StreamedListResult {
+    return { root: this.answer(), value, list, items, version };
+  }
+
+  private answer(): DocumentRoot {
+    if (this.op.response === null) throw new ServiceError(500, `${this.op.id} has no response document`);
+    return this.op.response;
+  }
+}
+
+/**
+ * Runs the operation. A handler that answers at once (a kept view: most signed GETs) is sent in the same
+ * step, without the promise and microtask of an await. Returns what Fastify's handler returns: the reply
+ * (a thenable: Fastify waits for its end), undefined when the answer was written past Fastify's reply.
+ */
+function run(o: RegisterOptions, op: Operation, handler: AnyHandler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> | FastifyReply | undefined {
   const { ctx } = o;
-  const caller = callers.get(request);
+  const caller = (request as WithCaller)[CALLER];
   if (!caller) throw new ServiceError(500, 'internal error');
   if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw forbidden('this API key pair is read-only (scope=read)');
   const params = request.params as Record<string, string>;
@@ -156,34 +223,10 @@ async function run(o: RegisterOptions, op: Operation, handler: AnyHandler, reque
     // The caller's own login was resolved from the store by this request's authentication.
     if (caller.login !== params.uid && !ctx.store.getUser(params.uid)) throw notFound(`no user ${params.uid}`);
   }
-  const query = firstValues(request.query);
-  const baseUrl = baseUrlOf(request, ctx);
-  const { request: requestRoot, response: root } = op;
-  const answer = (): DocumentRoot => {
-    if (root === null) throw new ServiceError(500, `${op.id} has no response document`);
-    return root;
-  };
-  const req: RuntimeReq = {
-    op,
-    params,
-    query,
-    caller,
-    baseUrl,
-    raw: request,
-    body() {
-      if (requestRoot === null) throw new ServiceError(500, `${op.id} takes no request document`);
-      const text = request.body;
-      if (typeof text !== 'string' || text.trim() === '') {
-        throw badRequest(`a ${requestRoot} document is required (application/xml or application/json)`);
-      }
-      return decodeBody(request.headers['content-type'], text, requestRoot);
-    },
-    ok: (value) => ({ root: answer(), value }),
-    created: (value) => ({ root: answer(), value, location: value.uri }),
-    list: (value, list, items, version) => ({ root: answer(), value, list, items, version }),
-  };
-  const result = await handler(req);
-  return send(request, reply, result, baseUrl, o);
+  const req = new RuntimeRequest(op, params, caller, request, ctx);
+  const result = handler(req);
+  if (result instanceof Promise) return result.then((r) => send(request, reply, r, req, o));
+  return send(request, reply, result, req, o);
 }
 
 function firstValues(q: unknown): Record<string, string | undefined> {
@@ -205,7 +248,7 @@ function isNoContent(r: Result): r is NoContent {
   return 'status' in r && r.status === 204;
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: string, o: RegisterOptions): FastifyReply {
+function send(request: FastifyRequest, reply: FastifyReply, r: Result, req: RuntimeReq, o: RegisterOptions): FastifyReply | undefined {
   const conditional = request.method === 'GET' || request.method === 'HEAD';
   if (isNoContent(r)) return reply.code(204).send();
   if (isFile(r)) {
@@ -241,12 +284,12 @@ function send(request: FastifyRequest, reply: FastifyReply, r: Result, baseUrl: 
     reply.hijack();
     reply.raw.writeHead(200, head);
     reply.raw.end(request.method === 'HEAD' ? undefined : body);
-    return reply;
+    return undefined;
   }
   reply.header('ETag', etag);
   if (lastModified) reply.header('Last-Modified', lastModified.http);
   if (unchanged) return reply.code(304).send();
-  if (d.location !== undefined) reply.header('Location', `${baseUrl}/${d.location}`);
+  if (d.location !== undefined) reply.header('Location', `${req.baseUrl}/${d.location}`);
   return reply
     .code(d.location !== undefined ? 201 : 200)
     .type(`${MEDIA_TYPE[format]}; charset=utf-8`)
