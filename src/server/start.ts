@@ -2,9 +2,12 @@
 // (docs/contracts.md "Server"). `createUser` is the command line's way in.
 import type { FastifyInstance } from 'fastify';
 import { builtIndexDir, indexedCatalogs, startIndexDir } from './catalog/start-index';
-import { defaultMirror, imageBuilder, TARGET_FORMATS, type MirrorConfig } from '../imaging';
+// The builder and formats from their own modules, not the imaging index (every stage of a build).
+import { imageBuilder } from '../imaging/builder';
+import { TARGET_FORMATS } from '../imaging/formats';
+import { defaultMirror } from '../imaging/os/mirror';
+import type { MirrorConfig } from '../imaging';
 import { BuildSlots } from './jobs/build-slots';
-import { deleteGlanceImage, publishToGlance } from '../openstack';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
 import { SecretBox } from './auth/secret-box';
@@ -67,6 +70,12 @@ function openDataDir(dataDir: string, clock: Clock): DataDir {
   return { dir, store: new Store(dir, clock), box, files };
 }
 
+/** The real OpenStack port: its modules load with the first publication or removal from Glance. */
+const realOpenStack: OpenStackPort = {
+  publishToGlance: async (o) => (await import('../openstack/index.js')).publishToGlance(o),
+  deleteGlanceImage: async (o) => (await import('../openstack/index.js')).deleteGlanceImage(o),
+};
+
 /** The real imaging port: the image library's builder (OS layers cached under `<cacheDir>/os`). */
 export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>): ImagingPort {
   const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes });
@@ -90,7 +99,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     catalog: o.catalog ?? indexedCatalogs(startIndexDir(dir), builtIndexDir()),
     buildSlots: new BuildSlots(o.maxBuilds ?? 1),
     imaging: o.imaging ?? realImaging(o),
-    openstack: o.openstack ?? { publishToGlance, deleteGlanceImage },
+    openstack: o.openstack ?? realOpenStack,
     servicePath: o.servicePath,
     limits: o.limits,
     logger: o.logger,
