@@ -90,6 +90,12 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   store.closeInterruptedJobs();
   files.sweep(store.filePaths());
   const jobs = o.jobs ?? new JobRunner();
+  const imaging = o.imaging ?? realImaging(o);
+  // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the
+  // cache: unmount and remove them now, not at the next build. Started before the app is built, so that
+  // its file system calls (libuv's thread pool) run while the routes are set up; awaited before the
+  // server listens. A failure leaves the server usable (logged below).
+  const swept = (async () => imaging.sweep?.())().then(() => undefined, (e: unknown) => ({ e }));
   const { app, ctx } = buildServer({
     store,
     box,
@@ -98,7 +104,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     clock,
     catalog: o.catalog ?? indexedCatalogs(startIndexDir(dir), builtIndexDir()),
     buildSlots: new BuildSlots(o.maxBuilds ?? 1),
-    imaging: o.imaging ?? realImaging(o),
+    imaging,
     openstack: o.openstack ?? realOpenStack,
     servicePath: o.servicePath,
     limits: o.limits,
@@ -107,9 +113,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     cloudEndpoints: o.cloudEndpoints,
   });
   try {
-    // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the
-    // cache: unmount and remove them now, not at the next build. A failure leaves the server usable.
-    await ctx.imaging.sweep?.().catch((e: unknown) => ctx.log.warn({ err: e }, `the OS layer cache could not be swept: ${messageOf(e)}`));
+    const failed = await swept;
+    if (failed) ctx.log.warn({ err: failed.e }, `the OS layer cache could not be swept: ${messageOf(failed.e)}`);
     await app.listen({ host, port: o.port ?? 0 });
   } catch (e) {
     store.close();
