@@ -3,7 +3,7 @@
 // A caller (the server's job runner, a script) hands over what to build and where, a signal and a
 // progress sink; the layer's lease, the scratch folder and the stages' percentages stay in here.
 import { join } from 'node:path';
-import { buildImage, type BuiltImage } from './build';
+import type { BuiltImage } from './build';
 import { defaultCacheDir } from './cache-dir';
 import type { DiskFormat } from './formats';
 import { OsLayerCache } from './os/cache';
@@ -80,6 +80,9 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
         const reproducible = recipe.reproducible
           ? { seed: await timed('the build seed', () => imageSeed({ ...recipe, installed, sourceDateEpoch, settings, files, manifest: recipe.manifest(installed) }, signal)), sourceDateEpoch }
           : undefined;
+        // The disk stage's modules (filesystem, boot loader, formats, SBOMs) load with the first build: a
+        // server that only answers (the command line's embedded one, for a plan) never reads them.
+        const { buildImage } = await import('./build.js');
         return await timed('disk stage', () => buildImage({
           layerDir: layer.dir, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
           manifest: recipe.manifest(installed, reproducible), outFile, imageName, reproducible,

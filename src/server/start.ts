@@ -2,9 +2,12 @@
 // (docs/contracts.md "Server"). `createUser` is the command line's way in.
 import type { FastifyInstance } from 'fastify';
 import { builtIndexDir, indexedCatalogs, startIndexDir } from './catalog/start-index';
-import { defaultMirror, imageBuilder, TARGET_FORMATS, type MirrorConfig } from '../imaging';
+// The builder and formats from their own modules, not the imaging index (every stage of a build).
+import { imageBuilder } from '../imaging/builder';
+import { TARGET_FORMATS } from '../imaging/formats';
+import { defaultMirror } from '../imaging/os/mirror';
+import type { MirrorConfig } from '../imaging';
 import { BuildSlots } from './jobs/build-slots';
-import { deleteGlanceImage, publishToGlance } from '../openstack';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
 import { SecretBox } from './auth/secret-box';
@@ -67,6 +70,12 @@ function openDataDir(dataDir: string, clock: Clock): DataDir {
   return { dir, store: new Store(dir, clock), box, files };
 }
 
+/** The real OpenStack port: its modules load with the first publication or removal from Glance. */
+const realOpenStack: OpenStackPort = {
+  publishToGlance: async (o) => (await import('../openstack/index.js')).publishToGlance(o),
+  deleteGlanceImage: async (o) => (await import('../openstack/index.js')).deleteGlanceImage(o),
+};
+
 /** The real imaging port: the image library's builder (OS layers cached under `<cacheDir>/os`). */
 export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>): ImagingPort {
   const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes });
@@ -81,6 +90,12 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   store.closeInterruptedJobs();
   files.sweep(store.filePaths());
   const jobs = o.jobs ?? new JobRunner();
+  const imaging = o.imaging ?? realImaging(o);
+  // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the
+  // cache: unmount and remove them now, not at the next build. Started before the app is built, so that
+  // its file system calls (libuv's thread pool) run while the routes are set up; awaited before the
+  // server listens. A failure leaves the server usable (logged below).
+  const swept = (async () => imaging.sweep?.())().then(() => undefined, (e: unknown) => ({ e }));
   const { app, ctx } = buildServer({
     store,
     box,
@@ -89,8 +104,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     clock,
     catalog: o.catalog ?? indexedCatalogs(startIndexDir(dir), builtIndexDir()),
     buildSlots: new BuildSlots(o.maxBuilds ?? 1),
-    imaging: o.imaging ?? realImaging(o),
-    openstack: o.openstack ?? { publishToGlance, deleteGlanceImage },
+    imaging,
+    openstack: o.openstack ?? realOpenStack,
     servicePath: o.servicePath,
     limits: o.limits,
     logger: o.logger,
@@ -98,9 +113,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     cloudEndpoints: o.cloudEndpoints,
   });
   try {
-    // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the
-    // cache: unmount and remove them now, not at the next build. A failure leaves the server usable.
-    await ctx.imaging.sweep?.().catch((e: unknown) => ctx.log.warn({ err: e }, `the OS layer cache could not be swept: ${messageOf(e)}`));
+    const failed = await swept;
+    if (failed) ctx.log.warn({ err: failed.e }, `the OS layer cache could not be swept: ${messageOf(failed.e)}`);
     await app.listen({ host, port: o.port ?? 0 });
   } catch (e) {
     store.close();

@@ -31,10 +31,12 @@ describe('the entry and the one-file build', () => {
     bundle = path.join(copy, 'dist/cli/appliance-forge.js');
     data = path.join(copy, 'data-dir');
     // Preloaded: at exit, how many of the package's files the process loaded, how many files in all
-    // (its dependencies' too), and which of Node's TLS and HTTP/2 modules.
+    // (its dependencies' too), which of Node's TLS and HTTP/2 modules, and which of the tree's imaging and
+    // OpenStack modules that only a build or a publication needs.
     writeFileSync(path.join(copy, 'count.js'), `process.on('exit', () => process.stderr.write('MODULES ' + Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(copy)} + '/dist/')).length + '\\n'
       + 'FILES ' + Object.keys(require.cache).length + '\\n'
-      + 'BUILTINS ' + process.moduleLoadList.filter((m) => /^NativeModule (tls|https|http2)$/.test(m)).join(',') + '\\n'));\n`);
+      + 'BUILTINS ' + process.moduleLoadList.filter((m) => /^NativeModule (tls|https|http2)$/.test(m)).join(',') + '\\n'
+      + 'BUILD ' + Object.keys(require.cache).filter((f) => /\\/(dist\\/src\\/(imaging\\/(index|build|bootdisk|qcow2|debian\\/index|debian\\/suite)|openstack\\/(index|publish))|node_modules\\/proper-lockfile\\/index)\\.js$/.test(f)).map((f) => f.replace(/.*\\/(dist\\/src|node_modules)\\//, '')).join(',') + '\\n'));\n`);
   }, 120_000);
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
@@ -82,6 +84,11 @@ describe('the entry and the one-file build', () => {
     expect(counted.stderr).toContain('BUILTINS \n');
     const countedTree = plan(['-r', path.join(copy, 'count.js')]);
     expect(Number(/MODULES (\d+)/.exec(countedTree.stderr)?.[1])).toBeGreaterThan(100);
+    // The embedded server of a plan loads none of a build's disk stage (its file systems, boot loader and
+    // formats) nor the OpenStack client, which load with the first build or publication, nor the Debian
+    // index readers (suites with their gzip and child processes), which only a catalog refresh uses, nor
+    // the OS layer cache's lock module (the start's sweep takes no lock).
+    expect(countedTree.stderr).toContain('BUILD \n');
   }, 120_000);
 
   it("the build's undici `request` (loaded from node_modules on first use) reaches a mirror: serve's catalog refresh gets its 404", async () => {

@@ -4,6 +4,7 @@ import { DebianIndexError } from './errors';
 import { readStanzas, type IndexPackage } from './stanzas';
 import { closed, type SuiteIndex, type SuiteSource } from './suite';
 import { compareVersions } from './version';
+import { packageKey } from './package-key';
 import type { ReleaseFile } from './release';
 import { DEBIAN_ARCHIVE, type OsRelease } from '../../model/releases';
 
@@ -32,7 +33,7 @@ export interface MergedIndex {
   readonly packages: ReadonlyMap<string, IndexPackage>;
 }
 
-export const packageKey = (name: string, arch: string): string => `${name}\t${arch}`;
+export { packageKey } from './package-key';
 
 /** Reads the suites one after the other: only the current version of each package is held. */
 export async function mergeSuites(suites: readonly SuiteIndex[]): Promise<MergedIndex> {

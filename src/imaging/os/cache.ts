@@ -19,7 +19,7 @@ import { randomBytes, createHash } from 'node:crypto';
 import { lchown, link, lstat, mkdir, readdir, readFile, rename, rm, statfs, unlink, utimes, writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import lockfile from 'proper-lockfile';
+import type lockfileModule from 'proper-lockfile';
 import { AbortedError } from '../../errors';
 import { currentSandbox, hostId, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from '../errors';
@@ -129,6 +129,13 @@ async function usageOf(dir: string, seen: Set<string>): Promise<number> {
   if (top.isDirectory()) await walk(dir);
   return total;
 }
+
+/**
+ * proper-lockfile, loaded with the first lock: a server's start sweeps the cache without one, and the module
+ * loads graceful-fs, which patches node:fs as it loads.
+ */
+let lockfile: typeof lockfileModule | undefined;
+const locks = async (): Promise<typeof lockfileModule> => (lockfile ??= (await import('proper-lockfile')).default);
 
 export class OsLayerCache {
   readonly dir: string;
@@ -402,7 +409,7 @@ export class OsLayerCache {
 
   private async tryLock(name: string): Promise<(() => Promise<void>) | undefined> {
     try {
-      return await lockfile.lock(this.p('locks', name), { realpath: false, stale: 30_000, update: 5_000, retries: 0, onCompromised: () => undefined });
+      return await (await locks()).lock(this.p('locks', name), { realpath: false, stale: 30_000, update: 5_000, retries: 0, onCompromised: () => undefined });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ELOCKED') return undefined;
       throw e;
@@ -410,7 +417,7 @@ export class OsLayerCache {
   }
 
   private async withLock<T>(name: string, f: () => Promise<T>): Promise<T> {
-    const release = await lockfile.lock(this.p('locks', name), {
+    const release = await (await locks()).lock(this.p('locks', name), {
       realpath: false,
       stale: 30_000,
       update: 5_000,
