@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BASE_KERNEL_PARAMS } from '../../src/imaging/bootdisk';
-import { directCommandLine, FAST_KERNEL_PARAMS } from '../../src/imaging/boot/fast-params';
+import { directCommandLine, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS } from '../../src/imaging/boot/fast-params';
 import { commandLineOf, extractBootFiles, parseDebugfsStat, resolveLink, rootPartitionOffset } from '../../src/imaging/boot/kernel-files';
 import { qemuArgs } from '../../src/imaging/boot/qemu';
 import { RULES } from '../../src/model/field-rules';
@@ -118,9 +118,22 @@ describe('reading the kernel out of an image', () => {
   });
 
   it('the fast-path words follow the image\'s own command line, and none are added when turned off', () => {
-    expect(directCommandLine('root=LABEL=root ro', true)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')}`);
-    expect(directCommandLine('root=LABEL=root ro', false)).toBe('root=LABEL=root ro');
+    expect(directCommandLine('root=LABEL=root ro', true, false)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')}`);
+    expect(directCommandLine('root=LABEL=root ro', false, false)).toBe('root=LABEL=root ro');
+    expect(directCommandLine('root=LABEL=root ro', false, true)).toBe('root=LABEL=root ro');
     // Each is a word the declaration's kernel-word rule accepts (the same rule grub.cfg's line is read by).
-    for (const w of FAST_KERNEL_PARAMS) expect(RULES.kernelWord.test(w), w).toBe(true);
+    for (const w of [...FAST_KERNEL_PARAMS, ...FAST_NETWORK_PARAMS]) expect(RULES.kernelWord.test(w), w).toBe(true);
+  });
+
+  it('with a NIC the initramfs takes the DHCP lease (ip=dhcp, last), never without one or over the image\'s own ip= word', () => {
+    expect(FAST_NETWORK_PARAMS).toEqual(['ip=dhcp']);
+    expect(directCommandLine('root=LABEL=root ro', true, true)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')} ip=dhcp`);
+    // Without a NIC initramfs-tools would wait 180 s for a network device.
+    expect(directCommandLine('root=LABEL=root ro', true, false)).not.toContain('ip=');
+    const own = 'root=LABEL=root ro ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off';
+    expect(directCommandLine(own, true, true)).toBe(`${own} ${FAST_KERNEL_PARAMS.join(' ')}`);
+    expect(directCommandLine('root=LABEL=root ip=off ro', true, true).split(' ').filter((w) => w.startsWith('ip='))).toEqual(['ip=off']);
+    // A word that merely contains ip= is not one.
+    expect(directCommandLine('root=LABEL=root ro vip=1', true, true)).toMatch(/ ip=dhcp$/);
   });
 });

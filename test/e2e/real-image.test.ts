@@ -176,6 +176,8 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
     const v = await bootCheck({ image: vhd, directKernel: true, http: { port: 80 }, timeoutMs: 600_000 });
     expect(v.http, v.consoleTail).toMatchObject({ status: 200 });
     // The fast path's words follow the image's own command line (the gettys of tty1-6 masked for this boot only).
-    expect(v.commandLine).toMatch(/net\.ifnames=0 .*systemd\.mask=getty@tty1\.service/);
+    expect(v.commandLine).toMatch(/net\.ifnames=0 .*systemd\.mask=getty@tty1\.service .*ip=dhcp$/);
+    // With ip=dhcp, Debian 13's initramfs took the lease (klibc ipconfig) before systemd started.
+    expect(v.consoleTail).toMatch(/IP-Config: eth0 complete \(dhcp from 10\.0\.2\.2\)/);
   }, 1_500_000);
 });

@@ -4,7 +4,7 @@
 // its HTTP port answered 200), optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
 import { parseArgs } from 'node:util';
-import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FAST_KERNEL_PARAMS, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
+import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { interruptible } from '../interruptible';
 import { parseDuration } from '../duration';
@@ -31,6 +31,8 @@ options:
                       adds kernel words that cut TCG work (the gettys of tty1..6, drm, debugfs
                       and tracefs masked; the kernel's info messages off the console):
                       ${FAST_KERNEL_PARAMS.join(' ')}
+                      and with a NIC (--network user, --http) ${FAST_NETWORK_PARAMS.join(' ')}: the initramfs
+                      takes the DHCP lease before systemd starts (Debian 13; unless the image sets ip=)
   --no-fast-params    with --direct-kernel: the image's command line only, nothing added
   --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}; 2 halves a
                       boot on an otherwise idle 2-core host)

@@ -5,7 +5,8 @@
 // - the kernel's informational messages and systemd's copies of its log off the console: notices stay
 //   (the kernel's `Kernel command line:`), warnings and errors stay, and systemd shows unit status only
 //   once a job is slow or fails (`auto`), so a stuck or failed boot still explains itself;
-// - no drm module (no display), no debugfs or tracefs mount.
+// - no drm module (no display), no debugfs or tracefs mount;
+// - with a NIC, the DHCP lease taken in the initramfs (FAST_NETWORK_PARAMS).
 // They change which units run, so a caller can boot without them (`fastParams: false`, `boot --no-fast-params`).
 // Measured and left out: mitigations=off (the kernel reached /init later with it, four pairs of four).
 export const FAST_KERNEL_PARAMS = [
@@ -18,7 +19,24 @@ export const FAST_KERNEL_PARAMS = [
   'systemd.mask=sys-kernel-tracing.mount',
 ] as const;
 
-/** The command line QEMU gives the kernel: the image's own, then the fast-path words unless turned off. */
-export function directCommandLine(imageCommandLine: string, fast: boolean): string {
-  return fast ? [imageCommandLine, ...FAST_KERNEL_PARAMS].join(' ') : imageCommandLine;
+/**
+ * Added when the guest has a NIC. With `ip=` set, initramfs-tools' init (Debian 13's; its
+ * scripts/functions `configure_networking`) waits for a network device and asks for a lease with
+ * klibc's `ipconfig` once the root is mounted, before systemd starts; the interface keeps its address
+ * across the switch to the root, so a server answers as soon as it listens. Without it the lease waits
+ * for the root's udev to reach the NIC's coldplug event, then `ifup@eth0` and dhclient, seconds after
+ * nginx is up. `dhcp` names no device: any NIC, whatever the image calls it. Debian 12's initramfs-tools
+ * does this only for an NFS root, so there the word is inert. Never without a NIC: the initramfs would
+ * wait 180 s for one. Never when the image's own line has an `ip=` word (its choice stands).
+ */
+export const FAST_NETWORK_PARAMS = ['ip=dhcp'] as const;
+
+/**
+ * The command line QEMU gives the kernel: the image's own, then the fast-path words unless turned off;
+ * the network ones only when the guest has a NIC (`nic`) and the image's line sets no `ip=`.
+ */
+export function directCommandLine(imageCommandLine: string, fast: boolean, nic: boolean): string {
+  if (!fast) return imageCommandLine;
+  const ownIp = imageCommandLine.split(/\s+/).some((w) => w.startsWith('ip='));
+  return [imageCommandLine, ...FAST_KERNEL_PARAMS, ...(nic && !ownIp ? FAST_NETWORK_PARAMS : [])].join(' ');
 }

@@ -19,7 +19,7 @@ import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } 
 export { BootCheckError, isBootCheckError, type BootCheckErrorKind } from './errors';
 export { IMAGE_FORMATS, type ImageFormat } from './image';
 export { FIRMWARES, type Firmware } from './firmware';
-export { FAST_KERNEL_PARAMS } from './fast-params';
+export { FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS } from './fast-params';
 export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './session';
 
 /** Generous: a boot under TCG reaches login in ~35 s on an idle machine, several times that under load. */
@@ -57,7 +57,7 @@ export interface BootCheckOptions {
    * (kernel-files.ts), no firmware boot or boot loader. Default false: the whole boot, as a machine does it.
    */
   readonly directKernel?: boolean | undefined;
-  /** With directKernel: add FAST_KERNEL_PARAMS to the image's command line (fast-params.ts). Default true. */
+  /** With directKernel: add FAST_KERNEL_PARAMS (and, with a NIC, FAST_NETWORK_PARAMS) to the image's command line (fast-params.ts). Default true. */
   readonly fastParams?: boolean | undefined;
   /** Virtual CPUs (TCG multi-threaded above 1); default DEFAULT_CPUS. */
   readonly cpus?: number | undefined;
@@ -161,7 +161,8 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
 
   let files: BootFiles | undefined;
   if (o.directKernel) files = await extractBootFiles(o.image, format, o.signal);
-  const kernel = files && { kernel: files.kernel, initrd: files.initrd, append: directCommandLine(files.append, o.fastParams ?? true) };
+  const network = o.http ? 'user' : (o.network ?? 'none');
+  const kernel = files && { kernel: files.kernel, initrd: files.initrd, append: directCommandLine(files.append, o.fastParams ?? true, network === 'user') };
   const hostPort = o.http ? await freeLoopbackPort() : undefined;
   const probe: ProbeState = {};
   const fw = await prepareFirmware(firmware).catch(async (e: unknown) => {
@@ -170,7 +171,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   });
   const qemuStarted = performance.now();
   const qemu = await fw.using(() => startQemu({
-    image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network: o.http ? 'user' : (o.network ?? 'none'),
+    image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network,
     forwards: o.http && hostPort !== undefined ? [{ hostPort, guestPort: o.http.port }] : [],
     kernel, cpus: o.cpus ?? DEFAULT_CPUS, firmware: fw.setup,
   }, (b) => con.feed(b)));
