@@ -121,6 +121,10 @@ describe('reading the kernel out of an image', () => {
     expect(directCommandLine('root=LABEL=root ro', true, false)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')}`);
     expect(directCommandLine('root=LABEL=root ro', false, false)).toBe('root=LABEL=root ro');
     expect(directCommandLine('root=LABEL=root ro', false, true)).toBe('root=LABEL=root ro');
+    // The units that only keep state for the next boot, which a snapshot=on boot never has.
+    for (const u of ['systemd-journal-flush.service', 'systemd-random-seed.service', 'systemd-machine-id-commit.service', 'modprobe@efi_pstore.service']) {
+      expect(directCommandLine('root=LABEL=root ro', true, false).split(' ')).toContain(`systemd.mask=${u}`);
+    }
     // Each is a word the declaration's kernel-word rule accepts (the same rule grub.cfg's line is read by).
     for (const w of [...FAST_KERNEL_PARAMS, ...FAST_NETWORK_PARAMS]) expect(RULES.kernelWord.test(w), w).toBe(true);
   });

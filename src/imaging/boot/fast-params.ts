@@ -6,6 +6,10 @@
 //   (the kernel's `Kernel command line:`), warnings and errors stay, and systemd shows unit status only
 //   once a job is slow or fails (`auto`), so a stuck or failed boot still explains itself;
 // - no drm module (no display), no debugfs or tracefs mount;
+// - none of the units that only keep state for the next boot, which a snapshot=on boot never has: the
+//   journal's move to /var/log/journal (it stays in /run/log/journal, `journalctl` reads it there), the
+//   random seed's save (RDRAND makes the pool ready, qemu.ts), the transient machine-id's commit to /etc,
+//   and the EFI pstore backend (crash records in a variable store the check throws away);
 // - with a NIC, the DHCP lease taken in the initramfs (FAST_NETWORK_PARAMS).
 // They change which units run, so a caller can boot without them (`fastParams: false`, `boot --no-fast-params`).
 // Measured and left out: mitigations=off (the kernel reached /init later with it, four pairs of four).
@@ -17,6 +21,10 @@ export const FAST_KERNEL_PARAMS = [
   'systemd.mask=modprobe@drm.service',
   'systemd.mask=sys-kernel-debug.mount',
   'systemd.mask=sys-kernel-tracing.mount',
+  'systemd.mask=systemd-journal-flush.service',
+  'systemd.mask=systemd-random-seed.service',
+  'systemd.mask=systemd-machine-id-commit.service',
+  'systemd.mask=modprobe@efi_pstore.service',
 ] as const;
 
 /**
