@@ -125,6 +125,8 @@ describe('reading the kernel out of an image', () => {
     for (const u of ['systemd-journal-flush.service', 'systemd-random-seed.service', 'systemd-machine-id-commit.service', 'modprobe@efi_pstore.service']) {
       expect(directCommandLine('root=LABEL=root ro', true, false).split(' ')).toContain(`systemd.mask=${u}`);
     }
+    // No PATA drivers: the fast path's disk is virtio.
+    expect(directCommandLine('root=LABEL=root ro', true, false).split(' ')).toContain('modprobe.blacklist=ata_piix,ata_generic,pata_legacy');
     // Each is a word the declaration's kernel-word rule accepts (the same rule grub.cfg's line is read by).
     for (const w of [...FAST_KERNEL_PARAMS, ...FAST_NETWORK_PARAMS]) expect(RULES.kernelWord.test(w), w).toBe(true);
   });

@@ -29,8 +29,8 @@ options:
   --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
                       grub.cfg command line (read from a private copy), no firmware or boot loader;
                       adds kernel words that cut TCG work (the gettys of tty1..6, drm, debugfs,
-                      tracefs and the units that only keep state for the next boot masked; the
-                      kernel's info messages off the console):
+                      tracefs and the units that only keep state for the next boot masked; no
+                      PATA drivers; the kernel's info messages off the console):
                       ${FAST_KERNEL_PARAMS.join(' ')}
                       and with a NIC (--network user, --http) ${FAST_NETWORK_PARAMS.join(' ')}: the initramfs
                       takes the DHCP lease before systemd starts (Debian 13; unless the image sets ip=)

@@ -10,6 +10,8 @@
 //   journal's move to /var/log/journal (it stays in /run/log/journal, `journalctl` reads it there), the
 //   random seed's save (RDRAND makes the pool ready, qemu.ts), the transient machine-id's commit to /etc,
 //   and the EFI pstore backend (crash records in a variable store the check throws away);
+// - no PATA drivers: QEMU attaches the disk as virtio here (qemu.ts), and the i440FX board's IDE
+//   controller, which ata_piix would probe in the initramfs, has no drive on it;
 // - with a NIC, the DHCP lease taken in the initramfs (FAST_NETWORK_PARAMS).
 // They change which units run, so a caller can boot without them (`fastParams: false`, `boot --no-fast-params`).
 // Measured and left out: mitigations=off (the kernel reached /init later with it, four pairs of four).
@@ -25,6 +27,7 @@ export const FAST_KERNEL_PARAMS = [
   'systemd.mask=systemd-random-seed.service',
   'systemd.mask=systemd-machine-id-commit.service',
   'systemd.mask=modprobe@efi_pstore.service',
+  'modprobe.blacklist=ata_piix,ata_generic,pata_legacy',
 ] as const;
 
 /**
