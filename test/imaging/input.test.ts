@@ -1,11 +1,13 @@
 // Bad input is refused with an ImagingError before anything is written where it should not be:
 // nothing lands outside the work directory, no output file appears, an existing image stays.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, isImagingError, type ImageFile } from '../../src/imaging';
+import { findOnPath, sbinPath } from '../../src/host/path';
 import { destinationSegments } from '../../src/imaging/destination';
+import { ESP_HOST_NEEDS } from '../../src/imaging/esp';
+import { BIOS_HOST_NEEDS } from '../../src/imaging/grub';
 import { fakeOs, fakeTree, filesIn, tempDir } from './tools';
 
 const tmp = tempDir('input');
@@ -104,9 +106,12 @@ describe('conflicting or invalid files', () => {
   function hostPath(name: string, without: readonly string[], extra: Record<string, string> = {}): string {
     const bin = join(tmp.path, name);
     mkdirSync(bin);
-    const tools = ['cp', 'du', 'sfdisk', 'mke2fs', 'dumpe2fs', 'unshare', 'newuidmap', 'newgidmap', 'grub-mkimage', 'mkfs.fat', 'mmd', 'mcopy'];
+    const bootLoaders = [...ESP_HOST_NEEDS, ...BIOS_HOST_NEEDS].filter((t) => !t.startsWith('/')); // programs, not files
+    const tools = ['cp', 'du', 'sfdisk', 'mke2fs', 'dumpe2fs', 'unshare', 'newuidmap', 'newgidmap', ...bootLoaders];
     for (const t of tools.filter((t) => !without.includes(t) && !(t in extra))) {
-      symlinkSync(execFileSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${t}`], { encoding: 'utf8' }).trim(), join(bin, t));
+      const real = findOnPath(t, sbinPath());
+      if (real === undefined) throw new Error(`${t} is not installed: bash scripts/prereqs.sh build`);
+      symlinkSync(real, join(bin, t));
     }
     for (const [t, body] of Object.entries(extra)) writeFileSync(join(bin, t), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
     return bin;

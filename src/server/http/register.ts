@@ -127,23 +127,21 @@ export function registerOperations(app: FastifyInstance, o: RegisterOptions): Ar
  */
 function authenticate(o: RegisterOptions, op: Operation | undefined, request: FastifyRequest, done: (e?: Error) => void): void {
   if (!op) return done();
-  if (op.id === 'uforgeStatus_get') {
-    (request as WithCaller)[CALLER] = { login: '', admin: false };
-    return done();
-  }
+  if (op.id === 'uforgeStatus_get') return known(request, ANONYMOUS, done);
   let caller: Caller | Promise<Caller>;
   try {
     caller = o.auth.authenticate(request.raw.url ?? '', request.headers.authorization, request.ip);
   } catch (e) {
     return done(e as Error);
   }
-  if (caller instanceof Promise) {
-    caller.then((c) => {
-      (request as WithCaller)[CALLER] = c;
-      done();
-    }, done);
-    return;
-  }
+  if (caller instanceof Promise) caller.then((c) => known(request, c, done), done);
+  else known(request, caller, done);
+}
+
+/** The caller of the one operation open to anyone (the service's status). */
+const ANONYMOUS: Readonly<Caller> = Object.freeze({ login: '', admin: false });
+
+function known(request: FastifyRequest, caller: Caller, done: (e?: Error) => void): void {
   (request as WithCaller)[CALLER] = caller;
   done();
 }
