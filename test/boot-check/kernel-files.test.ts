@@ -131,13 +131,15 @@ describe('reading the kernel out of an image', () => {
     for (const w of [...FAST_KERNEL_PARAMS, ...FAST_NETWORK_PARAMS]) expect(RULES.kernelWord.test(w), w).toBe(true);
   });
 
-  it('with a NIC the initramfs takes the DHCP lease (ip=dhcp, last), never without one or over the image\'s own ip= word', () => {
-    expect(FAST_NETWORK_PARAMS).toEqual(['ip=dhcp']);
-    expect(directCommandLine('root=LABEL=root ro', true, true)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')} ip=dhcp`);
+  it('with a NIC the initramfs takes the DHCP lease (ip=dhcp, last) and ifupdown\'s networking.service is masked, never without one or over the image\'s own ip= word', () => {
+    expect(FAST_NETWORK_PARAMS).toEqual(['systemd.mask=networking.service', 'ip=dhcp']);
+    expect(directCommandLine('root=LABEL=root ro', true, true)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')} systemd.mask=networking.service ip=dhcp`);
     // Without a NIC initramfs-tools would wait 180 s for a network device.
     expect(directCommandLine('root=LABEL=root ro', true, false)).not.toContain('ip=');
+    expect(directCommandLine('root=LABEL=root ro', true, false)).not.toContain('networking.service');
     const own = 'root=LABEL=root ro ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off';
     expect(directCommandLine(own, true, true)).toBe(`${own} ${FAST_KERNEL_PARAMS.join(' ')}`);
+    expect(directCommandLine(own, true, true)).not.toContain('networking.service');
     expect(directCommandLine('root=LABEL=root ip=off ro', true, true).split(' ').filter((w) => w.startsWith('ip='))).toEqual(['ip=off']);
     // A word that merely contains ip= is not one.
     expect(directCommandLine('root=LABEL=root ro vip=1', true, true)).toMatch(/ ip=dhcp$/);

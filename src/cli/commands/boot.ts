@@ -29,11 +29,13 @@ options:
   --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
                       grub.cfg command line (read from a private copy), no firmware or boot loader;
                       adds kernel words that cut TCG work (the gettys of tty1..6, drm, debugfs,
-                      tracefs and the units that only keep state for the next boot masked; no
-                      PATA drivers; the kernel's info messages off the console):
+                      tracefs, FUSE's control mount, configfs, hugetlbfs and the units that only
+                      keep state for the next boot masked; a key type and a self-test of the
+                      kernel skipped; no PATA drivers; the kernel's info messages off the console):
                       ${FAST_KERNEL_PARAMS.join(' ')}
                       and with a NIC (--network user, --http) ${FAST_NETWORK_PARAMS.join(' ')}: the initramfs
-                      takes the DHCP lease before systemd starts (Debian 13; unless the image sets ip=)
+                      takes the DHCP lease before systemd starts (Debian 13), and ifupdown's
+                      networking.service (ifup -a) is masked (unless the image sets ip=)
   --no-fast-params    with --direct-kernel: the image's command line only, nothing added
   --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}; 2 halves a
                       boot on an otherwise idle 2-core host)
