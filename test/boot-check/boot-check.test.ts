@@ -245,7 +245,7 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     expect(bad.stderr).toMatch(/console \| .*Kernel command line: root=LABEL=root /);
     expect(bad.stderr).not.toContain('BOOT_IMAGE=');
     // The fast-path words come after the image's own, on the line the kernel printed and in the result; with
-    // the probe's NIC, ip=dhcp last (Debian 12's initramfs does not act on it: test/e2e/real-image.test.ts, Debian 13).
+    // the probe's NIC, the static ip= word last (Debian 12's initramfs does not act on it: test/e2e/real-image.test.ts, Debian 13).
     expect(doc.commandLine).toMatch(new RegExp(`^root=LABEL=root .* ${[...FAST_KERNEL_PARAMS, ...FAST_NETWORK_PARAMS].join(' ')}$`));
     expect(bad.stderr).toMatch(/Kernel command line: root=LABEL=root .* systemd\.mask=getty-static\.service /);
     expect(doc.reason).toContain('Login incorrect');

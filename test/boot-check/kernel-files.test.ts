@@ -112,7 +112,7 @@ describe('reading the kernel out of an image', () => {
       forwards: [{ hostPort: 40001, guestPort: 80 }], kernel: { kernel: '/k', initrd: '/i', append: 'root=LABEL=root ro' },
     });
     expect(args.join(' ')).toContain('-accel tcg,thread=multi -smp 2');
-    expect(args.join(' ')).toContain('-netdev user,id=net0,hostfwd=tcp:127.0.0.1:40001-:80 -device virtio-net-pci,netdev=net0,romfile=');
+    expect(args.join(' ')).toContain(',hostfwd=tcp:127.0.0.1:40001-:80 -device virtio-net-pci,netdev=net0,romfile=');
     expect(args.join(' ')).toContain('-cpu qemu64,+rdrand');
     expect(args.slice(args.indexOf('-kernel'))).toEqual(['-kernel', '/k', '-initrd', '/i', '-append', 'root=LABEL=root ro']);
   });
@@ -131,9 +131,14 @@ describe('reading the kernel out of an image', () => {
     for (const w of [...FAST_KERNEL_PARAMS, ...FAST_NETWORK_PARAMS]) expect(RULES.kernelWord.test(w), w).toBe(true);
   });
 
-  it('with a NIC the initramfs takes the DHCP lease (ip=dhcp, last) and ifupdown\'s networking.service is masked, never without one or over the image\'s own ip= word', () => {
-    expect(FAST_NETWORK_PARAMS).toEqual(['systemd.mask=networking.service', 'ip=dhcp']);
-    expect(directCommandLine('root=LABEL=root ro', true, true)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')} systemd.mask=networking.service ip=dhcp`);
+  it('with a NIC the initramfs sets QEMU\'s DHCP address (ip=, last) and ifupdown\'s networking.service is masked, never without one or over the image\'s own ip= word', () => {
+    // QEMU's documented user-network defaults, written out here: the guest 10.0.2.15/24, QEMU at 10.0.2.2, its DNS at 10.0.2.3.
+    const ip = 'ip=10.0.2.15::10.0.2.2:255.255.255.0:::off:10.0.2.3';
+    expect(FAST_NETWORK_PARAMS).toEqual(['systemd.mask=networking.service', ip]);
+    expect(directCommandLine('root=LABEL=root ro', true, true)).toBe(`root=LABEL=root ro ${FAST_KERNEL_PARAMS.join(' ')} systemd.mask=networking.service ${ip}`);
+    // QEMU is told the same addresses (net, gateway, DNS, first DHCP address), so the static one is the one its DHCP gives.
+    expect(qemuArgs({ image: '/i.qcow2', format: 'qcow2', memoryMiB: 1024, network: 'user' }).join(' '))
+      .toContain('-netdev user,id=net0,net=10.0.2.0/24,host=10.0.2.2,dns=10.0.2.3,dhcpstart=10.0.2.15 ');
     // Without a NIC initramfs-tools would wait 180 s for a network device.
     expect(directCommandLine('root=LABEL=root ro', true, false)).not.toContain('ip=');
     expect(directCommandLine('root=LABEL=root ro', true, false)).not.toContain('networking.service');
@@ -142,6 +147,6 @@ describe('reading the kernel out of an image', () => {
     expect(directCommandLine(own, true, true)).not.toContain('networking.service');
     expect(directCommandLine('root=LABEL=root ip=off ro', true, true).split(' ').filter((w) => w.startsWith('ip='))).toEqual(['ip=off']);
     // A word that merely contains ip= is not one.
-    expect(directCommandLine('root=LABEL=root ro vip=1', true, true)).toMatch(/ ip=dhcp$/);
+    expect(directCommandLine('root=LABEL=root ro vip=1', true, true)).toMatch(/ ip=10\.0\.2\.15:\S+$/);
   });
 });

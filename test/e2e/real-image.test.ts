@@ -177,13 +177,16 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
     // mount and the rest) are masked, and the boot still ends with no unit failed.
     const v = await bootCheck({
       image: vhd, directKernel: true, http: { port: 80 }, timeoutMs: 600_000, login: { user: 'root', password: ROOT_PASSWORD },
-      commands: ['systemctl is-system-running --wait', 'systemctl show -p LoadState --value networking.service sys-fs-fuse-connections.mount dev-hugepages.mount | grep -c masked', 'systemctl is-active nginx'],
+      commands: [
+        'systemctl is-system-running --wait', 'systemctl show -p LoadState --value networking.service sys-fs-fuse-connections.mount dev-hugepages.mount | grep -c masked', 'systemctl is-active nginx',
+        'ip -4 -o addr show dev eth0 | grep -o "inet [0-9./]*" | sort -u; ip -4 route show default | cut -d" " -f1-3',
+      ],
     });
     expect(v.http, v.consoleTail).toMatchObject({ status: 200 });
-    expect(v.results?.map((x) => [x.exitCode, x.output]), v.consoleTail).toEqual([[0, 'running'], [0, '3'], [0, 'active']]);
+    expect(v.results?.map((x) => [x.exitCode, x.output]), v.consoleTail).toEqual([[0, 'running'], [0, '3'], [0, 'active'], [0, 'inet 10.0.2.15/24\ndefault via 10.0.2.2']]);
     // The fast path's words follow the image's own command line (the gettys of tty1-6 masked for this boot only).
-    expect(v.commandLine).toMatch(/net\.ifnames=0 .*systemd\.mask=getty@tty1\.service .*ip=dhcp$/);
-    // With ip=dhcp, Debian 13's initramfs took the lease (klibc ipconfig) before systemd started.
-    expect(v.consoleTail).toMatch(/IP-Config: eth0 complete \(dhcp from 10\.0\.2\.2\)/);
+    expect(v.commandLine).toMatch(/net\.ifnames=0 .*systemd\.mask=getty@tty1\.service .*ip=10\.0\.2\.15::10\.0\.2\.2:\S+$/);
+    // With ip=, Debian 13's initramfs (klibc ipconfig) set the address before systemd started.
+    expect(v.consoleTail).toMatch(/IP-Config: eth0 complete/);
   }, 1_500_000);
 });

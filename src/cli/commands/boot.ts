@@ -33,9 +33,10 @@ options:
                       keep state for the next boot masked; a key type and a self-test of the
                       kernel skipped; no PATA drivers; the kernel's info messages off the console):
                       ${FAST_KERNEL_PARAMS.join(' ')}
-                      and with a NIC (--network user, --http) ${FAST_NETWORK_PARAMS.join(' ')}: the initramfs
-                      takes the DHCP lease before systemd starts (Debian 13), and ifupdown's
-                      networking.service (ifup -a) is masked (unless the image sets ip=)
+                      and with a NIC (--network user, --http) ${FAST_NETWORK_PARAMS.join(' ')}:
+                      ifupdown's networking.service (ifup -a) masked, and the initramfs sets the
+                      address QEMU's DHCP gives before systemd starts (Debian 13; unless the image
+                      sets ip=)
   --no-fast-params    with --direct-kernel: the image's command line only, nothing added
   --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}; 2 halves a
                       boot on an otherwise idle 2-core host)

@@ -1,3 +1,5 @@
+import { USER_NETWORK } from './user-network';
+
 // What the direct-kernel path adds to the image's own kernel command line (QEMU's -append only; the
 // image is never changed). Under TCG every unit started and every console byte (a trapped UART write)
 // costs the one vCPU, so the fast path boots with:
@@ -20,7 +22,7 @@
 //   a throwaway check never loads);
 // - no PATA drivers: QEMU attaches the disk as virtio here (qemu.ts), and the i440FX board's IDE
 //   controller, which ata_piix would probe in the initramfs, has no drive on it;
-// - with a NIC, the DHCP lease taken in the initramfs and no ifupdown `networking.service` (FAST_NETWORK_PARAMS).
+// - with a NIC, its address set in the initramfs and no ifupdown `networking.service` (FAST_NETWORK_PARAMS).
 // They change which units run, so a caller can boot without them (`fastParams: false`, `boot --no-fast-params`).
 // Measured and left out: mitigations=off (the kernel reached /init later with it, four pairs of four).
 export const FAST_KERNEL_PARAMS = [
@@ -47,21 +49,29 @@ export const FAST_KERNEL_PARAMS = [
 
 /**
  * Added when the guest has a NIC. With `ip=` set, initramfs-tools' init (Debian 13's; its
- * scripts/functions `configure_networking`) waits for a network device and asks for a lease with
- * klibc's `ipconfig` once the root is mounted, before systemd starts; the interface keeps its address
- * across the switch to the root, so a server answers as soon as it listens. Without it the lease waits
- * for the root's udev to reach the NIC's coldplug event, then `ifup@eth0` and dhclient, seconds after
- * nginx is up. `dhcp` names no device: any NIC, whatever the image calls it. Debian 12's initramfs-tools
- * does this only for an NFS root, so there the word is inert. Never without a NIC: the initramfs would
- * wait 180 s for one. Never when the image's own line has an `ip=` word (its choice stands).
+ * scripts/functions `configure_networking`) waits for a network device and configures it with klibc's
+ * `ipconfig` once the root is mounted, before systemd starts; the interface keeps its address across the
+ * switch to the root, so a server answers as soon as it listens. Without it the address waits for the
+ * root's udev to reach the NIC's coldplug event, then `ifup@eth0` and dhclient, seconds after nginx is
+ * up. The address is static: the one QEMU's DHCP server gives this guest (user-network.ts, named on
+ * QEMU's command line too), with its gateway and DNS, on whatever device comes first (the device field
+ * is empty: any NIC name). `ip=dhcp` took the same address ~1.1 s later: `ipconfig` looks at the link
+ * once a second and finds it down at the first look. dhclient still runs later (`ifup@eth0`, hotplug)
+ * and is handed the same address. Debian 12's initramfs-tools does this only for an NFS root, so there
+ * the word is inert. Never without a NIC: the initramfs would wait 180 s for one. Never when the
+ * image's own line has an `ip=` word (its choice stands).
  * With them, ifupdown's `networking.service` is masked: its `ifup -a` raises the interfaces marked
- * `auto`, and a check's guest has only `lo` (which systemd raises itself) and its one NIC, whose lease
- * the initramfs took (Debian 13) or `ifup@eth0` takes on hotplug (this project's images mark it
+ * `auto`, and a check's guest has only `lo` (which systemd raises itself) and its one NIC, configured
+ * by the initramfs (Debian 13) or by `ifup@eth0` on hotplug (this project's images mark it
  * `allow-hotplug`; that unit does not need networking.service). nginx and every unit ordered after
  * `network-online.target` waited on it: ~1.3 s of `ifup -a` on 2 vCPUs. An image of another origin
  * that marks its NIC `auto` on Debian 12 gets no address by the fast path: `--no-fast-params`.
  */
-export const FAST_NETWORK_PARAMS = ['systemd.mask=networking.service', 'ip=dhcp'] as const;
+export const FAST_NETWORK_PARAMS = [
+  'systemd.mask=networking.service',
+  // ip=<client>:<server>:<gateway>:<netmask>:<hostname>:<device>:<autoconf>:<dns0>
+  `ip=${USER_NETWORK.guest}::${USER_NETWORK.host}:${USER_NETWORK.netmask}:::off:${USER_NETWORK.dns}`,
+] as const;
 
 /**
  * The command line QEMU gives the kernel: the image's own, then the fast-path words unless turned off;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { start, type ChildExit } from '../../host/child';
 import { firmwareArgs, type FirmwareSetup } from './firmware';
 import { QEMU_FORMAT, type ImageFormat } from './image';
+import { USER_NETWORK } from './user-network';
 
 export interface QemuOptions {
   readonly image: string;
@@ -38,12 +39,14 @@ function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
  * `snapshot=on`: writes go to a temporary overlay, the image is never modified.
  * `qemu64,+rdrand`: QEMU's default model plus RDRAND, which the kernel trusts, so its random pool is ready
  * at once instead of ~20 s into a TCG boot (jitter entropy spun on the one vCPU until then).
- * The NIC has no option ROM: the firmware would load and start iPXE, which no check boots from.
+ * The NIC has no option ROM: the firmware would load and start iPXE, which no check boots from. Its
+ * addresses are QEMU's defaults, named (user-network.ts): the fast path's static `ip=` word relies on them.
  */
 export function qemuArgs(o: QemuOptions): string[] {
   const cpus = o.cpus ?? 1;
   const forwards = (o.forwards ?? []).map((f) => `,hostfwd=tcp:127.0.0.1:${f.hostPort}-:${f.guestPort}`).join('');
-  const nic = ['-netdev', `user,id=net0${forwards}`, '-device', 'virtio-net-pci,netdev=net0,romfile='];
+  const u = USER_NETWORK;
+  const nic = ['-netdev', `user,id=net0,net=${u.net},host=${u.host},dns=${u.dns},dhcpstart=${u.guest}${forwards}`, '-device', 'virtio-net-pci,netdev=net0,romfile='];
   return [
     '-accel', cpus > 1 ? 'tcg,thread=multi' : 'tcg',
     ...(cpus > 1 ? ['-smp', String(cpus)] : []),
