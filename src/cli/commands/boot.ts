@@ -38,8 +38,8 @@ options:
                       address QEMU's DHCP gives before systemd starts (Debian 13; unless the image
                       sets ip=)
   --no-fast-params    with --direct-kernel: the image's command line only, nothing added
-  --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}; 2 halves a
-                      boot on an otherwise idle 2-core host)
+  --cpus N            virtual CPUs, TCG multi-threaded above 1 (default ${DEFAULT_CPUS}; 2 take about two
+                      thirds of the time on an otherwise idle 2-core host)
   --http PORT[/PATH]  readiness by probing: forward the guest's PORT to a free port on 127.0.0.1 and
                       ask for PATH (default /) until it answers 200; without --login, that ends the
                       check (implies --network user)
