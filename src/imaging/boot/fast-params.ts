@@ -24,7 +24,8 @@ import { USER_NETWORK } from './user-network';
 //   controller, which ata_piix would probe in the initramfs, has no drive on it;
 // - with a NIC, its address set in the initramfs and no ifupdown `networking.service` (FAST_NETWORK_PARAMS).
 // They change which units run, so a caller can boot without them (`fastParams: false`, `boot --no-fast-params`).
-// Measured and left out: mitigations=off (the kernel reached /init later with it, four pairs of four).
+// Measured and left out: mitigations=off (the kernel reached /init later with it, four pairs of four);
+// cryptomgr.notests (no change: Debian's kernel runs few self-tests at start).
 export const FAST_KERNEL_PARAMS = [
   'systemd.mask=getty-static.service',
   'systemd.mask=getty@tty1.service',

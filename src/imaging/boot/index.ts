@@ -26,9 +26,9 @@ export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './sessi
 export const DEFAULT_BOOT_TIMEOUT_MS = 300_000;
 export const DEFAULT_MEMORY_MIB = 1024;
 /**
- * One vCPU unless asked: two take about two thirds of the time on an idle 2-core host, but where other work shares the cores
- * (two test files each booting, CI), the guest's vCPU threads preempt each other and a boot can stall
- * past its timeout (README "Boot an image").
+ * One vCPU unless asked: two take about two thirds of the time on an idle 2-core host, but where other
+ * work shares the cores (two test files each booting, CI), the guest's vCPU threads preempt each other
+ * and a boot can stall past its timeout (README "Boot an image").
  */
 export const DEFAULT_CPUS = 1;
 
