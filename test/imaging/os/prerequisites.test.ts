@@ -1,11 +1,11 @@
 // A host without mmdebstrap: the build fails before writing anything, naming the Debian package to
 // install. The real tools stay installed; PATH is narrowed to a directory holding only the others.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isImagingError } from '../../../src/imaging/errors';
 import { OsLayerCache, checkPrerequisites } from '../../../src/imaging/os';
+import { findOnPath, sbinPath } from '../../../src/host/path';
 import { currentSandbox } from '../../../src/host/sandbox';
 import { privateCache, requireBuildPrerequisites, scratch, spec } from './helpers';
 
@@ -17,7 +17,9 @@ beforeAll(() => {
   const dir = join(bin.path, 'bin');
   mkdirSync(dir);
   for (const tool of ['gpgv', 'dpkg-query', 'findmnt', 'umount']) {
-    symlinkSync(execFileSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${tool}`], { encoding: 'utf8' }).trim(), join(dir, tool));
+    const found = findOnPath(tool, sbinPath());
+    if (!found) throw new Error(`${tool} is not installed (bash scripts/prereqs.sh build)`);
+    symlinkSync(found, join(dir, tool));
   }
   process.env.PATH = dir;
 });
