@@ -1,11 +1,11 @@
-// Digests of large files off the main thread (the server's uploads, the generated images): one worker
-// thread hashes each shared buffer with every algorithm asked (sha256, then md5) while the main thread
-// writes it to the file, so the digests and the disk run side by side. One worker, not one per
-// algorithm: on two cores the digests' CPU is the same either way (the client, the main thread and the
-// hashing share the cores), and each isolate is ~5 MiB of a server's resident memory. The worker starts
-// on first use and stays (unref'd while idle: it never holds the process open); each file is one
-// stream of messages, in order.
-import type { FileHandle } from 'node:fs/promises';
+// Digests of large files off the main thread (the server's uploads and their late md5, the generated
+// images): one worker thread hashes each shared buffer with every algorithm asked (sha256, then md5)
+// while the main thread writes it to the file, so the digests and the disk run side by side. One
+// worker, not one per algorithm: on two cores the digests' CPU is the same either way (the client, the
+// main thread and the hashing share the cores), and each isolate is ~5 MiB of a server's resident
+// memory. The worker starts on first use and stays (unref'd while idle: it never holds the process
+// open); each file is one stream of messages, in order.
+import { open, type FileHandle } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 
 export type UploadAlgorithm = 'sha256' | 'md5';
@@ -101,7 +101,7 @@ let nextId = 1;
  * One file's digests, computed by the worker from shared buffers. `update` returns a promise that
  * settles when the worker is done with that buffer (it may then be reused).
  */
-export class ParallelDigest {
+export class ParallelDigest<A extends UploadAlgorithm = UploadAlgorithm> {
   private readonly id = nextId++;
   private readonly hasher: HashWorker;
   private seq = 0;
@@ -109,7 +109,7 @@ export class ParallelDigest {
   private finish: { resolve: (hex: string[]) => void; reject: (e: Error) => void } | undefined;
   private failed: Error | undefined;
 
-  constructor(private readonly algorithms: readonly UploadAlgorithm[]) {
+  constructor(private readonly algorithms: readonly A[]) {
     this.hasher = worker ??= new HashWorker();
     this.hasher.listen(this.id, {
       updated: (seq) => {
@@ -139,7 +139,7 @@ export class ParallelDigest {
   }
 
   /** Hex digests of everything given to update(), once every update has settled. */
-  async result(): Promise<Record<UploadAlgorithm, string>> {
+  async result(): Promise<Record<A, string>> {
     if (this.failed) throw this.failed;
     const done = new Promise<string[]>((resolve, reject) => (this.finish = { resolve, reject }));
     this.hasher.post({ t: 'digest', id: this.id, algorithms: this.algorithms });
@@ -149,7 +149,7 @@ export class ParallelDigest {
     } finally {
       this.close();
     }
-    return Object.fromEntries(this.algorithms.map((a, i) => [a, hex[i]])) as Record<UploadAlgorithm, string>;
+    return Object.fromEntries(this.algorithms.map((a, i) => [a, hex[i]])) as Record<A, string>;
   }
 
   /** Stop (an upload that failed): pending updates settle (rejected), the worker drops this file's state. */
@@ -172,20 +172,19 @@ export interface SizeLimit {
   readonly error: () => Error;
 }
 
-export interface WrittenDigests {
-  readonly size: number;
-  readonly sha256: string;
-  readonly md5: string;
-}
+/** The size of what was written or read, with the digests asked. */
+export type SizedDigests<A extends UploadAlgorithm> = { readonly size: number } & { readonly [K in A]: string };
 
 /**
- * Write `source` into `fh` from its start, with its sha256 and md5. Chunks gather into shared 1 MiB
+ * Write `source` into `fh` from its start, with its `algorithms` digests. Chunks gather into shared 1 MiB
  * slots; each full slot is written (at its offset) and hashed by the worker at once, while the next
  * slot fills. When every slot is busy, reading waits (backpressure to the source), so memory stays at
  * SLOTS × SLOT_BYTES whatever the file's size. The caller syncs and closes `fh`.
  */
-export async function writeBeside(source: AsyncIterable<Uint8Array>, fh: FileHandle, limit?: SizeLimit): Promise<WrittenDigests> {
-  const digest = new ParallelDigest(['sha256', 'md5']);
+export async function writeBeside<A extends UploadAlgorithm>(
+  source: AsyncIterable<Uint8Array>, fh: FileHandle, algorithms: readonly A[], limit?: SizeLimit,
+): Promise<SizedDigests<A>> {
+  const digest = new ParallelDigest(algorithms);
   const slots = Array.from({ length: SLOTS }, () => ({ buffer: new SharedArrayBuffer(SLOT_BYTES), busy: Promise.resolve() }));
   let cur = 0;
   let fill = 0;
@@ -225,13 +224,43 @@ export async function writeBeside(source: AsyncIterable<Uint8Array>, fh: FileHan
     if (fill > 0) await hand();
     await Promise.all(slots.map((s) => s.busy));
     await flushing?.catch(() => undefined);
-    const { sha256, md5 } = await digest.result();
-    return { size, sha256, md5 };
+    return { size, ...(await digest.result()) };
   } catch (e) {
     digest.close();
     // No write may still be running when the caller closes the file.
     await Promise.allSettled([...slots.map((s) => s.busy), flushing]);
     throw e;
+  }
+}
+
+/**
+ * The `algorithms` digests of the file at `path`, read in shared slots that the worker hashes while the
+ * next slot is read: the event loop only waits on reads (a stored upload's late md5, late-md5.ts).
+ */
+export async function digestBeside<A extends UploadAlgorithm>(path: string, algorithms: readonly A[], signal?: AbortSignal): Promise<SizedDigests<A>> {
+  const fh = await open(path, 'r');
+  const digest = new ParallelDigest(algorithms);
+  const slots = Array.from({ length: 2 }, () => ({ buffer: new SharedArrayBuffer(SLOT_BYTES), busy: Promise.resolve() }));
+  let size = 0;
+  try {
+    for (let cur = 0; ; cur = (cur + 1) % slots.length) {
+      const s = slots[cur]!;
+      await s.busy;
+      signal?.throwIfAborted();
+      const { bytesRead } = await fh.read(new Uint8Array(s.buffer), 0, SLOT_BYTES, size);
+      if (bytesRead === 0) break;
+      size += bytesRead;
+      s.busy = digest.update(s.buffer, bytesRead);
+      s.busy.catch(() => undefined); // awaited when the slot comes round again or at the end
+    }
+    await Promise.all(slots.map((s) => s.busy));
+    return { size, ...(await digest.result()) };
+  } catch (e) {
+    digest.close();
+    await Promise.allSettled(slots.map((s) => s.busy));
+    throw e;
+  } finally {
+    await fh.close();
   }
 }
 

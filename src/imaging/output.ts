@@ -30,7 +30,7 @@ export interface WriteOptions {
 export async function writeDigested(source: AsyncIterable<Buffer> | Readable, path: string, o: WriteOptions): Promise<Digests> {
   const fh = await open(path, 'wx');
   try {
-    const write = (chunks: AsyncIterable<Buffer>) => writeBeside(chunks, fh);
+    const write = (chunks: AsyncIterable<Buffer>) => writeBeside(chunks, fh, ['sha256', 'md5']);
     const signal = o.signal ? { signal: o.signal } : {};
     const d = o.compress ? await pipeline(source, createGzip(), write, signal) : await pipeline(source, write, signal);
     await fh.sync();

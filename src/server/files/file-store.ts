@@ -14,6 +14,11 @@ import { writeBeside } from '../../hash-workers';
 
 /** Uploads of at least this many bytes (or of unknown length) hash in worker threads, smaller ones here. */
 export const PARALLEL_DIGEST_FROM = 4 * 1024 * 1024;
+/**
+ * A write asked to (`lateMd5`) of at least this many bytes (or of unknown length) leaves out its md5,
+ * which is filled in after the answer (late-md5.ts); below it the md5 costs under ~80 ms.
+ */
+export const LATE_MD5_FROM = 64 * 1024 * 1024;
 
 export type FileArea = 'files' | 'images';
 const AREAS: readonly (FileArea | 'tmp')[] = ['files', 'images', 'tmp'];
@@ -23,7 +28,8 @@ export interface WrittenFile {
   path: string;
   size: number;
   sha256: string;
-  md5: string;
+  /** Absent when left for later (`lateMd5`). */
+  md5?: string;
 }
 
 export class FileStore {
@@ -48,16 +54,22 @@ export class FileStore {
   /**
    * Stream `source` to `area` with its sha256 and md5, holding at most a few MiB in memory, made durable
    * by one fsync at the end. Over `maxBytes` → 413 and nothing is kept. `expectedBytes` (the Content-Length) picks
-   * where the hashing runs: here for small files, in worker threads beside the writes for large ones.
+   * where the hashing runs: here for small files, in worker threads beside the writes for large ones; and,
+   * with `lateMd5`, whether the md5 is left out (from LATE_MD5_FROM bytes, or of unknown length).
    */
-  async write(source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes?: number): Promise<WrittenFile> {
+  async write(
+    source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes?: number, o: { lateMd5?: boolean } = {},
+  ): Promise<WrittenFile> {
     const tmp = this.fresh('tmp', suffix);
     const fh = await open(this.abs(tmp), 'wx', 0o600);
     let ok = false;
     let digests: Omit<WrittenFile, 'path'>;
     try {
-      const small = expectedBytes !== undefined && Number.isFinite(expectedBytes) && expectedBytes < PARALLEL_DIGEST_FROM;
-      digests = small ? await writeHere(source, fh, maxBytes) : await writeBeside(source, fh, { bytes: maxBytes, error: () => tooLarge(maxBytes) });
+      const below = (n: number): boolean => expectedBytes !== undefined && Number.isFinite(expectedBytes) && expectedBytes < n;
+      const limit = { bytes: maxBytes, error: () => tooLarge(maxBytes) };
+      if (below(PARALLEL_DIGEST_FROM)) digests = await writeHere(source, fh, maxBytes);
+      else if (o.lateMd5 && !below(LATE_MD5_FROM)) digests = await writeBeside(source, fh, ['sha256'], limit);
+      else digests = await writeBeside(source, fh, ['sha256', 'md5'], limit);
       await fh.sync();
       ok = true;
     } finally {

@@ -15,6 +15,7 @@ import { artifactView, softwareView } from '../views/software';
 import type { Located } from '../views/stamp';
 import { uris } from '../uris';
 import { hasNonXmlChar } from '../../model/text-rules';
+import { lateMd5, type LateMd5 } from '../files/late-md5';
 import { ifMatch, owned, requireText } from './common';
 
 /** `v` where it follows the rule; a 400 "<field> "<v>" must be <what the rule says>" where it does not. */
@@ -78,14 +79,14 @@ async function removeArtifacts(ctx: Ctx, rows: Array<Row<'artifact'>>): Promise<
   for (const r of rows) await ctx.files.remove(r.doc.file?.path);
 }
 
-async function upload(ctx: Ctx, req: Req<'mySoftwareArtifact_upload'>, fileNameParam: string | undefined): Promise<Located<SoftwareArtifact>> {
+async function upload(ctx: Ctx, late: LateMd5, req: Req<'mySoftwareArtifact_upload'>, fileNameParam: string | undefined): Promise<Located<SoftwareArtifact>> {
   const art = loadArtifact(ctx, req);
   const fileName = checkFileName(fileNameParam ?? art.doc.origName ?? art.doc.name);
   const declared = Number(req.raw.headers['content-length'] ?? NaN);
   if (declared > ctx.limits.uploadBytes) throw new ServiceError(413, `upload larger than the limit of ${ctx.limits.uploadBytes} bytes`);
   const body = req.raw.body as Readable | undefined;
   const source: AsyncIterable<Uint8Array> = body && typeof body.pipe === 'function' ? body : (async function* () {})();
-  const written = await ctx.files.write(source, 'files', 'upload', ctx.limits.uploadBytes, Number.isFinite(declared) ? declared : undefined);
+  const written = await ctx.files.write(source, 'files', 'upload', ctx.limits.uploadBytes, Number.isFinite(declared) ? declared : undefined, { lateMd5: true });
   const mime = (req.raw.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
   let old: string | undefined;
   const row = ctx.store.tx(() => {
@@ -106,11 +107,13 @@ async function upload(ctx: Ctx, req: Req<'mySoftwareArtifact_upload'>, fileNameP
     throw notFound('the artifact was deleted during the upload');
   }
   if (old && old !== written.path) await ctx.files.remove(old);
+  if (written.md5 === undefined) late.schedule(art.id);
   return artifactView(row);
 }
 
-export const softwareRoutes = (ctx: Ctx) =>
-  ({
+export const softwareRoutes = (ctx: Ctx) => {
+  const late = lateMd5(ctx);
+  return {
     mySoftware_getAll: (req) => {
       const { uid } = req.params;
       // `distribId` is accepted and ignored: components are not tied to a distribution here.
@@ -163,8 +166,9 @@ export const softwareRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    mySoftwareArtifact_getAll: (req) => {
+    mySoftwareArtifact_getAll: async (req) => {
       const sw = loadSoftware(ctx, req);
+      await Promise.all(ctx.store.list('artifact', sw.owner, sw.id).map((r) => late.settled(r.id)));
       let items = ctx.store.list('artifact', sw.owner, sw.id).map(artifactView);
       const fn = req.query.filename;
       if (fn !== undefined) items = items.filter((a) => a.name === fn || a.origName === fn || a.fullName === fn);
@@ -183,7 +187,10 @@ export const softwareRoutes = (ctx: Ctx) =>
       return req.created(artifactView(row));
     },
 
-    mySoftwareArtifact_get: (req) => req.ok(artifactView(loadArtifact(ctx, req))),
+    mySoftwareArtifact_get: async (req) => {
+      await late.settled(loadArtifact(ctx, req).id);
+      return req.ok(artifactView(loadArtifact(ctx, req)));
+    },
 
     mySoftwareArtifact_update: (req) => {
       const row = loadArtifact(ctx, req);
@@ -230,7 +237,8 @@ export const softwareRoutes = (ctx: Ctx) =>
       return NO_CONTENT;
     },
 
-    mySoftwareArtifact_upload: async (req) => req.ok(await upload(ctx, req, req.params.fileName)),
+    mySoftwareArtifact_upload: async (req) => req.ok(await upload(ctx, late, req, req.params.fileName)),
     mySoftwareArtifact_download: (req) => artifactFile(ctx, loadArtifact(ctx, req)),
     mySoftwareArtifact_downloadFile: (req) => artifactFile(ctx, loadArtifact(ctx, req), req.params.fileName),
-  }) satisfies Partial<Routes>;
+  } satisfies Partial<Routes>;
+};

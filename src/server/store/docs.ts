@@ -11,7 +11,8 @@ export interface StoredFile {
   fileName: string;
   size: number;
   sha256: string;
-  md5: string;
+  /** Absent for a while after a large upload answered: filled in then (files/late-md5.ts). */
+  md5?: string | undefined;
   mimeType: string;
   stored: string;
 }
