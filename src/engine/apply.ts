@@ -297,16 +297,17 @@ function checkAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new AbortedError('aborted before the job started');
 }
 
-/** How long a job wait keeps its first, short poll delay. */
-const STEADY_POLL_MS = 10_000;
+/** How long a job wait keeps its first, short poll delay: a cold build of this example takes 15–30 s. */
+const STEADY_POLL_MS = 60_000;
 
 async function waitJob(c: Ctx, target: Image | PublishImage, id: string, label: string): Promise<void> {
   try {
     await c.client.waitForJob(target, {
       signal: c.o.signal,
-      // A rebuild of a few seconds is seen within 250 ms of its end (polls 250 ms apart for its first
-      // seconds), a long build within a second (the client's default backoff reaches 10 s): at most
-      // four small GETs a second per running job, then one.
+      // A build of up to a minute is seen within 250 ms of its end (polls 250 ms apart for its first
+      // minute; with 10 s, a 17 s cold build waited ~0.5 s on average for the poll that saw it), a
+      // longer one within a second (the client's default backoff reaches 10 s): at most four small GETs
+      // a second per running job, then one.
       pollMs: c.o.pollMs ?? 250,
       maxPollMs: Math.max(c.o.pollMs ?? 250, 1000),
       steadyMs: STEADY_POLL_MS,
