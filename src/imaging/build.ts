@@ -30,6 +30,8 @@ export type { BuildImageOptions, BuiltImage } from './build-options';
 import { copyTree } from './tree';
 import { imageSboms, listedFiles, readTreeContents } from './sbom';
 import { processOwner } from './os/owner';
+import { removeTree } from './os/mmdebstrap';
+import { memoryFolder } from './memory-folder';
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../model/limits';
 import { timed } from './stage-log';
 
@@ -147,20 +149,27 @@ async function baseDisk(o: BuildImageOptions, sandbox: Sandbox, buildDir: string
   }
   const reproducible = o.reproducible && { seed: key ?? o.reproducible.seed, sourceDateEpoch: o.reproducible.sourceDateEpoch };
   const settings = withoutPasswords(o.settings);
-  const tree = join(buildDir, 'root');
-  await timed('copying the OS layer', () => copyTree(o.layerDir, tree, sandbox, o.signal));
-  progress.stage(0, 20, 'applying settings', 0.5);
-  checkAbort(o.signal);
-  await timed('applying settings', () => applySettings(tree, { settings, cloudInit: o.cloudInit, signal: o.signal, sandbox, reproducible }));
-  checkAbort(o.signal);
-  const { treeBytes } = await timed('writing the bootable disk', () => writeBootableRaw({
-    tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
-    scratchDir: buildDir, signal: o.signal, sandbox, reproducible,
-    onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
-  }));
-  const [index, accountFiles, contents] = await timed('reading the tree (index, accounts, SBOM contents)', () => Promise.all([indexTree(tree), readAccountFiles(tree, sandbox), readTreeContents(tree)]));
-  await timed('removing the tree', () => rm(tree, { recursive: true, force: true }));
-  const meta: BaseMeta = { key: key ?? '', treeBytes, index, accountFiles, contents };
+  // The copy lives a few seconds: in memory when there is room (memory-folder.ts), else on disk.
+  const memory = o.layerBytes === undefined ? undefined : await memoryFolder(o.layerBytes, sandbox);
+  const tree = join(memory ?? buildDir, 'root');
+  let made: Omit<BaseMeta, 'key'>;
+  try {
+    await timed(`copying the OS layer${memory ? ' (to memory)' : ''}`, () => copyTree(o.layerDir, tree, sandbox, o.signal));
+    progress.stage(0, 20, 'applying settings', 0.5);
+    checkAbort(o.signal);
+    await timed('applying settings', () => applySettings(tree, { settings, cloudInit: o.cloudInit, signal: o.signal, sandbox, reproducible }));
+    checkAbort(o.signal);
+    const { treeBytes } = await timed('writing the bootable disk', () => writeBootableRaw({
+      tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
+      scratchDir: buildDir, signal: o.signal, sandbox, reproducible,
+      onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
+    }));
+    const [index, accountFiles, contents] = await timed('reading the tree (index, accounts, SBOM contents)', () => Promise.all([indexTree(tree), readAccountFiles(tree, sandbox), readTreeContents(tree)]));
+    made = { treeBytes, index, accountFiles, contents };
+  } finally {
+    await timed('removing the tree', () => (memory ? removeTree(memory, sandbox) : rm(tree, { recursive: true, force: true })));
+  }
+  const meta: BaseMeta = { key: key ?? '', ...made };
   if (cache && key) await timed('keeping the base disk', () => cache.put(meta, rawPath, o.signal));
   return meta;
 }

@@ -84,7 +84,7 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
         // server that only answers (the command line's embedded one, for a plan) never reads them.
         const { buildImage } = await import('./build.js');
         return await timed('disk stage', () => buildImage({
-          layerDir: layer.dir, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
+          layerDir: layer.dir, layerBytes: layer.bytes, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
           manifest: recipe.manifest(installed, reproducible), outFile, imageName, reproducible,
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),

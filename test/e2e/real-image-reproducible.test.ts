@@ -1,9 +1,11 @@
 // End to end, as a user checks a build: a Debian 12 declaration (examples/local.yml on release 12, an ssh key
 // in place of the password: a password is hashed with a random salt) applied twice by the command line on the
 // embedded server, each from cold (its own data folder and cache: two OS layers built from the mirror), gives
-// the same sha256 for the raw and the qcow2. A changed software file changes the digests, and `diff` names
-// that file. The image then boots by the fast path (its kernel started by QEMU) until nginx answers 200 on a
-// forwarded loopback port, and its SBOM says Debian 12. Costs: two cold OS layers, three applies, one boot.
+// the same sha256 for the raw and the qcow2: the first copies the OS layer into memory for its base disk, the
+// second onto the disk (`APPLIANCE_FORGE_TREE_IN_MEMORY=0`, src/imaging/memory-folder.ts). A changed software
+// file changes the digests, and `diff` names that file. The image then boots by the fast path (its kernel
+// started by QEMU) until nginx answers 200 on a forwarded loopback port, and its SBOM says Debian 12. Costs:
+// two cold OS layers, three applies, one boot.
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -20,9 +22,9 @@ describe.runIf(process.getuid?.() === 0)('real image, reproducible: Debian 12 tw
   const built: Record<string, { qcow2: string; raw: string }> = {};
 
   /** `apply` on the embedded server with its own data folder and OS-layer cache; the image files kept aside under `tag`. */
-  async function apply(tag: string, cache: string): Promise<{ qcow2: string; raw: string }> {
+  async function apply(tag: string, cache: string, env: Record<string, string> = {}): Promise<{ qcow2: string; raw: string }> {
     const r = await runCli(['apply', 'local12.yml', '--data-dir', `data-${cache}`, '--output', `out-${tag}`, '--json'], {
-      cwd: dir, env: { APPLIANCE_FORGE_CACHE_DIR: path.join(dir, `cache-${cache}`) }, killAfterMs: 1_500_000,
+      cwd: dir, env: { APPLIANCE_FORGE_CACHE_DIR: path.join(dir, `cache-${cache}`), ...env }, killAfterMs: 1_500_000,
     });
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
     const files = (JSON.parse(r.stdout) as { files: Array<{ path: string }> }).files.map((f) => path.resolve(dir, f.path));
@@ -51,7 +53,7 @@ describe.runIf(process.getuid?.() === 0)('real image, reproducible: Debian 12 tw
     expect(decl).not.toContain('password: forge-demo');
     writeFileSync(path.join(dir, 'local12.yml'), decl);
     built.a = await apply('a', 'a');
-    built.b = await apply('b', 'b');
+    built.b = await apply('b', 'b', { APPLIANCE_FORGE_TREE_IN_MEMORY: '0' });
     writeFileSync(path.join(dir, 'files/index.html'), readFileSync(path.join(dir, 'files/index.html'), 'utf8').replace('</body>', '<p>changed</p></body>'));
     built.c = await apply('c', 'a');
   }, 4_500_000);

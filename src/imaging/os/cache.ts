@@ -29,6 +29,7 @@ import { mirrorState } from './mirror-state';
 import { assertReachable, runTool } from '../run';
 import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
 import { ownerAlive, processOwner } from './owner';
+import { sweepMemoryFolders } from '../memory-folder';
 import type { OsLayerProgress } from './progress';
 import { timed } from '../stage-log';
 import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
@@ -47,6 +48,8 @@ export interface OsLayer {
   readonly key: string;
   readonly installed: readonly InstalledPackage[];
   readonly fromCache: boolean;
+  /** The tree's size on disk (bytes), as measured when the layer was made. */
+  readonly bytes: number;
   /** The SOURCE_DATE_EPOCH the layer was built with: the newest Release date of its mirror state. */
   readonly sourceDateEpoch: number;
   /** Ends the lease: the entry may be evicted again. Idempotent. */
@@ -298,6 +301,7 @@ export class OsLayerCache {
     if (this.swept) return;
     this.swept = true;
     for (const name of await readdir(this.p('tmp'))) if (!ownerAlive(name)) await removeTree(this.p('tmp', name));
+    await sweepMemoryFolders(currentSandbox());
     for (const key of await readdir(this.p('leases'))) {
       for (const l of await readdir(this.p('leases', key)).catch(() => [] as string[])) {
         if (!ownerAlive(l)) await unlink(this.p('leases', key, l)).catch(() => undefined);
@@ -331,6 +335,7 @@ export class OsLayerCache {
         key,
         installed: meta.installed,
         fromCache,
+        bytes: meta.bytes,
         sourceDateEpoch: meta.sourceDateEpoch,
         release: async () => {
           if (released) return;
