@@ -95,7 +95,10 @@ describe('upload', () => {
       expect(progress.every((p, i) => i === 0 || p.bytesLoaded > progress[i - 1]!.bytesLoaded)).toBe(true);
       const growthMiB = (peak - before) / MiB;
       console.log(`upload 256 MiB: client RSS before ${(before / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB, growth ${growthMiB.toFixed(1)} MiB`);
-      expect(growthMiB).toBeLessThan(64);
+      // The bytes in flight are a few MiB; the rest of the growth is read buffers that V8 has not collected yet,
+      // which depends on the runtime and the load: 38–41 MiB under Node 22, 50–55 MiB under Node 24 alone and
+      // 64.3 MiB once in the whole suite under Node 24. A client that held the file would grow by its 256 MiB.
+      expect(growthMiB).toBeLessThan(96);
     } finally {
       child.kill();
     }
