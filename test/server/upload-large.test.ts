@@ -3,7 +3,8 @@
 // process's RSS while 256 MiB go through (client and server both live in this process), and an
 // upload that passes the limit half-way (no Content-Length) is a 413 that keeps nothing. From
 // LATE_MD5_FROM bytes (or of unknown length) the answer comes before the md5, which follows on the
-// record: a GET waits for it, a replaced file never gets the old one's, a restart fills in a missing one.
+// record: a GET waits for it, a replaced file never gets the old one's, the first read after a
+// restart fills in one that a stop left missing.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';

@@ -1,16 +1,21 @@
-// The md5 of a large upload, filled in after the answer (README "Software files"). MD5 is one
-// sequential chain (~1.25 CPU-s per GiB here, bench/upload.mjs); computed before the answer, it held a
-// 1 GiB upload to 0.34 of a raw copy on two cores. The answer carries the size and the sha256sum once
-// the file is durable; the md5sum follows on the record, one file at a time in the hash worker. A GET of
-// the artifact waits for its own, so a read after the upload's answer always has it.
+// The md5 of a large upload, filled in after the answer (README "Reference server", "An upload's
+// checksums"). MD5 is one sequential chain (~1.25 CPU-s per GiB here, bench/upload.mjs); computed before
+// the answer, it held a 1 GiB upload to 0.34 of a raw copy on two cores. The answer carries the size and
+// the sha256sum once the file is durable; the md5sum follows on the record, one file at a time in the
+// hash worker. A read of the artifact waits for its own, so a read after the upload's answer always has
+// it; a record that a stop left without one gets it at its first read (no scan of every record at start).
 import { digestBeside } from '../../hash-workers';
 import type { Ctx } from '../context';
+import type { Row } from '../store/store';
 
 export interface LateMd5 {
-  /** Fill the artifact's md5: its upload answered without it, or a restart found it missing. */
+  /** Fill the artifact's md5 now: its upload answered without it. */
   schedule(artifactId: number): void;
-  /** Settles once the artifact's md5 is in, or its fill gave up (what a GET waits for). */
-  settled(artifactId: number): Promise<void>;
+  /**
+   * What a read of `row` waits for: its md5 being filled in (started here when a stop left it missing);
+   * undefined when there is nothing to wait for, so that a read stays synchronous.
+   */
+  pendingFor(row: Row<'artifact'>): Promise<void> | undefined;
 }
 
 type Deps = Pick<Ctx, 'store' | 'files' | 'jobs' | 'log'>;
@@ -36,9 +41,11 @@ export function lateMd5(ctx: Deps): LateMd5 {
     pending.set(id, done);
     void done.then(() => pending.get(id) === done && pending.delete(id));
   };
-  // An earlier run stopped after an answer and before its md5 was in.
-  for (const r of ctx.store.list('artifact')) if (r.doc.file && r.doc.file.md5 === undefined) schedule(r.id);
-  return { schedule, settled: (id) => pending.get(id) ?? Promise.resolve() };
+  const pendingFor = (row: Row<'artifact'>): Promise<void> | undefined => {
+    if (!pending.has(row.id) && row.doc.file && row.doc.file.md5 === undefined) schedule(row.id);
+    return pending.get(row.id);
+  };
+  return { schedule, pendingFor };
 }
 
 async function fill(ctx: Deps, id: number, signal: AbortSignal): Promise<void> {
@@ -50,7 +57,7 @@ async function fill(ctx: Deps, id: number, signal: AbortSignal): Promise<void> {
   } catch (e) {
     // Closing (the next start fills it in), or the file was replaced or removed meanwhile.
     if (signal.aborted || ctx.store.get('artifact', id)?.doc.file?.path !== f.path) return;
-    ctx.log.error({ err: e }, `the md5 of ${f.path} could not be computed; the next start tries again`);
+    ctx.log.error({ err: e }, `the md5 of ${f.path} could not be computed; the next read of its record tries again`);
     return;
   }
   ctx.store.tx(() => {

@@ -166,13 +166,18 @@ export const softwareRoutes = (ctx: Ctx) => {
       return NO_CONTENT;
     },
 
-    mySoftwareArtifact_getAll: async (req) => {
+    mySoftwareArtifact_getAll: (req) => {
       const sw = loadSoftware(ctx, req);
-      await Promise.all(ctx.store.list('artifact', sw.owner, sw.id).map((r) => late.settled(r.id)));
-      let items = ctx.store.list('artifact', sw.owner, sw.id).map(artifactView);
-      const fn = req.query.filename;
-      if (fn !== undefined) items = items.filter((a) => a.name === fn || a.origName === fn || a.fullName === fn);
-      return req.ok({ total: items.length, softwareArtifacts: items });
+      const answer = (rows: Array<Row<'artifact'>>) => {
+        let items = rows.map(artifactView);
+        const fn = req.query.filename;
+        if (fn !== undefined) items = items.filter((a) => a.name === fn || a.origName === fn || a.fullName === fn);
+        return req.ok({ total: items.length, softwareArtifacts: items });
+      };
+      const rows = ctx.store.list('artifact', sw.owner, sw.id);
+      const waits = rows.flatMap((r) => late.pendingFor(r) ?? []);
+      // Read again only after a wait: the md5s went in meanwhile.
+      return waits.length === 0 ? answer(rows) : Promise.all(waits).then(() => answer(ctx.store.list('artifact', sw.owner, sw.id)));
     },
 
     mySoftwareArtifact_add: (req) => {
@@ -187,9 +192,10 @@ export const softwareRoutes = (ctx: Ctx) => {
       return req.created(artifactView(row));
     },
 
-    mySoftwareArtifact_get: async (req) => {
-      await late.settled(loadArtifact(ctx, req).id);
-      return req.ok(artifactView(loadArtifact(ctx, req)));
+    mySoftwareArtifact_get: (req) => {
+      const row = loadArtifact(ctx, req);
+      const wait = late.pendingFor(row);
+      return wait ? wait.then(() => req.ok(artifactView(loadArtifact(ctx, req)))) : req.ok(artifactView(row));
     },
 
     mySoftwareArtifact_update: (req) => {
