@@ -7,7 +7,7 @@
 // and the build pins every inode time after it (test/e2e/real-image-reproducible.test.ts builds once
 // each way). Named for this process, so a start sweeps what a killed one left.
 import { readFileSync } from 'node:fs';
-import { lchown, mkdtemp, readdir, statfs } from 'node:fs/promises';
+import { lchown, lstat, mkdtemp, readdir, statfs, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { blockedFolder, hostId, type Sandbox } from '../host/sandbox';
 import { removeTree } from './os/mmdebstrap';
@@ -45,13 +45,21 @@ export async function memoryFolder(bytes: number, sandbox: Sandbox): Promise<str
   return dir;
 }
 
-/** Remove the folders of /dev/shm that a build of a process no longer running left (a killed server). */
+/**
+ * Remove the folders of /dev/shm that a build of a process no longer running left (a killed server).
+ * /dev/shm is everyone's: only an entry owned by this build's namespace root (as memoryFolder makes
+ * them) is touched, so the sweep never descends into a tree another user could still change; a link or
+ * a file is removed itself. /dev/shm is sticky: no other user can swap such an entry meanwhile.
+ */
 export async function sweepMemoryFolders(sandbox: Sandbox): Promise<number> {
+  const owner = hostId(sandbox, 0, 'uid');
   let removed = 0;
   for (const name of await readdir(MEMORY_DIR).catch(() => [] as string[])) {
     if (!NAME.test(name) || ownerAlive(name)) continue;
-    // Another user's folder resists (a sticky /dev/shm): theirs to sweep.
-    await removeTree(join(MEMORY_DIR, name), sandbox).then(() => removed++, () => undefined);
+    const path = join(MEMORY_DIR, name);
+    const st = await lstat(path).catch(() => undefined);
+    if (st?.uid !== owner) continue;
+    await (st.isDirectory() ? removeTree(path, sandbox) : unlink(path)).then(() => removed++, () => undefined);
   }
   return removed;
 }

@@ -1,9 +1,10 @@
 // Where a build's copy of the OS layer goes (src/imaging/memory-folder.ts): a private folder in /dev/shm
 // when memory has room, nothing when it has not or when turned off; a start sweeps the folders of
-// processes no longer running, and only those (never a live build's, never what a link points at).
+// processes no longer running, and only those (never a live build's, never another user's, never what a
+// link points at).
 // That the image's bytes do not depend on the place is checked end to end by
 // test/e2e/real-image-reproducible.test.ts (one build each way).
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,11 +54,20 @@ describe.runIf(existsSync(MEMORY_DIR) && statfsSync(MEMORY_DIR).type === 0x01021
     }
     writeFileSync(join(outside, 'keep'), 'k');
     symlinkSync(outside, link);
+    // A dead owner's name on a folder of another user (root makes it here): never descended into.
+    const foreign = join(MEMORY_DIR, `999999997.1-tree-${process.pid}`);
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      made.push(foreign);
+      mkdirSync(join(foreign, 'root'), { recursive: true });
+      chownSync(foreign, 65534, 65534);
+    }
     expect(await sweepMemoryFolders(privileged)).toBeGreaterThanOrEqual(2);
     expect(existsSync(dead)).toBe(false);
     expect(lstatSync(link, { throwIfNoEntry: false })).toBeUndefined();
     expect(existsSync(join(outside, 'keep'))).toBe(true);
     expect(existsSync(join(live, 'root', 'etc', 'hostname'))).toBe(true);
     expect(existsSync(join(other, 'root', 'etc', 'hostname'))).toBe(true);
+    if (asRoot) expect(existsSync(join(foreign, 'root'))).toBe(true);
   });
 });
