@@ -48,6 +48,8 @@ export interface ImageBuilder {
   readonly cacheDir: string;
   /** Removes what builds of dead processes left in the cache (mounts, then trees). */
   sweep(): Promise<void>;
+  /** Resolves once the OS layers built in memory are kept on disk (they are after their build's answer). */
+  settle(): Promise<void>;
   build(order: ImageOrder, signal: AbortSignal, progress: (p: ImageProgress) => void): Promise<BuiltImage>;
 }
 
@@ -68,6 +70,7 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
   return {
     cacheDir,
     sweep: () => cache.sweep(),
+    settle: () => cache.settle(),
     async build({ recipe, settings, files, outFile, imageName }, signal, progress) {
       progress({ stage: 'os-layer', percentage: 0, message: 'resolving packages' });
       const layer = await timed('OS layer', () => cache.acquire(recipe.os, {

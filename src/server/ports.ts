@@ -35,6 +35,8 @@ export interface ImagingPort extends Pick<ImageBuilder, 'build'> {
   readonly cacheDir?: string | undefined;
   /** Remove what builds of dead processes left in the cache (mounts, then trees): called when the server starts. */
   sweep?(): Promise<void>;
+  /** Wait for the work a build leaves after its answer (an OS layer kept on disk): called when the server closes. */
+  settle?(): Promise<void>;
 }
 
 export interface OpenStackCredentials {

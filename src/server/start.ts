@@ -79,7 +79,7 @@ const realOpenStack: OpenStackPort = {
 /** The real imaging port: the image library's builder (OS layers cached under `<cacheDir>/os`). */
 export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>): ImagingPort {
   const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes });
-  return { targetFormats: TARGET_FORMATS, mirror: o.mirror ?? defaultMirror(), cacheDir: builder.cacheDir, sweep: builder.sweep, build: builder.build };
+  return { targetFormats: TARGET_FORMATS, mirror: o.mirror ?? defaultMirror(), cacheDir: builder.cacheDir, sweep: builder.sweep, settle: builder.settle, build: builder.build };
 }
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {
@@ -132,6 +132,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
       (closed ??= (async () => {
         await jobs.close();
         await app.close();
+        await imaging.settle?.();
         store.close();
       })()),
   };

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/host/sandbox';
-import { MEMORY_DIR, memoryFolder, sweepMemoryFolders } from '../../src/imaging/memory-folder';
+import { MEMORY_DIR, memoryFolder, memoryGuard, sweepMemoryFolders } from '../../src/imaging/memory-folder';
 import { processOwner } from '../../src/imaging/os/owner';
 
 const privileged: Sandbox = { kind: 'privileged', reason: 'test' };
@@ -31,6 +31,29 @@ describe.runIf(existsSync(MEMORY_DIR) && statfsSync(MEMORY_DIR).type === 0x01021
     expect(st.isDirectory()).toBe(true);
     expect(st.mode & 0o777).toBe(0o700);
     expect(st.uid).toBe(process.getuid!());
+    // A layer's build folder: apt's `_apt` passes through it (it cannot list it).
+    const layer = await memoryFolder(200 * MiB, privileged, 'layer');
+    made.push(layer!);
+    expect(basename(layer!).startsWith(`${processOwner()}-layer-`)).toBe(true);
+    expect(lstatSync(layer!).mode & 0o777).toBe(0o711);
+  });
+
+  it('guards a build in memory: fires once /dev/shm grows past its bound, and not after it is stopped', async () => {
+    const guard = memoryGuard(8 * MiB, 20);
+    const big = join(MEMORY_DIR, `forge-test-guard-${process.pid}`);
+    made.push(big);
+    expect(guard.signal.aborted).toBe(false);
+    writeFileSync(big, Buffer.alloc(12 * MiB, 1));
+    await new Promise((resolve) => guard.signal.addEventListener('abort', resolve, { once: true }));
+    expect(guard.why()).toBe('it grew past 8 MiB');
+    expect(String((guard.signal.reason as Error).message)).toBe('the build in memory stopped: it grew past 8 MiB');
+    guard.stop();
+    rmSync(big);
+    const stopped = memoryGuard(8 * MiB, 20);
+    stopped.stop();
+    writeFileSync(big, Buffer.alloc(12 * MiB, 1));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stopped.signal.aborted).toBe(false);
   });
 
   it('is not used when turned off, or for a tree larger than /dev/shm has room for', async () => {
@@ -43,12 +66,13 @@ describe.runIf(existsSync(MEMORY_DIR) && statfsSync(MEMORY_DIR).type === 0x01021
 
   it('sweeps the folders of dead processes only, removing a link itself and never its target', async () => {
     const dead = join(MEMORY_DIR, `999999999.1-tree-${process.pid}`); // no pid is that high (pid_max ≤ 4194304)
+    const deadLayer = join(MEMORY_DIR, `999999999.1-layer-${process.pid}`);
     const live = join(MEMORY_DIR, `${processOwner()}-tree-live-${process.pid}`);
     const other = join(MEMORY_DIR, `forge-test-keep-${process.pid}`);
     const outside = mkdtempSync(join(tmpdir(), 'forge-sweep-target-'));
     const link = join(MEMORY_DIR, `999999998.1-tree-${process.pid}`);
-    made.push(dead, live, other, outside, link);
-    for (const d of [dead, live, other]) {
+    made.push(dead, deadLayer, live, other, outside, link);
+    for (const d of [dead, deadLayer, live, other]) {
       mkdirSync(join(d, 'root', 'etc'), { recursive: true });
       writeFileSync(join(d, 'root', 'etc', 'hostname'), 'x\n');
     }
@@ -62,8 +86,9 @@ describe.runIf(existsSync(MEMORY_DIR) && statfsSync(MEMORY_DIR).type === 0x01021
       mkdirSync(join(foreign, 'root'), { recursive: true });
       chownSync(foreign, 65534, 65534);
     }
-    expect(await sweepMemoryFolders(privileged)).toBeGreaterThanOrEqual(2);
+    expect(await sweepMemoryFolders(privileged)).toBeGreaterThanOrEqual(3);
     expect(existsSync(dead)).toBe(false);
+    expect(existsSync(deadLayer)).toBe(false);
     expect(lstatSync(link, { throwIfNoEntry: false })).toBeUndefined();
     expect(existsSync(join(outside, 'keep'))).toBe(true);
     expect(existsSync(join(live, 'root', 'etc', 'hostname'))).toBe(true);

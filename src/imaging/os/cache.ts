@@ -5,6 +5,11 @@
 //   <dir>/tmp/<owner>-…/                       builds in progress and entries being removed
 //   <dir>/debs/                                downloaded .deb files, hard-linked into each build's apt archive
 //
+// A new layer is built in memory (/dev/shm, memory-folder.ts) when there is room: its tree is leased
+// at once, and copied into <dir>/tmp, synced and published in the background; the key's build lock is
+// held until then, and `settle()` waits for it (a server's close). Without room, or once the tree in
+// memory outgrows its bound, it is built on disk as before.
+//
 // The size bound (maxBytes) covers all three: the layers, the .deb files and the trees being built.
 // Before a new layer is built, least recently used layers and then .deb files no build links are
 // removed until the bound leaves room for it; a build that still has no room is refused.
@@ -16,11 +21,11 @@
 // that is the hard part of a cross-process lock, and it is well used; the leases are plain files
 // because they are shared (many readers), which no lock library offers.
 import { randomBytes, createHash } from 'node:crypto';
-import { lchown, link, lstat, mkdir, readdir, readFile, rename, rm, statfs, unlink, utimes, writeFile, stat } from 'node:fs/promises';
+import { copyFile, lchown, link, lstat, mkdir, readdir, readFile, rename, rm, statfs, unlink, utimes, writeFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type lockfileModule from 'proper-lockfile';
-import { AbortedError } from '../../errors';
+import { AbortedError, messageOf } from '../../errors';
 import { currentSandbox, hostId, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from '../errors';
 import type { InstalledPackage, OsLayerSpec } from '../system';
@@ -29,9 +34,10 @@ import { mirrorState } from './mirror-state';
 import { assertReachable, runTool } from '../run';
 import { checkPrerequisites, installedPackages, removeTree, runMmdebstrap } from './mmdebstrap';
 import { ownerAlive, processOwner } from './owner';
-import { sweepMemoryFolders } from '../memory-folder';
+import { memoryFolder, memoryGuard, sweepMemoryFolders } from '../memory-folder';
+import { copyTree } from '../tree';
 import type { OsLayerProgress } from './progress';
-import { timed } from '../stage-log';
+import { buildNote, timed } from '../stage-log';
 import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
 
 export const DEFAULT_MAX_BYTES = 8 * 1024 ** 3;
@@ -41,6 +47,9 @@ export const DEFAULT_MAX_BYTES = 8 * 1024 ** 3;
  * instead when it is bigger (a Standard profile), and never more than the bound itself.
  */
 export const NEW_LAYER_BYTES = 768 * 1024 ** 2;
+
+/** A build in memory copies every kept .deb file into its tree's archive: past this much, it is built on disk. */
+export const MAX_DEBS_COPIED = 1024 ** 3;
 
 export interface OsLayer {
   /** The root tree: read-only for callers (copy it with `cp -a`, or `mke2fs -d` it). */
@@ -65,6 +74,21 @@ export interface OsLayerCacheOptions {
   readonly dir: string;
   /** Bound on the cache's disk usage: layers, downloaded .deb files and trees being built; default 8 GiB. */
   readonly maxBytes?: number | undefined;
+  /** Bound on a layer built in memory: past it, the build goes on disk. Default: twice the room a new layer is assumed to need. */
+  readonly memoryBytes?: number | undefined;
+}
+
+/** A layer built in memory in this process: leased from there until it is kept on disk and its last lease ends. */
+interface MemoryLayer {
+  readonly folder: string;
+  readonly dir: string;
+  readonly key: string;
+  readonly installed: InstalledPackage[];
+  readonly bytes: number;
+  readonly sourceDateEpoch: number;
+  readonly sandbox: Sandbox;
+  refs: number;
+  kept: boolean;
 }
 
 interface Meta {
@@ -143,12 +167,16 @@ const locks = async (): Promise<typeof lockfileModule> => (lockfile ??= (await i
 export class OsLayerCache {
   readonly dir: string;
   readonly maxBytes: number;
+  private readonly memoryBytes: number | undefined;
   private swept = false;
   private leaseCount = 0;
+  private readonly inMemory = new Map<string, MemoryLayer>();
+  private readonly keeping = new Set<Promise<void>>();
 
   constructor(o: OsLayerCacheOptions) {
     this.dir = o.dir;
     this.maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.memoryBytes = o.memoryBytes;
     if (!(this.maxBytes > 0)) throw new ImagingError('input', `maxBytes must be positive, not ${o.maxBytes}`);
   }
 
@@ -182,17 +210,31 @@ export class OsLayerCache {
         });
         continue;
       }
+      let handedOff = false;
       try {
         const again = await this.lease(key);
         if (again) {
           o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (built by another job)' });
           return again;
         }
-        return await this.build(s, { key, canonical, sourceDateEpoch: state.releaseDate }, sandbox, o);
+        const built = await this.build(s, { key, canonical, sourceDateEpoch: state.releaseDate }, sandbox, o);
+        if (built.keeping) {
+          // The lock holds until the layer is on disk: another process waits for the entry, not a second build.
+          handedOff = true;
+          const p = built.keeping.finally(() => release().catch(() => undefined));
+          this.keeping.add(p);
+          void p.finally(() => this.keeping.delete(p));
+        }
+        return built.layer;
       } finally {
-        await release().catch(() => undefined);
+        if (!handedOff) await release().catch(() => undefined);
       }
     }
+  }
+
+  /** Resolves once every layer built in memory here is kept on disk (or failed to be: a warning). */
+  async settle(): Promise<void> {
+    while (this.keeping.size > 0) await Promise.all([...this.keeping]);
   }
 
   /**
@@ -253,7 +295,7 @@ export class OsLayerCache {
    * Make room for a new layer before it is built: evict down to the bound less its estimated size,
    * and check the file system has that much free. Refused (disk-full) when either is short.
    */
-  private async makeRoom(): Promise<void> {
+  private async makeRoom(): Promise<number> {
     const largest = Math.max(0, ...(await this.entries()).map((e) => e.bytes));
     const reserve = Math.min(this.maxBytes, Math.max(NEW_LAYER_BYTES, largest));
     const { total } = await this.evictFor(reserve);
@@ -268,6 +310,7 @@ export class OsLayerCache {
     if (free < reserve) {
       throw new ImagingError('disk-full', `the file system of the OS layer cache has ${mib(free)} MiB free and a new layer needs about ${mib(reserve)} MiB: free space there or lower the cache bound`);
     }
+    return reserve;
   }
 
   /** The complete entries: size (from their meta.json) and when last used. */
@@ -317,6 +360,8 @@ export class OsLayerCache {
   /** The entry of `key`, leased, or undefined when there is none (under the cache lock, so eviction cannot interleave). */
   async lease(key: string, fromCache = true): Promise<OsLayer | undefined> {
     await this.init();
+    const m = this.inMemory.get(key);
+    if (m) return this.memoryLease(m, fromCache);
     return this.withLock('cache', async () => {
       let meta: Meta;
       try {
@@ -346,23 +391,129 @@ export class OsLayerCache {
     });
   }
 
-  private async build(spec: OsLayerSpec, { key, canonical, sourceDateEpoch }: Pick<Meta, 'key' | 'canonical' | 'sourceDateEpoch'>, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
-    await timed('making room in the layer cache', () => this.makeRoom());
-    const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
+  /** The new layer of `key`: built in memory when there is room (kept on disk in the background: `keeping`), else on disk. */
+  private async build(spec: OsLayerSpec, ids: Pick<Meta, 'key' | 'canonical' | 'sourceDateEpoch'>, sandbox: Sandbox, o: OsLayerOptions): Promise<{ layer: OsLayer; keeping?: Promise<void> }> {
+    const reserve = await timed('making room in the layer cache', () => this.makeRoom());
+    const folder = await this.memoryBuildFolder(reserve, sandbox);
+    if (folder) {
+      const guard = memoryGuard(this.memoryBytes ?? 2 * reserve);
+      try {
+        return await this.buildInMemory(spec, ids, folder, sandbox, { ...o, signal: o.signal ? AbortSignal.any([o.signal, guard.signal]) : guard.signal });
+      } catch (e) {
+        const why = guard.why();
+        if (why === undefined || o.signal?.aborted) {
+          await removeTree(folder, sandbox);
+          throw e;
+        }
+        // What it downloaded is kept: the build on disk links it instead of fetching it again.
+        await this.harvestDebs(join(folder, 'tree'), sandbox, (file, name) => this.keepDeb(file, name, sandbox)).catch(() => undefined);
+        await removeTree(folder, sandbox);
+        buildNote(`the OS layer in memory stopped (${why}): building it on disk`);
+      } finally {
+        guard.stop();
+      }
+    }
+    return { layer: await this.buildOnDisk(spec, ids, sandbox, o) };
+  }
+
+  /** A folder of /dev/shm for a new layer, when memory has room for it and for the kept .deb files it copies in. */
+  private async memoryBuildFolder(reserve: number, sandbox: Sandbox): Promise<string | undefined> {
+    const debs = (await this.debFiles(new Set())).reduce((n, d) => n + d.bytes, 0);
+    if (debs > MAX_DEBS_COPIED) return undefined;
+    return memoryFolder(reserve + debs, sandbox, 'layer');
+  }
+
+  /** mmdebstrap into `<work>/tree` (its temporary files in `<work>/tmp`, removed after). */
+  private async runBuild(spec: OsLayerSpec, work: string, debs: 'link' | 'copy', sandbox: Sandbox, sourceDateEpoch: number, o: OsLayerOptions): Promise<string> {
     const tree = join(work, 'tree');
+    const tmpDir = join(work, 'tmp');
+    await mkdir(tmpDir, { mode: 0o700 });
+    await lchown(tmpDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+    const mode = sandbox.kind === 'userns' ? 'unshare' : 'root';
+    await timed('mmdebstrap', () => runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), mode, debs), tree, { sandbox, tmpDir, sourceDateEpoch, signal: o.signal, onProgress: o.onProgress }));
+    await rm(tmpDir, { recursive: true, force: true });
+    o.onProgress?.({ phase: 'installing', fraction: 0.97, message: 'recording the installed packages' });
+    return tree;
+  }
+
+  /**
+   * Build in `folder` (/dev/shm) and lease the tree from there at once. Its downloads are set aside in
+   * `<folder>/debs`; `keeping` copies both to the cache, syncs and publishes them, then the folder goes
+   * with the last lease.
+   */
+  private async buildInMemory(spec: OsLayerSpec, { key, canonical, sourceDateEpoch }: Pick<Meta, 'key' | 'canonical' | 'sourceDateEpoch'>, folder: string, sandbox: Sandbox, o: OsLayerOptions): Promise<{ layer: OsLayer; keeping: Promise<void> }> {
+    const tree = await this.runBuild(spec, folder, 'copy', sandbox, sourceDateEpoch, o);
+    const debs = join(folder, 'debs');
+    await mkdir(debs);
+    await timed('setting the downloaded packages aside', () => this.harvestDebs(tree, sandbox, (file, name) => rename(file, join(debs, name))));
+    const installed = await timed('listing the installed packages', () => installedPackages(tree, sandbox, o.signal));
+    const bytes = await timed('measuring the layer', () => diskUsage(tree));
+    if (o.signal?.aborted) throw new AbortedError('image build aborted');
+    const m: MemoryLayer = { folder, dir: tree, key, installed, bytes, sourceDateEpoch, sandbox, refs: 0, kept: false };
+    this.inMemory.set(key, m);
+    const layer = this.memoryLease(m, false);
+    o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready' });
+    return { layer, keeping: this.keepOnDisk(m, canonical) };
+  }
+
+  /** Copy a layer built in memory into the cache, with its downloads; sync, publish, evict. A failure is a warning: the build that made it goes on. */
+  private async keepOnDisk(m: MemoryLayer, canonical: unknown): Promise<void> {
+    const work = this.p('tmp', `${OWNER}-keep-${randomBytes(4).toString('hex')}`);
+    try {
+      await mkdir(work);
+      await lchown(work, hostId(m.sandbox, 0, 'uid'), hostId(m.sandbox, 0, 'gid'));
+      await timed('keeping the OS layer: copying it to the cache', () => copyTree(m.dir, join(work, 'tree'), m.sandbox));
+      await timed('keeping the OS layer: the downloaded packages', async () => {
+        for (const name of await readdir(join(m.folder, 'debs'))) await this.keepDeb(join(m.folder, 'debs', name), name, m.sandbox);
+      });
+      const meta: Meta = { key: m.key, bytes: await diskUsage(work), installed: m.installed, canonical, builtAt: new Date().toISOString(), sourceDateEpoch: m.sourceDateEpoch };
+      await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
+      await writeFile(join(work, 'used'), '');
+      await timed('keeping the OS layer: syncing it', () => runTool('sync', ['--file-system', work]));
+      await this.withLock('cache', () => rename(work, this.p('layers', m.key)));
+      await timed('evicting old layers', () => this.evict());
+    } catch (e) {
+      await removeTree(work, m.sandbox).catch(() => undefined);
+      process.emitWarning(`the OS layer ${m.key.slice(0, 12)} was built but could not be kept in the cache (the next build of it starts again): ${messageOf(e)}`);
+    } finally {
+      m.kept = true;
+      if (m.refs === 0) await this.dropMemory(m);
+    }
+  }
+
+  private memoryLease(m: MemoryLayer, fromCache: boolean): OsLayer {
+    m.refs++;
+    let released = false;
+    return {
+      dir: m.dir,
+      key: m.key,
+      installed: m.installed,
+      fromCache,
+      bytes: m.bytes,
+      sourceDateEpoch: m.sourceDateEpoch,
+      release: async () => {
+        if (released) return;
+        released = true;
+        if (--m.refs === 0 && m.kept) await this.dropMemory(m);
+      },
+    };
+  }
+
+  /** The tree in memory is no longer leased here (later leases read the cache's copy). */
+  private async dropMemory(m: MemoryLayer): Promise<void> {
+    if (this.inMemory.get(m.key) === m) this.inMemory.delete(m.key);
+    await removeTree(m.folder, m.sandbox).catch(() => undefined);
+  }
+
+  private async buildOnDisk(spec: OsLayerSpec, { key, canonical, sourceDateEpoch }: Pick<Meta, 'key' | 'canonical' | 'sourceDateEpoch'>, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
+    const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
     assertReachable(sandbox, this.dir, 'cache folder');
     try {
       await mkdir(work);
       // mmdebstrap makes the tree here as the namespace's root.
       await lchown(work, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
-      const tmpDir = join(work, 'tmp');
-      await mkdir(tmpDir, { mode: 0o700 });
-      await lchown(tmpDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
-      const mode = sandbox.kind === 'userns' ? 'unshare' : 'root';
-      await timed('mmdebstrap', () => runMmdebstrap(mmdebstrapArgs(spec, tree, this.p('debs'), mode), tree, { sandbox, tmpDir, sourceDateEpoch, signal: o.signal, onProgress: o.onProgress }));
-      await rm(tmpDir, { recursive: true, force: true });
-      o.onProgress?.({ phase: 'installing', fraction: 0.97, message: 'recording the installed packages' });
-      await timed('keeping the downloaded packages', () => this.harvestDebs(tree, sandbox));
+      const tree = await this.runBuild(spec, work, 'link', sandbox, sourceDateEpoch, o);
+      await timed('keeping the downloaded packages', () => this.harvestDebs(tree, sandbox, (file, name) => this.keepDeb(file, name, sandbox)));
       const installed = await timed('listing the installed packages', () => installedPackages(tree, sandbox, o.signal));
       const meta: Meta = { key, bytes: await timed('measuring the layer', () => diskUsage(work)), installed, canonical, builtAt: new Date().toISOString(), sourceDateEpoch };
       await writeFile(join(work, 'meta.json'), `${JSON.stringify(meta)}\n`);
@@ -386,10 +537,12 @@ export class OsLayerCache {
    * Keep one downloaded .deb (a hard link). A kept file of other owners (a privileged build's, which the
    * namespace's root may not link: protected_hardlinks) is replaced atomically, so the next builds link
    * it instead of downloading it again; EPERM: this process may not link the new one, it is not kept.
+   * From another file system (a build in memory), a copy owned by the namespace's root.
    */
   private async keepDeb(file: string, name: string, sandbox: Sandbox): Promise<void> {
     const kept = this.p('debs', name);
     const err = await link(file, kept).then(() => undefined, (e: NodeJS.ErrnoException) => e);
+    if (err?.code === 'EXDEV') return this.copyDeb(file, kept, sandbox);
     if (err === undefined || err.code === 'EPERM') return;
     if (err.code !== 'EEXIST') throw err;
     const st = await lstat(kept).catch(() => undefined);
@@ -398,13 +551,28 @@ export class OsLayerCache {
     await link(file, fresh).then(() => rename(fresh, kept), () => unlink(fresh).catch(() => undefined));
   }
 
-  /** Keep the downloaded .deb files for the next builds (hard links: atomic, no copy), and out of the tree. */
-  private async harvestDebs(tree: string, sandbox: Sandbox): Promise<void> {
+  /** A copy of a .deb from another file system, unless one is kept already (the same name is the same file: apt checks it). */
+  private async copyDeb(file: string, kept: string, sandbox: Sandbox): Promise<void> {
+    if (await lstat(kept).then(() => true, () => false)) return;
+    const fresh = `${kept}.${randomBytes(4).toString('hex')}.part`;
+    try {
+      await copyFile(file, fresh);
+      await lchown(fresh, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+      await rename(fresh, kept);
+    } finally {
+      await unlink(fresh).catch(() => undefined);
+    }
+  }
+
+  /** Hand each downloaded .deb file of the tree to `keep` (which moves or links it), and leave none in the tree. */
+  private async harvestDebs(tree: string, sandbox: Sandbox, keep: (file: string, name: string) => Promise<void>): Promise<void> {
     const archives = join(tree, 'var/cache/apt/archives');
     for (const name of await readdir(archives)) {
       if (!name.endsWith('.deb')) continue;
-      await this.keepDeb(join(archives, name), name, sandbox);
-      await unlink(join(archives, name));
+      await keep(join(archives, name), name);
+      await unlink(join(archives, name)).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'ENOENT') throw e; // moved by `keep`
+      });
     }
     await rm(join(archives, 'partial'), { recursive: true, force: true });
     await mkdir(join(archives, 'partial'), { recursive: true });

@@ -114,12 +114,13 @@ export function sourceLines(spec: OsLayerSpec): string[] {
 
 /**
  * mmdebstrap's arguments for building `target` (a directory). `debCache`: a directory of .deb files
- * hard-linked into the tree's apt archive before the download (same filesystem), so apt fetches
- * only what it lacks (a file the namespace's root may not link is fetched again); the archive is
- * kept (skip cleanup/apt/cache) for the caller to harvest. `mode`: `unshare` as root of the build's
- * user namespace, `root` on the host.
+ * put into the tree's apt archive before the download, so apt fetches only what it lacks: hard-linked
+ * (`debs: 'link'`, the same file system; a file the namespace's root may not link is fetched again),
+ * or copied (`'copy'`: a tree in memory, another file system). The archive is kept (skip
+ * cleanup/apt/cache) for the caller to harvest. `mode`: `unshare` as root of the build's user
+ * namespace, `root` on the host.
  */
-export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: string, mode: 'unshare' | 'root'): string[] {
+export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: string, mode: 'unshare' | 'root', debs: 'link' | 'copy' = 'link'): string[] {
   return [
     '--verbose',
     `--mode=${mode}`,
@@ -129,7 +130,7 @@ export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: stri
     ...DPKG_OPTIONS.map((o) => `--dpkgopt=${o}`),
     `--include=${includeList(spec).join(',')}`,
     '--skip=essential/unlink,cleanup/apt/cache',
-    `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && { cp -al ${shellQuote(`${debCache}/.`)} "$1/var/cache/apt/archives/" 2>/dev/null || true; }`,
+    `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && { cp -a${debs === 'link' ? 'l' : ''} ${shellQuote(`${debCache}/.`)} "$1/var/cache/apt/archives/" 2>/dev/null || true; }`,
     // dpkg fsyncs every unpacked file; a half-built tree is thrown away anyway, and the cache syncs the
     // finished tree once before it is kept. A hook, not --dpkgopt, so the option does not stay in the image.
     `--setup-hook=mkdir -p "$1/etc/dpkg/dpkg.cfg.d" && echo force-unsafe-io > "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}"`,

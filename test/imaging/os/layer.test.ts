@@ -4,14 +4,16 @@
 // requests (a pinned version the mirror lacks, an unknown package) that fail naming the package and keep nothing;
 // an abort in the middle of a build kills mmdebstrap's whole process group and keeps nothing.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AbortedError } from '../../../src/errors';
 import { isImagingError } from '../../../src/imaging/errors';
 import { layerKey, OsLayerCache, type OsLayer, type OsLayerProgress } from '../../../src/imaging/os';
 import { STANDARD_GROUPS, SYSTEM_USERS, TAKEN_GROUPS } from '../../../src/model/accounts';
 import { releaseBySuite } from '../../../src/model/releases';
+import { MEMORY_DIR } from '../../../src/imaging/memory-folder';
+import { processOwner } from '../../../src/imaging/os/owner';
 import { TEST_CACHE, countMmdebstrap, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');
@@ -28,6 +30,20 @@ beforeAll(() => {
 afterAll(() => {
   process.env.PATH = savedPath;
 });
+
+/** This process's folders of layers built in memory (memory-folder.ts names them `<owner>-layer-…`). */
+const MEMORY_LAYERS = join(MEMORY_DIR, `${processOwner()}-layer-`);
+const memoryLayers = (): string[] => readdirSync(MEMORY_DIR).filter((n) => join(MEMORY_DIR, n).startsWith(MEMORY_LAYERS));
+
+/**
+ * A tree as find(1) and sha256sum(1) see it: each entry's path, type, mode, owner and link target, then
+ * (`contents`) each file's size and digest.
+ */
+function listing(tree: string, contents: boolean): string {
+  const entries = `find . -printf '%p %y %m %U:%G %l\\n' | LC_ALL=C sort`;
+  const files = `find . -type f -printf '%p %s\\n' | LC_ALL=C sort && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum`;
+  return execFileSync('sh', ['-c', `cd "$1" && ${entries}${contents ? ` && ${files}` : ''}`, 'sh', tree], { encoding: 'utf8', maxBuffer: 256 * 1024 ** 2 });
+}
 
 function dpkgQuery(tree: string): { name: string; version: string; arch: string }[] {
   const out = execFileSync('dpkg-query', [`--admindir=${tree}/var/lib/dpkg`, '-W', '-f=${db:Status-Abbrev} ${Package} ${Version} ${Architecture}\n'], { encoding: 'utf8' });
@@ -64,7 +80,8 @@ describe('a real OS layer', () => {
   }, 600_000);
   afterAll(async () => {
     await layer?.release();
-  });
+    await cache.settle();
+  }, 120_000);
 
   it('holds the kernel, systemd, nginx and the boot set, as dpkg reads the tree', () => {
     const pkgs = dpkgQuery(layer.dir);
@@ -136,6 +153,7 @@ describe('a real OS layer', () => {
       expect(seen.map((p) => [p.phase, p.fraction])).toEqual([['resolving', 0], ['installing', 1]]);
       expect(again.fromCache).toBe(true);
       expect(again.key).toBe(layer.key);
+      // Built here in memory: this process leases that tree while it holds a lease of it.
       expect(again.dir).toBe(layer.dir);
       expect(again.installed).toEqual(layer.installed);
     } finally {
@@ -147,7 +165,8 @@ describe('a real OS layer', () => {
   it('is found by another process too (same key, from the cache, no mmdebstrap run)', async () => {
     const before = counter.runs();
     const w = startWorker({ op: 'acquire', cacheDir: TEST_CACHE, spec: nginx }, counter.env);
-    expect(await w.messages).toEqual([{ ok: true, key: layer.key, fromCache: true, dir: layer.dir, packages: layer.installed.length }]);
+    // The cache's own entry (a layer built here in memory is kept there before the build lock is let go).
+    expect(await w.messages).toEqual([{ ok: true, key: layer.key, fromCache: true, dir: join(TEST_CACHE, 'layers', layer.key, 'tree'), packages: layer.installed.length }]);
     expect(counter.runs()).toBe(before);
   });
 
@@ -171,7 +190,8 @@ describe('a real Debian 13 (trixie) OS layer', () => {
   }, 900_000);
   afterAll(async () => {
     await layer?.release();
-  });
+    await cache.settle();
+  }, 120_000);
 
   it('is Debian 13 with its cloud kernel, the boot set and the tools the accounts are set up with (chpasswd)', () => {
     expect(readFileSync(join(layer.dir, 'etc/debian_version'), 'utf8')).toMatch(/^13\.\d+/);
@@ -279,9 +299,92 @@ describe('an aborted build', () => {
     expect(await cache.keys()).toEqual([]);
     expect(readdirSync(join(priv.path, 'tmp'))).toEqual([]);
     const mounts = execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' }).split('\n');
-    expect(mounts.filter((m) => m.startsWith(priv.path))).toEqual([]);
+    expect(mounts.filter((m) => m.startsWith(priv.path) || m.startsWith(MEMORY_LAYERS))).toEqual([]);
+    expect(memoryLayers()).toEqual([]);
     expect(progress.map((p) => p.phase)).toContain('resolving');
     expect(progress.at(-1)!.phase).toBe('downloading');
     for (let i = 1; i < progress.length; i++) expect(progress[i]!.fraction).toBeGreaterThanOrEqual(progress[i - 1]!.fraction);
+  }, 600_000);
+});
+
+describe('a layer built in memory (/dev/shm), kept in the cache in the background', () => {
+  // An empty cache: everything is downloaded, so what the build keeps of its downloads is seen.
+  let dir: ReturnType<typeof scratch>;
+  let inMemory: { key: string; installed: string[]; entries: string };
+  beforeAll(() => {
+    dir = scratch('memory');
+  });
+  afterAll(() => dir?.cleanup());
+  const curl = spec({ packages: [{ name: 'curl' }] });
+  const names = (l: OsLayer): string[] => l.installed.map((p) => `${p.name} ${p.version} ${p.arch}`);
+
+  it('is leased from memory at once; its copy in the cache is the same tree with the downloads beside it; the folder goes with the last lease', async () => {
+    const cache = new OsLayerCache({ dir: join(dir.path, 'a') });
+    const runs = counter.runs();
+    const layer = await cache.acquire(curl);
+    try {
+      expect(counter.runs()).toBe(runs + 1);
+      expect(layer.fromCache).toBe(false);
+      expect(layer.dir.startsWith(MEMORY_LAYERS)).toBe(true);
+      const tree = listing(layer.dir, true);
+      await cache.settle();
+      expect(await cache.keys()).toEqual([layer.key]);
+      expect(listing(join(cache.dir, 'layers', layer.key, 'tree'), true)).toBe(tree);
+      // Each installed package's .deb file is kept for the next builds (the archive of the tree has none).
+      const debs = readdirSync(join(cache.dir, 'debs'));
+      for (const p of layer.installed) expect(debs.some((f) => f.startsWith(`${p.name}_`)), p.name).toBe(true);
+      expect(readdirSync(join(cache.dir, 'tmp'))).toEqual([]);
+      // Still leased: the tree in memory stays until its lease ends.
+      expect(existsSync(layer.dir)).toBe(true);
+      inMemory = { key: layer.key, installed: names(layer), entries: listing(layer.dir, false) };
+    } finally {
+      await layer.release();
+    }
+    expect(existsSync(dirname(layer.dir))).toBe(false);
+    expect(memoryLayers()).toEqual([]);
+    // A new lease reads the cache's entry: no build.
+    const again = await cache.acquire(curl);
+    expect(again.dir).toBe(join(cache.dir, 'layers', layer.key, 'tree'));
+    await again.release();
+    expect(counter.runs()).toBe(runs + 1);
+  }, 600_000);
+
+  it('is built on disk instead once it outgrows its bound in memory, and comes out the same', async () => {
+    expect(inMemory).toBeDefined();
+    // The first build's downloads, linked: the one in memory copies them in (past its 16 MiB bound), the one on disk links them.
+    const b = join(dir.path, 'b');
+    mkdirSync(join(b, 'debs'), { recursive: true });
+    for (const f of readdirSync(join(dir.path, 'a', 'debs'))) linkSync(join(dir.path, 'a', 'debs', f), join(b, 'debs', f));
+    const cache = new OsLayerCache({ dir: b, memoryBytes: 16 * 1024 ** 2 });
+    const runs = counter.runs();
+    const notes: string[] = [];
+    const savedLog = process.env.APPLIANCE_FORGE_LOG;
+    process.env.APPLIANCE_FORGE_LOG = 'debug';
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      notes.push(String(chunk));
+      return true;
+    });
+    let layer: OsLayer;
+    try {
+      layer = await cache.acquire(curl);
+    } finally {
+      write.mockRestore();
+      if (savedLog === undefined) delete process.env.APPLIANCE_FORGE_LOG;
+      else process.env.APPLIANCE_FORGE_LOG = savedLog;
+    }
+    try {
+      expect(notes.filter((n) => n.includes('the OS layer in memory stopped (it grew past 16 MiB): building it on disk'))).toHaveLength(1);
+      expect(counter.runs()).toBe(runs + 2);
+      expect(layer.dir).toBe(join(b, 'layers', layer.key, 'tree'));
+      expect(memoryLayers()).toEqual([]);
+      expect(layer.key).toBe(inMemory.key);
+      expect(names(layer)).toEqual(inMemory.installed);
+      expect(listing(layer.dir, false)).toBe(inMemory.entries);
+      // Linked, not copied: the downloads of the first build are the same files.
+      const deb = readdirSync(join(b, 'debs')).find((f) => f.startsWith('curl_'))!;
+      expect(lstatSync(join(b, 'debs', deb)).ino).toBe(lstatSync(join(dir.path, 'a', 'debs', deb)).ino);
+    } finally {
+      await layer.release();
+    }
   }, 600_000);
 });

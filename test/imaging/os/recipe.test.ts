@@ -40,6 +40,12 @@ describe('the mmdebstrap recipe', () => {
     expect(sourceLines(spec({ mirror: { archive: m.archive } }))).toHaveLength(2);
   });
 
+  it('links the kept .deb files into the archive, or copies them for a tree on another file system', () => {
+    const hook = (debs?: 'link' | 'copy') => mmdebstrapArgs(spec(), '/t', "/c/it's", 'root', debs).find((a) => a.includes('/var/cache/apt/archives/"'));
+    expect(hook()).toContain(`cp -al '/c/it'\\''s/.' "$1/var/cache/apt/archives/"`);
+    expect(hook('copy')).toContain(`cp -a '/c/it'\\''s/.' "$1/var/cache/apt/archives/"`);
+  });
+
   it('keeps copyright files while leaving out docs and manual pages', () => {
     const args = mmdebstrapArgs(spec(), '/t', '/c', 'root');
     expect(args).toContain('--dpkgopt=path-exclude=/usr/share/doc/*');

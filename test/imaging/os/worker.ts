@@ -15,6 +15,7 @@ async function main(): Promise<void> {
       const layer = await cache.acquire(a.spec);
       say({ ok: true, key: layer.key, fromCache: layer.fromCache, dir: layer.dir, packages: layer.installed.length });
       await layer.release();
+      await cache.settle();
     } catch (e) {
       say({ ok: false, error: messageOf(e) });
     }
