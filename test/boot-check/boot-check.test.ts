@@ -244,10 +244,11 @@ describe('bootCheck of a Debian 12 image (the fixture)', () => {
     // The kernel's notice (its info-level `Command line:` is off the console under the fast path's loglevel=6).
     expect(bad.stderr).toMatch(/console \| .*Kernel command line: root=LABEL=root /);
     expect(bad.stderr).not.toContain('BOOT_IMAGE=');
-    // The fast-path words come after the image's own, on the line the kernel printed and in the result; with
-    // the probe's NIC, the static ip= word last (Debian 12's initramfs does not act on it: test/e2e/real-image.test.ts, Debian 13).
+    // The fast-path words come after the image's own, in the result (what QEMU was given); with the probe's
+    // NIC, the static ip= word last (Debian 12's initramfs does not act on it: test/e2e/real-image.test.ts,
+    // Debian 13). Not matched word for word on the console: the kernel's UART console drops a character
+    // now and then when the host is loaded (a suite run printed `getty-satic.service` on that line).
     expect(doc.commandLine).toMatch(new RegExp(`^root=LABEL=root .* ${[...FAST_KERNEL_PARAMS, ...FAST_NETWORK_PARAMS].join(' ')}$`));
-    expect(bad.stderr).toMatch(/Kernel command line: root=LABEL=root .* systemd\.mask=getty-static\.service /);
     expect(doc.reason).toContain('Login incorrect');
     expect(bad.stderr).toMatch(/console \| .*login: /);
     for (const out of [ok.stdout, ok.stderr, bad.stdout, bad.stderr]) expect(out).not.toContain(fx.password);
