@@ -58,6 +58,8 @@ export interface ImageBuilderOptions {
   readonly cacheDir?: string | undefined;
   /** Bound on the layer cache's disk usage (OsLayerCache's default when undefined). */
   readonly maxCacheBytes?: number | undefined;
+  /** What went wrong after a build's answer (OsLayerCache's default when undefined: the debug log). */
+  readonly onWarning?: ((message: string) => void) | undefined;
 }
 
 /** Share of the whole build that the OS layer takes. */
@@ -66,7 +68,7 @@ const LAYER_PERCENT = 40;
 export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
   // Layers under <cache>/os: the other stages may keep their own folders beside it.
   const cacheDir = join(o.cacheDir ?? defaultCacheDir(), 'os');
-  const cache = new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes });
+  const cache = new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes, onWarning: o.onWarning });
   return {
     cacheDir,
     sweep: () => cache.sweep(),

@@ -6,8 +6,10 @@ import { builtIndexDir, indexedCatalogs, startIndexDir } from './catalog/start-i
 import { imageBuilder } from '../imaging/builder';
 import { TARGET_FORMATS } from '../imaging/formats';
 import { defaultMirror } from '../imaging/os/mirror';
+import { buildNote } from '../imaging/stage-log';
 import type { MirrorConfig } from '../imaging';
 import { BuildSlots } from './jobs/build-slots';
+import type { ServerLog } from './context';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
 import { SecretBox } from './auth/secret-box';
@@ -77,8 +79,8 @@ const realOpenStack: OpenStackPort = {
 };
 
 /** The real imaging port: the image library's builder (OS layers cached under `<cacheDir>/os`). */
-export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>): ImagingPort {
-  const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes });
+export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>, onWarning?: (message: string) => void): ImagingPort {
+  const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes, onWarning });
   return { targetFormats: TARGET_FORMATS, mirror: o.mirror ?? defaultMirror(), cacheDir: builder.cacheDir, sweep: builder.sweep, settle: builder.settle, build: builder.build };
 }
 
@@ -90,7 +92,12 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   store.closeInterruptedJobs();
   files.sweep(store.filePaths());
   const jobs = o.jobs ?? new JobRunner();
-  const imaging = o.imaging ?? realImaging(o);
+  // A layer not kept after its build's answer is said in the server's log (once it exists) and the debug log.
+  const late: { log?: ServerLog } = {};
+  const imaging = o.imaging ?? realImaging(o, (m) => {
+    buildNote(`warning: ${m}`);
+    late.log?.warn({}, m);
+  });
   // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the
   // cache: unmount and remove them now, not at the next build. Started before the app is built, so that
   // its file system calls (libuv's thread pool) run while the routes are set up; awaited before the
@@ -112,6 +119,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     publicUrl: o.publicUrl,
     cloudEndpoints: o.cloudEndpoints,
   });
+  late.log = ctx.log;
   try {
     const failed = await swept;
     if (failed) ctx.log.warn({ err: failed.e }, `the OS layer cache could not be swept: ${messageOf(failed.e)}`);

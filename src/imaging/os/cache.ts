@@ -76,6 +76,8 @@ export interface OsLayerCacheOptions {
   readonly maxBytes?: number | undefined;
   /** Bound on a layer built in memory: past it, the build goes on disk. Default: twice the room a new layer is assumed to need. */
   readonly memoryBytes?: number | undefined;
+  /** What went wrong after a build's answer (a layer built in memory not kept on disk); default: the debug log. */
+  readonly onWarning?: ((message: string) => void) | undefined;
 }
 
 /** A layer built in memory in this process: leased from there until it is kept on disk and its last lease ends. */
@@ -168,6 +170,7 @@ export class OsLayerCache {
   readonly dir: string;
   readonly maxBytes: number;
   private readonly memoryBytes: number | undefined;
+  private readonly warn: (message: string) => void;
   private swept = false;
   private leaseCount = 0;
   private readonly inMemory = new Map<string, MemoryLayer>();
@@ -177,6 +180,7 @@ export class OsLayerCache {
     this.dir = o.dir;
     this.maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
     this.memoryBytes = o.memoryBytes;
+    this.warn = o.onWarning ?? ((m) => buildNote(`warning: ${m}`));
     if (!(this.maxBytes > 0)) throw new ImagingError('input', `maxBytes must be positive, not ${o.maxBytes}`);
   }
 
@@ -474,7 +478,7 @@ export class OsLayerCache {
       await timed('evicting old layers', () => this.evict());
     } catch (e) {
       await removeTree(work, m.sandbox).catch(() => undefined);
-      process.emitWarning(`the OS layer ${m.key.slice(0, 12)} was built but could not be kept in the cache (the next build of it starts again): ${messageOf(e)}`);
+      this.warn(`the OS layer ${m.key.slice(0, 12)} was built but could not be kept in the cache (the next build of it starts again): ${messageOf(e)}`);
     } finally {
       m.kept = true;
       if (m.refs === 0) await this.dropMemory(m);
