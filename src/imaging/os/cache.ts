@@ -21,7 +21,9 @@
 // that is the hard part of a cross-process lock, and it is well used; the leases are plain files
 // because they are shared (many readers), which no lock library offers.
 import { randomBytes, createHash } from 'node:crypto';
-import { copyFile, lchown, link, lstat, mkdir, readdir, readFile, rename, rm, statfs, unlink, utimes, writeFile, stat } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { lchown, link, lstat, mkdir, open, readdir, readFile, rename, rm, statfs, unlink, utimes, writeFile, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type lockfileModule from 'proper-lockfile';
@@ -555,15 +557,22 @@ export class OsLayerCache {
     await link(file, fresh).then(() => rename(fresh, kept), () => unlink(fresh).catch(() => undefined));
   }
 
-  /** A copy of a .deb from another file system, unless one is kept already (the same name is the same file: apt checks it). */
+  /**
+   * A copy of a .deb from another file system, unless one is kept already (the same name is the same
+   * file: apt checks it). Only a regular file is copied, never what a link of the tree points at.
+   */
   private async copyDeb(file: string, kept: string, sandbox: Sandbox): Promise<void> {
     if (await lstat(kept).then(() => true, () => false)) return;
+    const src = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+    if (!src) return;
     const fresh = `${kept}.${randomBytes(4).toString('hex')}.part`;
     try {
-      await copyFile(file, fresh);
+      if (!(await src.stat()).isFile()) return;
+      await pipeline(src.createReadStream({ autoClose: false }), createWriteStream(fresh, { flags: 'wx', mode: 0o644 }));
       await lchown(fresh, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
       await rename(fresh, kept);
     } finally {
+      await src.close();
       await unlink(fresh).catch(() => undefined);
     }
   }

@@ -3,10 +3,11 @@
 // build leaves (at server start too). Tiny fake entries (a meta.json declaring their size): a real
 // build would add only minutes here, the eviction logic reads nothing else of an entry.
 import { execFileSync } from 'node:child_process';
-import { linkSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../../src/host/sandbox';
 import { OsLayerCache } from '../../../src/imaging/os';
 import { mountsUnder } from '../../../src/imaging/os/mmdebstrap';
 import { isImagingError } from '../../../src/imaging';
@@ -175,6 +176,28 @@ describe('the sweep at server start', () => {
     } finally {
       await server.close();
       for (const p of mountsUnder(tree)) execFileSync('umount', ['--lazy', p]);
+    }
+  });
+});
+
+describe('the .deb files a build in memory downloaded', () => {
+  // keepDeb is private: reached here because a link among a tree's downloads cannot be planted in a real
+  // mmdebstrap run (apt writes them); the copy across file systems is the path a build in memory takes.
+  it.runIf(existsSync('/dev/shm'))('are copied into the cache from another file system, and a link among them is never followed', async () => {
+    const cache = new OsLayerCache({ dir: join(root.path, `debs${n++}`) });
+    await cache.evict(); // makes the layout
+    const shm = mkdtempSync('/dev/shm/forge-test-debs-');
+    try {
+      writeFileSync(join(shm, 'real_1_all.deb'), 'a deb\n');
+      symlinkSync('/etc/hostname', join(shm, 'evil_1_all.deb'));
+      const keepDeb = (Reflect.get(cache, 'keepDeb') as (file: string, name: string, sandbox: Sandbox) => Promise<void>).bind(cache);
+      const sandbox: Sandbox = { kind: 'privileged', reason: 'test' };
+      await keepDeb(join(shm, 'real_1_all.deb'), 'real_1_all.deb', sandbox);
+      await keepDeb(join(shm, 'evil_1_all.deb'), 'evil_1_all.deb', sandbox);
+      expect(readdirSync(join(cache.dir, 'debs'))).toEqual(['real_1_all.deb']);
+      expect(readFileSync(join(cache.dir, 'debs', 'real_1_all.deb'), 'utf8')).toBe('a deb\n');
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
     }
   });
 });
