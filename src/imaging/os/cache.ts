@@ -399,6 +399,8 @@ export class OsLayerCache {
 
   /** The new layer of `key`: built in memory when there is room (kept on disk in the background: `keeping`), else on disk. */
   private async build(spec: OsLayerSpec, ids: Pick<Meta, 'key' | 'canonical' | 'sourceDateEpoch'>, sandbox: Sandbox, o: OsLayerOptions): Promise<{ layer: OsLayer; keeping?: Promise<void> }> {
+    // Either way the layer ends in the cache (a build in memory is copied there): the namespace must reach it.
+    assertReachable(sandbox, this.dir, 'cache folder');
     const reserve = await timed('making room in the layer cache', () => this.makeRoom());
     const folder = await this.memoryBuildFolder(reserve, sandbox);
     if (folder) {
@@ -513,7 +515,6 @@ export class OsLayerCache {
 
   private async buildOnDisk(spec: OsLayerSpec, { key, canonical, sourceDateEpoch }: Pick<Meta, 'key' | 'canonical' | 'sourceDateEpoch'>, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer> {
     const work = this.p('tmp', `${OWNER}-build-${randomBytes(4).toString('hex')}`);
-    assertReachable(sandbox, this.dir, 'cache folder');
     try {
       await mkdir(work);
       // mmdebstrap makes the tree here as the namespace's root.
@@ -559,11 +560,12 @@ export class OsLayerCache {
 
   /**
    * A copy of a .deb from another file system, unless one is kept already (the same name is the same
-   * file: apt checks it). Only a regular file is copied, never what a link of the tree points at.
+   * file: apt checks it). Only a regular file is copied, never what a link of the tree points at, and
+   * opening a FIFO placed there does not wait for a writer.
    */
   private async copyDeb(file: string, kept: string, sandbox: Sandbox): Promise<void> {
     if (await lstat(kept).then(() => true, () => false)) return;
-    const src = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+    const src = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
     if (!src) return;
     const fresh = `${kept}.${randomBytes(4).toString('hex')}.part`;
     try {

@@ -183,17 +183,19 @@ describe('the sweep at server start', () => {
 describe('the .deb files a build in memory downloaded', () => {
   // keepDeb is private: reached here because a link among a tree's downloads cannot be planted in a real
   // mmdebstrap run (apt writes them); the copy across file systems is the path a build in memory takes.
-  it.runIf(existsSync('/dev/shm'))('are copied into the cache from another file system, and a link among them is never followed', async () => {
+  it.runIf(existsSync('/dev/shm'))('are copied into the cache from another file system; a link among them is never followed, a FIFO never waited on', async () => {
     const cache = new OsLayerCache({ dir: join(root.path, `debs${n++}`) });
     await cache.evict(); // makes the layout
     const shm = mkdtempSync('/dev/shm/forge-test-debs-');
     try {
       writeFileSync(join(shm, 'real_1_all.deb'), 'a deb\n');
       symlinkSync('/etc/hostname', join(shm, 'evil_1_all.deb'));
+      execFileSync('mkfifo', [join(shm, 'fifo_1_all.deb')]);
       const keepDeb = (Reflect.get(cache, 'keepDeb') as (file: string, name: string, sandbox: Sandbox) => Promise<void>).bind(cache);
       const sandbox: Sandbox = { kind: 'privileged', reason: 'test' };
       await keepDeb(join(shm, 'real_1_all.deb'), 'real_1_all.deb', sandbox);
       await keepDeb(join(shm, 'evil_1_all.deb'), 'evil_1_all.deb', sandbox);
+      await keepDeb(join(shm, 'fifo_1_all.deb'), 'fifo_1_all.deb', sandbox); // without O_NONBLOCK: the test's timeout
       expect(readdirSync(join(cache.dir, 'debs'))).toEqual(['real_1_all.deb']);
       expect(readFileSync(join(cache.dir, 'debs', 'real_1_all.deb'), 'utf8')).toBe('a deb\n');
     } finally {
