@@ -73,9 +73,10 @@ export function memoryGuard(limitBytes: number, everyMs = 250): MemoryGuard {
   const mib = (n: number): number => Math.round(n / 1024 ** 2);
   const timer = setInterval(() => {
     const now = used();
+    const available = memAvailable();
     if (now.used - start > limitBytes) why = `it grew past ${mib(limitBytes)} MiB`;
     else if (now.free < HEADROOM) why = `${MEMORY_DIR} has ${mib(now.free)} MiB left`;
-    else if (memAvailable() < HEADROOM) why = `only ${mib(memAvailable())} MiB of memory are available`;
+    else if (available < HEADROOM) why = `only ${mib(available)} MiB of memory are available`;
     if (why === undefined) return;
     clearInterval(timer);
     ac.abort(new Error(`the build in memory stopped: ${why}`));

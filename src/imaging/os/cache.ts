@@ -380,20 +380,8 @@ export class OsLayerCache {
       await writeFile(lease, '');
       const now = new Date();
       await utimes(this.p('layers', key, 'used'), now, now);
-      let released = false;
-      return {
-        dir: this.p('layers', key, 'tree'),
-        key,
-        installed: meta.installed,
-        fromCache,
-        bytes: meta.bytes,
-        sourceDateEpoch: meta.sourceDateEpoch,
-        release: async () => {
-          if (released) return;
-          released = true;
-          await unlink(lease).catch(() => undefined);
-        },
-      };
+      const { installed, bytes, sourceDateEpoch } = meta;
+      return leaseOf({ dir: this.p('layers', key, 'tree'), key, installed, bytes, sourceDateEpoch }, fromCache, () => unlink(lease).catch(() => undefined));
     });
   }
 
@@ -491,20 +479,9 @@ export class OsLayerCache {
 
   private memoryLease(m: MemoryLayer, fromCache: boolean): OsLayer {
     m.refs++;
-    let released = false;
-    return {
-      dir: m.dir,
-      key: m.key,
-      installed: m.installed,
-      fromCache,
-      bytes: m.bytes,
-      sourceDateEpoch: m.sourceDateEpoch,
-      release: async () => {
-        if (released) return;
-        released = true;
-        if (--m.refs === 0 && m.kept) await this.dropMemory(m);
-      },
-    };
+    return leaseOf(m, fromCache, async () => {
+      if (--m.refs === 0 && m.kept) await this.dropMemory(m);
+    });
   }
 
   /** The tree in memory is no longer leased here (later leases read the cache's copy). */
@@ -621,6 +598,20 @@ export class OsLayerCache {
 }
 
 const mib = (bytes: number): number => Math.ceil(bytes / 1024 ** 2);
+
+/** A lease of `layer` whose release runs `end` once, however often it is called. */
+function leaseOf(layer: Omit<OsLayer, 'fromCache' | 'release'>, fromCache: boolean, end: () => Promise<void>): OsLayer {
+  let released = false;
+  const { dir, key, installed, bytes, sourceDateEpoch } = layer;
+  return {
+    dir, key, installed, fromCache, bytes, sourceDateEpoch,
+    release: async () => {
+      if (released) return;
+      released = true;
+      await end();
+    },
+  };
+}
 
 /** Build (or take from the cache at `cacheDir`) the OS layer of a spec. The caller must `release()` it. */
 export function buildOsLayer(spec: OsLayerSpec, o: OsLayerOptions & { cacheDir: string; maxBytes?: number | undefined }): Promise<OsLayer> {
