@@ -2,8 +2,8 @@
 // client's streamed upload into the reference server, against a raw loopback copy (node:http request
 // piping the file into a plain node:http sink that drops it), both servers as child processes,
 // measured in the same run. Also the peak RSS of the client (this process) and of the server. The timed
-// part ends at the upload's answer (size and sha256sum, the file durable); a 1 GiB file's md5sum comes
-// after it (src/server/files/late-md5.ts), so the time until a GET of the artifact holds it is printed too.
+// part ends at the upload's answer (its size, the file durable); a 1 GiB file's sha256sum and md5sum come
+// after it (src/server/files/late-digests.ts), so the time until a GET of the artifact holds them is printed too.
 // Build first: `npx tsc -p tsconfig.json && node bench/upload.mjs`.
 import { execFileSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
@@ -72,21 +72,21 @@ try {
     .map(([k, v]) => [k, v - (threads0[k] ?? 0)])
     .filter(([, v]) => v >= 50)
     .sort((a, b) => b[1] - a[1]);
-  // The record with its md5: a GET of the artifact waits for it.
+  // The record with its checksums: a GET of the artifact waits for them.
   const got = await client.mySoftwareArtifact_get({ uid: 'alice', msid: String(sw.dbId), said: String(art.dbId) });
-  const md5Ms = performance.now() - t0 - refMs;
-  if (done.size !== size) throw new Error(`server stored ${done.size} bytes of ${size}`);
-  if (done.sha256sum !== expected.sha256 || got.md5sum !== expected.md5) throw new Error(`server checksums ${done.sha256sum} ${got.md5sum} differ from openssl's ${expected.sha256} ${expected.md5}`);
+  const sumsMs = performance.now() - t0 - refMs;
+  if (done.size !== size || got.size !== size) throw new Error(`server stored ${done.size} bytes of ${size}`);
+  if (got.sha256sum !== expected.sha256 || got.md5sum !== expected.md5) throw new Error(`server checksums ${got.sha256sum} ${got.md5sum} differ from openssl's ${expected.sha256} ${expected.md5}`);
   const clientRss = process.resourceUsage().maxRSS / 1024;
   const serverRss = peakRssMiB(ref.proc.pid);
   const ratio = mibps(refMs) / mibps(rawMs);
   console.log(`  raw loopback copy (node:http sink)      ${mibps(rawMs).toFixed(0).padStart(6)} MiB/s  (${rawMs.toFixed(0)} ms; CPU ${rawCpu})`);
-  console.log(`  client.upload → reference server        ${mibps(refMs).toFixed(0).padStart(6)} MiB/s  (${refMs.toFixed(0)} ms to the answer: sha256 + fsync on the server, checked against openssl)   ratio ${ratio.toFixed(2)}`);
-  console.log(`  md5sum on the record ${md5Ms.toFixed(0)} ms after the answer (a GET of the artifact waits for it; checked against openssl)`);
+  console.log(`  client.upload → reference server        ${mibps(refMs).toFixed(0).padStart(6)} MiB/s  (${refMs.toFixed(0)} ms to the answer: the file durable, its size checked)   ratio ${ratio.toFixed(2)}`);
+  console.log(`  sha256sum and md5sum on the record ${sumsMs.toFixed(0)} ms after the answer (a GET of the artifact waits for them; checked against openssl)`);
   // Where the CPU went (what bounds the ratio on 2 cores): each thread of the server, this process (the client).
   console.log(`  CPU during the upload: server ${threads.map(([k, v]) => `${k} ${v} ms`).join(', ')}; client ${((own.user + own.system) / 1000).toFixed(0)} ms (user ${(own.user / 1000).toFixed(0)}, system ${(own.system / 1000).toFixed(0)})`);
   console.log(`  peak RSS: client ${clientRss.toFixed(0)} MiB, reference server ${serverRss.toFixed(0)} MiB during the upload (${startRss.toFixed(0)} MiB at its start) (file ${MIB} MiB)`);
-  summary('upload', `${MIB} MiB upload MiB/s`, Math.round(mibps(refMs)), Math.round(mibps(rawMs)), ratio, `peak RSS client ${clientRss.toFixed(0)} MiB, server ${serverRss.toFixed(0)} MiB (${startRss.toFixed(0)} MiB at start); md5sum ${md5Ms.toFixed(0)} ms after the answer`);
+  summary('upload', `${MIB} MiB upload MiB/s`, Math.round(mibps(refMs)), Math.round(mibps(rawMs)), ratio, `peak RSS client ${clientRss.toFixed(0)} MiB, server ${serverRss.toFixed(0)} MiB (${startRss.toFixed(0)} MiB at start); sha256sum and md5sum ${sumsMs.toFixed(0)} ms after the answer`);
 } finally {
   await client.close();
   await ref.stop();

@@ -1,12 +1,14 @@
-// Digests of large files off the main thread (the server's uploads and their late md5, the generated
-// images): one worker thread hashes each shared buffer with every algorithm asked (sha256, then md5)
-// while the main thread writes it to the file, so the digests and the disk run side by side. One
-// worker, not one per algorithm: on two cores the digests' CPU is the same either way (the client, the
-// main thread and the hashing share the cores), and each isolate is ~5 MiB of a server's resident
+// Digests of large files off the main thread (the server's uploads and their late digests, the
+// generated images): one worker thread hashes each shared buffer with every algorithm asked (sha256,
+// then md5) while the main thread writes it to the file, so the digests and the disk run side by side.
+// One worker, not one per algorithm: on two cores the digests' CPU is the same either way (the client,
+// the main thread and the hashing share the cores), and each isolate is ~5 MiB of a server's resident
 // memory. The worker starts on first use and stays (unref'd while idle: it never holds the process
 // open); each file is one stream of messages, in order.
 import { open, type FileHandle } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
+import { Digester } from './digest';
+import { BackgroundFlush, writeAt, type SizeLimit } from './file-writes';
 
 export type UploadAlgorithm = 'sha256' | 'md5';
 
@@ -163,14 +165,6 @@ export class ParallelDigest<A extends UploadAlgorithm = UploadAlgorithm> {
 const SLOT_BYTES = 1024 * 1024;
 /** Slots per file: at most this much of it is in memory (4 MiB), whatever its size. */
 const SLOTS = 4;
-/** Bytes between two background flushes of a large file (see writeBeside). */
-const FLUSH_EVERY = 64 * 1024 * 1024;
-
-/** A bound on the file's size: past `bytes`, the write stops with `error()`. */
-export interface SizeLimit {
-  readonly bytes: number;
-  readonly error: () => Error;
-}
 
 /** The size of what was written or read, with the digests asked. */
 export type SizedDigests<A extends UploadAlgorithm> = { readonly size: number } & { readonly [K in A]: string };
@@ -189,20 +183,12 @@ export async function writeBeside<A extends UploadAlgorithm>(
   let cur = 0;
   let fill = 0;
   let size = 0;
-  // The disk writes back while bytes still arrive: one fdatasync at a time in the background, every
-  // FLUSH_EVERY bytes, so that the closing fsync (the one that makes the file durable) finds only the
-  // tail left; alone at the end it took ~1.5 s of a 1 GiB upload (bench/upload).
-  let flushing: Promise<void> | undefined;
-  let flushedAt = 0;
+  const flush = new BackgroundFlush(fh);
   const hand = async (): Promise<void> => {
     const s = slots[cur]!;
     const bytes = new Uint8Array(s.buffer, 0, fill);
     const written = writeAt(fh, bytes, size - fill);
-    if (!flushing && size - flushedAt >= FLUSH_EVERY) {
-      flushedAt = size;
-      flushing = written.then(() => fh.datasync()).finally(() => (flushing = undefined));
-      flushing.catch(() => undefined); // the closing fsync reports a failing disk
-    }
+    flush.after(written, size);
     s.busy = Promise.all([written, digest.update(s.buffer, fill)]).then(() => undefined);
     s.busy.catch(() => undefined); // awaited below, when the slot comes round again or at the end
     cur = (cur + 1) % SLOTS;
@@ -223,23 +209,26 @@ export async function writeBeside<A extends UploadAlgorithm>(
     }
     if (fill > 0) await hand();
     await Promise.all(slots.map((s) => s.busy));
-    await flushing?.catch(() => undefined);
+    await flush.settled();
     return { size, ...(await digest.result()) };
   } catch (e) {
     digest.close();
     // No write may still be running when the caller closes the file.
-    await Promise.allSettled([...slots.map((s) => s.busy), flushing]);
+    await Promise.allSettled([...slots.map((s) => s.busy), flush.settled()]);
     throw e;
   }
 }
 
 /**
- * The `algorithms` digests of the file at `path`, read in shared slots that the worker hashes while the
- * next slot is read: the event loop only waits on reads (a stored upload's late md5, late-md5.ts).
+ * The `algorithms` digests of the file at `path` (a stored upload's late digests, late-digests.ts), read
+ * in shared slots while the last is hashed: the first algorithm here, between reads (sha256: ~0.5 ms a
+ * slot), the others by the worker, so that sha256 and md5 run side by side without a second isolate.
  */
 export async function digestBeside<A extends UploadAlgorithm>(path: string, algorithms: readonly A[], signal?: AbortSignal): Promise<SizedDigests<A>> {
+  const [first, ...others] = algorithms;
   const fh = await open(path, 'r');
-  const digest = new ParallelDigest(algorithms);
+  const here = new Digester(first === undefined ? [] : [first]);
+  const beside = others.length > 0 ? new ParallelDigest(others) : undefined;
   const slots = Array.from({ length: 2 }, () => ({ buffer: new SharedArrayBuffer(SLOT_BYTES), busy: Promise.resolve() }));
   let size = 0;
   try {
@@ -250,24 +239,17 @@ export async function digestBeside<A extends UploadAlgorithm>(path: string, algo
       const { bytesRead } = await fh.read(new Uint8Array(s.buffer), 0, SLOT_BYTES, size);
       if (bytesRead === 0) break;
       size += bytesRead;
-      s.busy = digest.update(s.buffer, bytesRead);
+      s.busy = beside?.update(s.buffer, bytesRead) ?? Promise.resolve();
       s.busy.catch(() => undefined); // awaited when the slot comes round again or at the end
+      here.update(new Uint8Array(s.buffer, 0, bytesRead));
     }
     await Promise.all(slots.map((s) => s.busy));
-    return { size, ...(await digest.result()) };
+    return { ...here.digests(), ...(await beside?.result()), size };
   } catch (e) {
-    digest.close();
+    beside?.close();
     await Promise.allSettled(slots.map((s) => s.busy));
     throw e;
   } finally {
     await fh.close();
-  }
-}
-
-/** pwrite until every byte is down (a regular file takes all at once; a short write is retried). */
-async function writeAt(fh: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  for (let done = 0; done < bytes.byteLength; ) {
-    const { bytesWritten } = await fh.write(bytes, done, bytes.byteLength - done, position + done);
-    done += bytesWritten;
   }
 }

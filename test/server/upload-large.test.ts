@@ -2,9 +2,9 @@
 // the size. Checksums are checked against openssl (an independent implementation), memory by the
 // process's RSS while 256 MiB go through (client and server both live in this process), and an
 // upload that passes the limit half-way (no Content-Length) is a 413 that keeps nothing. From
-// LATE_MD5_FROM bytes (or of unknown length) the answer comes before the md5, which follows on the
-// record: a GET waits for it, a replaced file never gets the old one's, the first read after a
-// restart fills in one that a stop left missing.
+// LATE_DIGESTS_FROM bytes (or of unknown length) the answer comes before the sha256 and the md5, which
+// follow on the record: a GET of the record, of its list or of the file waits for them, a replaced
+// file never gets the old one's, the first read after a restart fills in what a stop left missing.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
 import { decodeXml } from '../../src/codec';
-import { LATE_MD5_FROM, PARALLEL_DIGEST_FROM } from '../../src/server/files/file-store';
+import { LATE_DIGESTS_FROM, PARALLEL_DIGEST_FROM } from '../../src/server/files/file-store';
 import { systemClock } from '../../src/server/ports';
 import { Store } from '../../src/server/store/store';
 import { startTestServer, tempDir, type TestServer } from './helpers';
@@ -72,29 +72,42 @@ describe('large uploads', () => {
       const c = t.client(t.alice);
       const done = await c.upload({ uid: 'alice', msid, said, fileName: 'big.bin' }, { file });
       expect(done.size).toBe(256 * MIB);
-      expect(done.sha256sum).toBe(openssl('sha256', file));
-      expect((await c.mySoftwareArtifact_get({ uid: 'alice', msid, said })).md5sum).toBe(openssl('md5', file));
+      // The GET waits for both checksums, read back from the file in two hash workers: in the window too.
+      const got = await c.mySoftwareArtifact_get({ uid: 'alice', msid, said });
+      expect([got.sha256sum, got.md5sum]).toEqual([openssl('sha256', file), openssl('md5', file)]);
     } finally {
       clearInterval(sampler);
     }
     expect((peak - rss0) / MIB).toBeLessThanOrEqual(100);
   });
 
-  it('answers a file of LATE_MD5_FROM bytes or more before its md5; a GET of it or of its list waits for the md5', async () => {
+  /** The file's bytes as the download route serves them: its ETag and the sha256 of its body. */
+  async function download(binaryUri: string): Promise<{ etag: string | undefined; sha256: string }> {
+    const r = await request(`${t.server.url}/${signTarget(binaryUri, t.alice)}`);
+    expect(r.statusCode).toBe(200);
+    const h = createHash('sha256');
+    for await (const chunk of r.body) h.update(chunk as Buffer);
+    return { etag: r.headers.etag as string | undefined, sha256: h.digest('hex') };
+  }
+
+  it('answers a file of LATE_DIGESTS_FROM bytes or more before its checksums; a GET of it, of its list or of its file waits for them', async () => {
     const c = t.client(t.alice);
-    for (const bytes of [LATE_MD5_FROM - 1, LATE_MD5_FROM]) {
+    for (const bytes of [LATE_DIGESTS_FROM - 1, LATE_DIGESTS_FROM]) {
       const file = randomFile(dir, bytes);
+      const sums = { sha256sum: openssl('sha256', file), md5sum: openssl('md5', file) };
       const { msid, said } = await artifact(`late-${bytes}`);
       const done = await c.upload({ uid: 'alice', msid, said, fileName: 'payload.bin' }, { file });
-      expect(done.sha256sum).toBe(openssl('sha256', file));
-      expect(done.md5sum, `${bytes}`).toBe(bytes < LATE_MD5_FROM ? openssl('md5', file) : undefined);
+      expect(done.size).toBe(bytes);
+      expect([done.sha256sum, done.md5sum], `${bytes}`).toEqual(bytes < LATE_DIGESTS_FROM ? [sums.sha256sum, sums.md5sum] : [undefined, undefined]);
+      // First the file, at once: its ETag is the sha256, so its answer waits for it.
+      expect(await download(done.binaryUri!)).toEqual({ etag: `"${sums.sha256sum}"`, sha256: sums.sha256sum });
       const listed = await c.mySoftwareArtifact_getAll({ uid: 'alice', msid });
-      expect(listed.softwareArtifacts?.map((a) => a.md5sum)).toEqual([openssl('md5', file)]);
-      expect((await c.mySoftwareArtifact_get({ uid: 'alice', msid, said })).md5sum).toBe(openssl('md5', file));
+      expect(listed.softwareArtifacts?.map((a) => [a.sha256sum, a.md5sum])).toEqual([[sums.sha256sum, sums.md5sum]]);
+      expect(await c.mySoftwareArtifact_get({ uid: 'alice', msid, said })).toMatchObject(sums);
     }
   });
 
-  it('leaves the md5 of an upload of unknown length (chunked) for after the answer', async () => {
+  it('leaves the checksums of an upload of unknown length (chunked) for after the answer', async () => {
     const { msid, said } = await artifact('chunked');
     const bytes = Buffer.concat(Array.from({ length: 6 }, () => randomFillSync(Buffer.alloc(MIB))));
     const r = await request(`${t.server.url}/${signTarget(`users/alice/mysoftware/${msid}/artifacts/${said}/bin/chunked.bin`, t.alice)}`, {
@@ -104,45 +117,45 @@ describe('large uploads', () => {
     });
     expect(r.statusCode).toBe(200);
     const answered = decodeXml(await r.body.text(), 'softwareArtifact').value;
-    expect(answered).toMatchObject({ size: 6 * MIB, sha256sum: createHash('sha256').update(bytes).digest('hex') });
-    expect(answered.md5sum).toBeUndefined();
+    expect(answered).toMatchObject({ size: 6 * MIB, uploaded: true });
+    expect([answered.sha256sum, answered.md5sum]).toEqual([undefined, undefined]);
     const got = await t.client(t.alice).mySoftwareArtifact_get({ uid: 'alice', msid, said });
-    expect(got.md5sum).toBe(createHash('md5').update(bytes).digest('hex'));
+    expect(got).toMatchObject({ sha256sum: createHash('sha256').update(bytes).digest('hex'), md5sum: createHash('md5').update(bytes).digest('hex') });
   });
 
-  it('gives a file replaced while its md5 was pending the md5 of the new file', async () => {
+  it('gives a file replaced while its checksums were pending the checksums of the new file', async () => {
     const c = t.client(t.alice);
-    const [first, second] = [randomFile(dir, LATE_MD5_FROM + 1), randomFile(dir, LATE_MD5_FROM + 2)];
+    const [first, second] = [randomFile(dir, LATE_DIGESTS_FROM + 1), randomFile(dir, LATE_DIGESTS_FROM + 2)];
     const { msid, said } = await artifact('replaced');
     await c.upload({ uid: 'alice', msid, said, fileName: 'payload.bin' }, { file: first });
     const done = await c.upload({ uid: 'alice', msid, said, fileName: 'payload.bin' }, { file: second });
-    expect(done.sha256sum).toBe(openssl('sha256', second));
+    expect(done.size).toBe(LATE_DIGESTS_FROM + 2);
     const got = await c.mySoftwareArtifact_get({ uid: 'alice', msid, said });
-    expect(got).toMatchObject({ size: LATE_MD5_FROM + 2, sha256sum: openssl('sha256', second), md5sum: openssl('md5', second) });
+    expect(got).toMatchObject({ size: LATE_DIGESTS_FROM + 2, sha256sum: openssl('sha256', second), md5sum: openssl('md5', second) });
   });
 
-  it('fills in after a restart an md5 that a stop left missing', async () => {
+  it('fills in after a restart the checksums that a stop left missing', async () => {
     const own = await startTestServer();
     try {
       const c = own.client(own.alice);
-      const file = randomFile(dir, LATE_MD5_FROM);
+      const file = randomFile(dir, LATE_DIGESTS_FROM);
       const sw = await c.mySoftware_create({ uid: 'alice', body: { name: 'restart', version: '1' } });
       const art = await c.mySoftwareArtifact_add({ uid: 'alice', msid: sw.dbId!, body: { name: 'restart.bin' } });
       await c.upload({ uid: 'alice', msid: sw.dbId!, said: art.dbId!, fileName: 'payload.bin' }, { file });
       await own.server.jobs.idle();
-      // What a server killed between the answer and the md5's commit leaves (a kill cannot be timed into
-      // that window reliably): the record without its md5, written through the store while the server runs.
+      // What a server killed between the answer and the checksums' commit leaves (a kill cannot be timed
+      // into that window reliably): the record without them, written through the store while the server runs.
       const store = new Store(own.dataDir, systemClock);
       try {
         const row = store.get('artifact', art.dbId!)!;
-        expect(row.doc.file?.md5).toBe(openssl('md5', file));
-        store.update('artifact', row.id, { ...row.doc, file: { ...row.doc.file!, md5: undefined } });
+        expect([row.doc.file?.sha256, row.doc.file?.md5]).toEqual([openssl('sha256', file), openssl('md5', file)]);
+        store.update('artifact', row.id, { ...row.doc, file: { ...row.doc.file!, sha256: undefined, md5: undefined } });
       } finally {
         store.close();
       }
       await own.restart();
       const got = await own.client(own.alice).mySoftwareArtifact_get({ uid: 'alice', msid: sw.dbId!, said: art.dbId! });
-      expect(got.md5sum).toBe(openssl('md5', file));
+      expect(got).toMatchObject({ sha256sum: openssl('sha256', file), md5sum: openssl('md5', file) });
     } finally {
       await own.close();
     }
@@ -157,7 +170,7 @@ describe('large uploads', () => {
       async function* chunks(): AsyncGenerator<Buffer> {
         for (let i = 0; i < 10; i++) yield Buffer.alloc(MIB, i);
       }
-      // No Content-Length: the server learns the size only as the bytes come (worker hashing path).
+      // No Content-Length: the server learns the size only as the bytes come (the write without digests).
       const r = await request(`${small.server.url}/${signTarget(`users/alice/mysoftware/${sw.dbId}/artifacts/${art.dbId}/bin/over.bin`, small.alice)}`, {
         method: 'POST',
         headers: { 'content-type': 'application/octet-stream' },

@@ -10,15 +10,16 @@ import { join, sep } from 'node:path';
 import { Digester } from '../../digest';
 import { DataFolderError, realFolder } from '../data-folder';
 import { ServiceError } from '../service-error';
+import { writeAll } from '../../file-writes';
 import { writeBeside } from '../../hash-workers';
 
 /** Uploads of at least this many bytes (or of unknown length) hash in worker threads, smaller ones here. */
 export const PARALLEL_DIGEST_FROM = 4 * 1024 * 1024;
 /**
- * A write asked to (`lateMd5`) of at least this many bytes (or of unknown length) leaves out its md5,
- * which is filled in after the answer (late-md5.ts); below it the md5 costs under ~80 ms.
+ * A write asked to (`lateDigests`) of at least this many bytes (or of unknown length) leaves out its
+ * sha256 and md5, which are filled in after the answer (late-digests.ts); below it both cost under ~120 ms.
  */
-export const LATE_MD5_FROM = 64 * 1024 * 1024;
+export const LATE_DIGESTS_FROM = 64 * 1024 * 1024;
 
 export type FileArea = 'files' | 'images';
 const AREAS: readonly (FileArea | 'tmp')[] = ['files', 'images', 'tmp'];
@@ -28,9 +29,11 @@ export interface WrittenFile {
   path: string;
   size: number;
   sha256: string;
-  /** Absent when left for later (`lateMd5`). */
-  md5?: string;
+  md5: string;
 }
+
+/** A write asked to leave its digests for later (`lateDigests`): absent when it did. */
+export type WrittenUpload = Omit<WrittenFile, 'sha256' | 'md5'> & Partial<Pick<WrittenFile, 'sha256' | 'md5'>>;
 
 export class FileStore {
   constructor(readonly dataDir: string) {
@@ -55,21 +58,24 @@ export class FileStore {
    * Stream `source` to `area` with its sha256 and md5, holding at most a few MiB in memory, made durable
    * by one fsync at the end. Over `maxBytes` → 413 and nothing is kept. `expectedBytes` (the Content-Length) picks
    * where the hashing runs: here for small files, in worker threads beside the writes for large ones; and,
-   * with `lateMd5`, whether the md5 is left out (from LATE_MD5_FROM bytes, or of unknown length).
+   * with `lateDigests`, whether the digests are left out (from LATE_DIGESTS_FROM bytes, or of unknown
+   * length): the file is then only written, its chunks as they came.
    */
+  async write(source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes?: number): Promise<WrittenFile>;
+  async write(source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes: number | undefined, o: { lateDigests: true }): Promise<WrittenUpload>;
   async write(
-    source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes?: number, o: { lateMd5?: boolean } = {},
-  ): Promise<WrittenFile> {
+    source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes?: number, o: { lateDigests?: boolean } = {},
+  ): Promise<WrittenUpload> {
     const tmp = this.fresh('tmp', suffix);
     const fh = await open(this.abs(tmp), 'wx', 0o600);
     let ok = false;
-    let digests: Omit<WrittenFile, 'path'>;
+    let written: Omit<WrittenUpload, 'path'>;
     try {
       const below = (n: number): boolean => expectedBytes !== undefined && Number.isFinite(expectedBytes) && expectedBytes < n;
       const limit = { bytes: maxBytes, error: () => tooLarge(maxBytes) };
-      if (below(PARALLEL_DIGEST_FROM)) digests = await writeHere(source, fh, maxBytes);
-      else if (o.lateMd5 && !below(LATE_MD5_FROM)) digests = await writeBeside(source, fh, ['sha256'], limit);
-      else digests = await writeBeside(source, fh, ['sha256', 'md5'], limit);
+      if (below(PARALLEL_DIGEST_FROM)) written = await writeHere(source, fh, maxBytes);
+      else if (o.lateDigests && !below(LATE_DIGESTS_FROM)) written = await writeAll(source, fh, limit);
+      else written = await writeBeside(source, fh, ['sha256', 'md5'], limit);
       await fh.sync();
       ok = true;
     } finally {
@@ -79,7 +85,7 @@ export class FileStore {
     const path = this.fresh(area, suffix);
     await rename(this.abs(tmp), this.abs(path));
     syncDir(this.abs(area));
-    return { path, ...digests };
+    return { path, ...written };
   }
 
   read(rel: string): ReadStream {

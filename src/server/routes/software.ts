@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { RULES, type Rule } from '../../model/field-rules';
 import type { SoftwareArtifact } from '../../model/resources';
 import type { Ctx } from '../context';
-import { quoteEtag } from '../http/conditional';
+import { etagOfText, quoteEtag } from '../http/conditional';
 import { NO_CONTENT, type FileResult, type Req, type ReqWith, type Routes } from '../http/handler';
 import { page } from '../http/list';
 import { badRequest, conflict, notFound, ServiceError } from '../service-error';
@@ -15,7 +15,7 @@ import { artifactView, softwareView } from '../views/software';
 import type { Located } from '../views/stamp';
 import { uris } from '../uris';
 import { hasNonXmlChar } from '../../model/text-rules';
-import { lateMd5, type LateMd5 } from '../files/late-md5';
+import { lateDigests, type LateDigests } from '../files/late-digests';
 import { ifMatch, owned, requireText } from './common';
 
 /** `v` where it follows the rule; a 400 "<field> "<v>" must be <what the rule says>" where it does not. */
@@ -71,7 +71,7 @@ function loadArtifact(ctx: Ctx, req: ReqWith<'uid' | 'msid' | 'said'>): Row<'art
 function artifactFile(ctx: Ctx, r: Row<'artifact'>, fileName?: string): FileResult {
   const f = r.doc.file;
   if (!f || (fileName !== undefined && fileName !== f.fileName)) throw notFound('no file uploaded under this name');
-  return { file: ctx.files.read(f.path), size: f.size, contentType: f.mimeType, fileName: f.fileName, etag: quoteEtag(f.sha256), lastModified: f.stored };
+  return { file: ctx.files.read(f.path), size: f.size, contentType: f.mimeType, fileName: f.fileName, etag: f.sha256 === undefined ? etagOfText(f.path) : quoteEtag(f.sha256), lastModified: f.stored };
 }
 
 async function removeArtifacts(ctx: Ctx, rows: Array<Row<'artifact'>>): Promise<void> {
@@ -79,14 +79,14 @@ async function removeArtifacts(ctx: Ctx, rows: Array<Row<'artifact'>>): Promise<
   for (const r of rows) await ctx.files.remove(r.doc.file?.path);
 }
 
-async function upload(ctx: Ctx, late: LateMd5, req: Req<'mySoftwareArtifact_upload'>, fileNameParam: string | undefined): Promise<Located<SoftwareArtifact>> {
+async function upload(ctx: Ctx, late: LateDigests, req: Req<'mySoftwareArtifact_upload'>, fileNameParam: string | undefined): Promise<Located<SoftwareArtifact>> {
   const art = loadArtifact(ctx, req);
   const fileName = checkFileName(fileNameParam ?? art.doc.origName ?? art.doc.name);
   const declared = Number(req.raw.headers['content-length'] ?? NaN);
   if (declared > ctx.limits.uploadBytes) throw new ServiceError(413, `upload larger than the limit of ${ctx.limits.uploadBytes} bytes`);
   const body = req.raw.body as Readable | undefined;
   const source: AsyncIterable<Uint8Array> = body && typeof body.pipe === 'function' ? body : (async function* () {})();
-  const written = await ctx.files.write(source, 'files', 'upload', ctx.limits.uploadBytes, Number.isFinite(declared) ? declared : undefined, { lateMd5: true });
+  const written = await ctx.files.write(source, 'files', 'upload', ctx.limits.uploadBytes, Number.isFinite(declared) ? declared : undefined, { lateDigests: true });
   const mime = (req.raw.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
   let old: string | undefined;
   const row = ctx.store.tx(() => {
@@ -107,12 +107,17 @@ async function upload(ctx: Ctx, late: LateMd5, req: Req<'mySoftwareArtifact_uplo
     throw notFound('the artifact was deleted during the upload');
   }
   if (old && old !== written.path) await ctx.files.remove(old);
-  if (written.md5 === undefined) late.schedule(art.id);
+  if (written.sha256 === undefined || written.md5 === undefined) late.schedule(art.id);
   return artifactView(row);
 }
 
 export const softwareRoutes = (ctx: Ctx) => {
-  const late = lateMd5(ctx);
+  const late = lateDigests(ctx);
+  // A read of an artifact or its file waits for the checksums an upload's answer left for later; `answer` reads the record again.
+  const afterDigests = <T>(row: Row<'artifact'>, answer: () => T): T | Promise<T> => {
+    const wait = late.pendingFor(row);
+    return wait ? wait.then(answer) : answer();
+  };
   return {
     mySoftware_getAll: (req) => {
       const { uid } = req.params;
@@ -176,7 +181,7 @@ export const softwareRoutes = (ctx: Ctx) => {
       };
       const rows = ctx.store.list('artifact', sw.owner, sw.id);
       const waits = rows.flatMap((r) => late.pendingFor(r) ?? []);
-      // Read again only after a wait: the md5s went in meanwhile.
+      // Read again only after a wait: the checksums went in meanwhile.
       return waits.length === 0 ? answer(rows) : Promise.all(waits).then(() => answer(ctx.store.list('artifact', sw.owner, sw.id)));
     },
 
@@ -194,8 +199,7 @@ export const softwareRoutes = (ctx: Ctx) => {
 
     mySoftwareArtifact_get: (req) => {
       const row = loadArtifact(ctx, req);
-      const wait = late.pendingFor(row);
-      return wait ? wait.then(() => req.ok(artifactView(loadArtifact(ctx, req)))) : req.ok(artifactView(row));
+      return afterDigests(row, () => req.ok(artifactView(loadArtifact(ctx, req))));
     },
 
     mySoftwareArtifact_update: (req) => {
@@ -244,7 +248,7 @@ export const softwareRoutes = (ctx: Ctx) => {
     },
 
     mySoftwareArtifact_upload: async (req) => req.ok(await upload(ctx, late, req, req.params.fileName)),
-    mySoftwareArtifact_download: (req) => artifactFile(ctx, loadArtifact(ctx, req)),
-    mySoftwareArtifact_downloadFile: (req) => artifactFile(ctx, loadArtifact(ctx, req), req.params.fileName),
+    mySoftwareArtifact_download: (req) => afterDigests(loadArtifact(ctx, req), () => artifactFile(ctx, loadArtifact(ctx, req))),
+    mySoftwareArtifact_downloadFile: (req) => afterDigests(loadArtifact(ctx, req), () => artifactFile(ctx, loadArtifact(ctx, req), req.params.fileName)),
   } satisfies Partial<Routes>;
 };

@@ -11,11 +11,13 @@ export interface StoredFile {
   fileName: string;
   size: number;
   sha256: string;
-  /** Absent for a while after a large upload answered: filled in then (files/late-md5.ts). */
-  md5?: string | undefined;
+  md5: string;
   mimeType: string;
   stored: string;
 }
+
+/** An uploaded file: its checksums absent for a while after a large upload answered, filled in then (files/late-digests.ts). */
+export type UploadedFile = Omit<StoredFile, 'sha256' | 'md5'> & { sha256?: string | undefined; md5?: string | undefined };
 
 export interface AccountDoc {
   name: string;
@@ -77,7 +79,7 @@ export interface ArtifactDoc {
   ownerGroup?: string;
   type?: string;
   version?: string;
-  file?: StoredFile;
+  file?: UploadedFile;
 }
 
 export interface ImageDoc {
