@@ -1,15 +1,19 @@
 // Large uploads: hashed in worker threads beside the writes, a few MiB in memory whatever
 // the size. Checksums are checked against openssl (an independent implementation), memory by the
 // process's RSS while 256 MiB go through (client and server both live in this process), and an
-// upload that passes the limit half-way (no Content-Length) is a 413 that keeps nothing. From
+// upload that passes the limit half-way (no Content-Length) is a 413 that keeps nothing, as does one
+// whose client cuts it off. From
 // LATE_DIGESTS_FROM bytes (or of unknown length) the answer comes before the sha256 and the md5, which
 // follow on the record: a GET of the record, of its list or of the file waits for them, a replaced
 // file never gets the old one's, the first read after a restart fills in what a stop left missing.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
-import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { once } from 'node:events';
+import { closeSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
@@ -156,6 +160,38 @@ describe('large uploads', () => {
       await own.restart();
       const got = await own.client(own.alice).mySoftwareArtifact_get({ uid: 'alice', msid: sw.dbId!, said: art.dbId! });
       expect(got).toMatchObject({ sha256sum: openssl('sha256', file), md5sum: openssl('md5', file) });
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('an upload of LATE_DIGESTS_FROM bytes that its client cuts off half-way keeps nothing, and the server goes on', async () => {
+    const own = await startTestServer();
+    try {
+      const c = own.client(own.alice);
+      const sw = await c.mySoftware_create({ uid: 'alice', body: { name: 'cut', version: '1' } });
+      const art = await c.mySoftwareArtifact_add({ uid: 'alice', msid: sw.dbId!, body: { name: 'cut.bin' } });
+      const where = { uid: 'alice', msid: sw.dbId!, said: art.dbId! };
+      // The declared length says 2 × LATE_DIGESTS_FROM; 16 MiB are sent, then the socket is destroyed.
+      const req = httpRequest(`${own.server.url}/${signTarget(`users/alice/mysoftware/${sw.dbId}/artifacts/${art.dbId}/bin/cut.bin`, own.alice)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'content-length': String(2 * LATE_DIGESTS_FROM) },
+      });
+      req.on('error', () => undefined); // the cut is ours
+      for (let i = 0; i < 16; i++) if (!req.write(Buffer.alloc(MIB, i))) await once(req, 'drain');
+      // The server has the write under way: its temporary file holds bytes.
+      for (let n = 0; n < 200 && !readdirSync(join(own.dataDir, 'tmp')).some((f) => statSync(join(own.dataDir, 'tmp', f)).size > 0); n++) await delay(25);
+      expect(readdirSync(join(own.dataDir, 'tmp')).length).toBe(1);
+      req.destroy();
+      for (let n = 0; n < 200 && readdirSync(join(own.dataDir, 'tmp')).length > 0; n++) await delay(25);
+      expect(readdirSync(join(own.dataDir, 'tmp'))).toEqual([]);
+      expect(readdirSync(join(own.dataDir, 'files'))).toEqual([]);
+      expect((await c.mySoftwareArtifact_get(where)).uploaded).toBe(false);
+      // The same artifact then takes a whole file.
+      const file = randomFile(dir, LATE_DIGESTS_FROM);
+      const done = await c.upload({ ...where, fileName: 'cut.bin' }, { file });
+      expect(done.size).toBe(LATE_DIGESTS_FROM);
+      expect(await c.mySoftwareArtifact_get(where)).toMatchObject({ uploaded: true, sha256sum: openssl('sha256', file), md5sum: openssl('md5', file) });
     } finally {
       await own.close();
     }
