@@ -2,9 +2,10 @@
 // dpkg-query independently of the code; the same for Debian 13 (trixie), whose accounts are compared
 // with the model's; then a cache hit that runs no mmdebstrap at all; then bad
 // requests (a pinned version the mirror lacks, an unknown package) that fail naming the package and keep nothing;
-// an abort in the middle of a build kills mmdebstrap's whole process group and keeps nothing.
+// an abort in the middle of a build kills mmdebstrap's whole process group and keeps nothing; a layer built
+// in memory is kept in the cache in the background, or, when the cache's file system is full, only leased.
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AbortedError } from '../../../src/errors';
@@ -387,6 +388,48 @@ describe('a layer built in memory (/dev/shm), kept in the cache in the backgroun
     } finally {
       await layer.release();
       await cache.settle(); // a build that stayed in memory (this test failing) leaves nothing in /dev/shm
+    }
+  }, 600_000);
+  // A full file system under the cache, from a real tmpfs smaller than the tree: mounting one needs root (CI's case).
+  it.skipIf(process.getuid?.() !== 0)('is still leased when the cache cannot keep it (its file system full): a warning, nothing half-kept, the folder goes with the lease', async () => {
+    expect(inMemory).toBeDefined();
+    const full = join(dir.path, 'full');
+    mkdirSync(full);
+    // Room for the first build's downloads (so nothing is fetched again) and the room the cache checks for
+    // before a build (768 MiB for a first layer); once mmdebstrap runs, a file takes all but 16 MiB of it.
+    const debsOfA = join(dir.path, 'a', 'debs');
+    const debBytes = readdirSync(debsOfA).reduce((n, f) => n + statSync(join(debsOfA, f)).size, 0);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${Math.ceil(debBytes / 1024 ** 2) + 800}m,mode=0755`, 'tmpfs', full]);
+    try {
+      mkdirSync(join(full, 'debs'));
+      for (const f of readdirSync(debsOfA)) execFileSync('cp', ['-a', join(debsOfA, f), join(full, 'debs', f)]);
+      const warnings: string[] = [];
+      const cache = new OsLayerCache({ dir: full, onWarning: (m) => warnings.push(m) });
+      let filled = false;
+      const fill = (p: OsLayerProgress): void => {
+        if (filled || p.phase === 'resolving') return;
+        filled = true;
+        const st = statfsSync(full);
+        execFileSync('fallocate', ['-l', String(st.bavail * st.bsize - 16 * 1024 ** 2), join(full, 'filler')]);
+      };
+      const layer = await cache.acquire(curl, { onProgress: fill });
+      try {
+        expect(filled).toBe(true);
+        expect(layer.dir.startsWith(MEMORY_LAYERS)).toBe(true);
+        await cache.settle();
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toMatch(/was built but could not be kept in the cache .*(ENOSPC|No space left)/);
+        expect(await cache.keys()).toEqual([]);
+        expect(readdirSync(join(full, 'tmp'))).toEqual([]);
+        // The lease is whole: the same entries, modes and owners as the first build's.
+        expect(listing(layer.dir, false)).toBe(inMemory.entries);
+      } finally {
+        await layer.release();
+        await cache.settle();
+      }
+      expect(memoryLayers()).toEqual([]);
+    } finally {
+      execFileSync('umount', [full]);
     }
   }, 600_000);
 });
