@@ -60,6 +60,10 @@ export interface Client extends OperationMethods {
   send<Id extends OperationId>(opId: Id, args?: ArgsOf<Id>): Promise<SendResult<ResultOf<Id>>>;
   /** Read any resource by its URI relative to the base URL (or absolute under it). */
   getByUri<R extends DocumentRoot>(root: R, uri: string, options?: { signal?: AbortSignal | undefined }): Promise<DocumentOf<R>>;
+  /**
+   * Upload a file to an artifact, streamed. The answer is the artifact with the file's `size`; its `sha256sum` and
+   * `md5sum` may follow on the record (the reference server's, for 64 MiB or more): a read of the artifact has them.
+   */
   upload(
     where: { uid?: string; msid: string | number; said: string | number; fileName: string },
     source: UploadSource,
