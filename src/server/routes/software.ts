@@ -113,10 +113,11 @@ async function upload(ctx: Ctx, late: LateDigests, req: Req<'mySoftwareArtifact_
 
 export const softwareRoutes = (ctx: Ctx) => {
   const late = lateDigests(ctx);
-  // A read of an artifact or its file waits for the checksums an upload's answer left for later; `answer` reads the record again.
-  const afterDigests = <T>(row: Row<'artifact'>, answer: () => T): T | Promise<T> => {
-    const wait = late.pendingFor(row);
-    return wait ? wait.then(answer) : answer();
+  // A read of artifacts or of a file waits for the checksums an upload's answer left for later; `answer`
+  // reads the records again only when it `waited` (they went in meanwhile), so a read with nothing to wait for reads once.
+  const afterDigests = <T>(rows: ReadonlyArray<Row<'artifact'>>, answer: (waited: boolean) => T): T | Promise<T> => {
+    const waits = rows.flatMap((r) => late.pendingFor(r) ?? []);
+    return waits.length === 0 ? answer(false) : Promise.all(waits).then(() => answer(true));
   };
   return {
     mySoftware_getAll: (req) => {
@@ -180,9 +181,7 @@ export const softwareRoutes = (ctx: Ctx) => {
         return req.ok({ total: items.length, softwareArtifacts: items });
       };
       const rows = ctx.store.list('artifact', sw.owner, sw.id);
-      const waits = rows.flatMap((r) => late.pendingFor(r) ?? []);
-      // Read again only after a wait: the checksums went in meanwhile.
-      return waits.length === 0 ? answer(rows) : Promise.all(waits).then(() => answer(ctx.store.list('artifact', sw.owner, sw.id)));
+      return afterDigests(rows, (waited) => answer(waited ? ctx.store.list('artifact', sw.owner, sw.id) : rows));
     },
 
     mySoftwareArtifact_add: (req) => {
@@ -199,7 +198,7 @@ export const softwareRoutes = (ctx: Ctx) => {
 
     mySoftwareArtifact_get: (req) => {
       const row = loadArtifact(ctx, req);
-      return afterDigests(row, () => req.ok(artifactView(loadArtifact(ctx, req))));
+      return afterDigests([row], (waited) => req.ok(artifactView(waited ? loadArtifact(ctx, req) : row)));
     },
 
     mySoftwareArtifact_update: (req) => {
@@ -248,7 +247,13 @@ export const softwareRoutes = (ctx: Ctx) => {
     },
 
     mySoftwareArtifact_upload: async (req) => req.ok(await upload(ctx, late, req, req.params.fileName)),
-    mySoftwareArtifact_download: (req) => afterDigests(loadArtifact(ctx, req), () => artifactFile(ctx, loadArtifact(ctx, req))),
-    mySoftwareArtifact_downloadFile: (req) => afterDigests(loadArtifact(ctx, req), () => artifactFile(ctx, loadArtifact(ctx, req), req.params.fileName)),
+    mySoftwareArtifact_download: (req) => {
+      const row = loadArtifact(ctx, req);
+      return afterDigests([row], (waited) => artifactFile(ctx, waited ? loadArtifact(ctx, req) : row));
+    },
+    mySoftwareArtifact_downloadFile: (req) => {
+      const row = loadArtifact(ctx, req);
+      return afterDigests([row], (waited) => artifactFile(ctx, waited ? loadArtifact(ctx, req) : row, req.params.fileName));
+    },
   } satisfies Partial<Routes>;
 };
