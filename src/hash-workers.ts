@@ -221,14 +221,15 @@ export async function writeBeside<A extends UploadAlgorithm>(
 
 /**
  * The `algorithms` digests of the file at `path` (a stored upload's late digests, late-digests.ts), read
- * in shared slots while the last is hashed: the first algorithm here, between reads (sha256: ~0.5 ms a
- * slot), the others by the worker, so that sha256 and md5 run side by side without a second isolate.
+ * in shared slots while the last is hashed by the worker. With two algorithms, the first (sha256, the
+ * cheaper: ~0.5 ms a slot) is hashed here between reads, so that sha256 and md5 run side by side
+ * without a second isolate; one alone goes to the worker, as a write's do.
  */
 export async function digestBeside<A extends UploadAlgorithm>(path: string, algorithms: readonly A[], signal?: AbortSignal): Promise<SizedDigests<A>> {
-  const [first, ...others] = algorithms;
+  const split = algorithms.length > 1 ? 1 : 0;
   const fh = await open(path, 'r');
-  const here = new Digester(first === undefined ? [] : [first]);
-  const beside = others.length > 0 ? new ParallelDigest(others) : undefined;
+  const here = new Digester(algorithms.slice(0, split));
+  const beside = algorithms.length > split ? new ParallelDigest(algorithms.slice(split)) : undefined;
   const slots = Array.from({ length: 2 }, () => ({ buffer: new SharedArrayBuffer(SLOT_BYTES), busy: Promise.resolve() }));
   let size = 0;
   try {

@@ -145,7 +145,10 @@ describe('large uploads', () => {
       const file = randomFile(dir, LATE_DIGESTS_FROM);
       const sw = await c.mySoftware_create({ uid: 'alice', body: { name: 'restart', version: '1' } });
       const art = await c.mySoftwareArtifact_add({ uid: 'alice', msid: sw.dbId!, body: { name: 'restart.bin' } });
+      // A second one that loses only its md5 (a record of the release before, whose answer kept the sha256).
+      const md5Only = await c.mySoftwareArtifact_add({ uid: 'alice', msid: sw.dbId!, body: { name: 'md5-only.bin' } });
       await c.upload({ uid: 'alice', msid: sw.dbId!, said: art.dbId!, fileName: 'payload.bin' }, { file });
+      await c.upload({ uid: 'alice', msid: sw.dbId!, said: md5Only.dbId!, fileName: 'payload.bin' }, { file });
       await own.server.jobs.idle();
       // What a server killed between the answer and the checksums' commit leaves (a kill cannot be timed
       // into that window reliably): the record without them, written through the store while the server runs.
@@ -154,12 +157,16 @@ describe('large uploads', () => {
         const row = store.get('artifact', art.dbId!)!;
         expect([row.doc.file?.sha256, row.doc.file?.md5]).toEqual([openssl('sha256', file), openssl('md5', file)]);
         store.update('artifact', row.id, { ...row.doc, file: { ...row.doc.file!, sha256: undefined, md5: undefined } });
+        const other = store.get('artifact', md5Only.dbId!)!;
+        store.update('artifact', other.id, { ...other.doc, file: { ...other.doc.file!, md5: undefined } });
       } finally {
         store.close();
       }
       await own.restart();
       const got = await own.client(own.alice).mySoftwareArtifact_get({ uid: 'alice', msid: sw.dbId!, said: art.dbId! });
       expect(got).toMatchObject({ sha256sum: openssl('sha256', file), md5sum: openssl('md5', file) });
+      const gotMd5 = await own.client(own.alice).mySoftwareArtifact_get({ uid: 'alice', msid: sw.dbId!, said: md5Only.dbId! });
+      expect(gotMd5).toMatchObject({ sha256sum: openssl('sha256', file), md5sum: openssl('md5', file) });
     } finally {
       await own.close();
     }
