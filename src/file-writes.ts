@@ -7,6 +7,11 @@ import type { FileHandle } from 'node:fs/promises';
 const FLUSH_EVERY = 64 * 1024 * 1024;
 /** Bytes of arrived chunks gathered into one write (writeAll). */
 const BATCH_BYTES = 1024 * 1024;
+/**
+ * Chunks gathered into one write: a socket's are up to 64 KiB (16 a batch), but a client that sends
+ * tiny segments would otherwise have a batch hold a Buffer object per byte or so.
+ */
+const BATCH_CHUNKS = 256;
 
 /** A bound on the file's size: past `bytes`, the write stops with `error()`. */
 export interface SizeLimit {
@@ -65,8 +70,8 @@ async function writevAt(fh: FileHandle, chunks: readonly Uint8Array[], position:
 
 /**
  * Write `source` into `fh` from its start, without digests: the chunks as they arrive, gathered into
- * one pwritev of ~BATCH_BYTES (no copy), one write at a time, so at most two batches are held whatever
- * the file's size. The source must leave a chunk's memory alone once it has yielded it (a socket's
+ * one pwritev of ~BATCH_BYTES or BATCH_CHUNKS (no copy), one write at a time, so at most two batches
+ * are held whatever the file's size. The source must leave a chunk's memory alone once it has yielded it (a socket's
  * chunks are fresh buffers). The caller syncs and closes `fh`.
  */
 export async function writeAll(source: AsyncIterable<Uint8Array>, fh: FileHandle, limit?: SizeLimit): Promise<{ readonly size: number }> {
@@ -92,7 +97,7 @@ export async function writeAll(source: AsyncIterable<Uint8Array>, fh: FileHandle
       batch.push(chunk);
       batchBytes += chunk.byteLength;
       size += chunk.byteLength;
-      if (batchBytes >= BATCH_BYTES) await hand();
+      if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_CHUNKS) await hand();
     }
     if (batchBytes > 0) await hand();
     await inFlight;
