@@ -39,19 +39,25 @@ export const IMAGE_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 const G = 'glance' as const;
 
+/**
+ * Creates the image (with the caller's `id` when given); undefined when an image of that id exists
+ * already (Glance's 409): the caller decides whether it is its own finished one.
+ */
 export async function createImage(
-  conn: Connection, s: Session, req: { name: string; diskFormat: GlanceDiskFormat; visibility: 'public' | 'private' },
-): Promise<GlanceImage> {
+  conn: Connection, s: Session, req: { id?: string | undefined; name: string; diskFormat: GlanceDiskFormat; visibility: 'public' | 'private' },
+): Promise<GlanceImage | undefined> {
   const o = glanceCall(s, 'POST', '/images', `create image "${req.name}"`);
   // Not abortable: once sent, Glance may create the image; we must learn its id to delete it.
   const a = await conn.call({
     ...o, headers: auth(s), abortable: false,
     json: {
+      ...(req.id !== undefined ? { id: req.id } : {}),
       name: req.name, disk_format: req.diskFormat, container_format: 'bare', visibility: req.visibility,
       // Our VMDKs are streamOptimized; Nova's VMware driver reads the subformat from this property (default: preallocated).
       ...(req.diskFormat === 'vmdk' ? { vmware_disktype: 'streamOptimized' } : {}),
     },
   });
+  if (a.status === 409 && req.id !== undefined) return undefined;
   if (a.status !== 201) throw failure(conn, o, a);
   const img = imageOf(a.json);
   if (!img) throw conn.error('glance', `${o.what}: Glance answered 201 without an image id`, { service: G });

@@ -16,6 +16,12 @@ export interface PublishProgress {
 }
 
 export interface PublishRequest extends OpenStackAccess {
+  /**
+   * The Glance image's id, chosen by the caller (a UUID) so that publishing again after a lost attempt
+   * is idempotent: an active image of that id with this file's size and checksums is kept as the result,
+   * anything else of that id (a half-made upload) is deleted and made again. Absent: Glance picks one.
+   */
+  readonly imageId?: string | undefined;
   /** Glance `name`. */
   readonly displayName: string;
   /** Glance `visibility`: public (needs the admin role on most clouds) or private. */
@@ -59,9 +65,19 @@ export async function publishToGlance(req: PublishRequest): Promise<PublishResul
     const session = await authenticate(conn, req);
     conn.throwIfAborted();
     report({ bytesLoaded: 0, bytesTotal: total, message: 'creating the Glance image' });
-    const created = await createImage(conn, session, {
-      name: req.displayName, diskFormat: req.diskFormat, visibility: req.publicImage ? 'public' : 'private',
-    });
+    const asked = { id: req.imageId, name: req.displayName, diskFormat: req.diskFormat, visibility: req.publicImage ? 'public' as const : 'private' as const };
+    let created = await createImage(conn, session, asked);
+    if (!created) {
+      // The id exists: an earlier attempt of this publication made it.
+      const earlier = await getImage(conn, session, req.imageId!);
+      if (earlier?.status === 'active' && earlier.size === total && (req.sha256 === undefined || earlier.osHashAlgo !== 'sha256' || earlier.osHashValue === req.sha256)) {
+        report({ bytesLoaded: total, bytesTotal: total, message: 'published (by an earlier attempt)' });
+        return { imageId: earlier.id, md5: earlier.checksum ?? '', sha512: earlier.osHashAlgo === 'sha512' ? (earlier.osHashValue ?? '') : '' };
+      }
+      await deleteImage(conn, session, req.imageId!);
+      created = await createImage(conn, session, asked);
+      if (!created) throw new OpenStackError('glance', `image ${req.imageId!} still exists after it was deleted; publish again later`);
+    }
     try {
       conn.throwIfAborted();
       let last = 0;
@@ -144,6 +160,7 @@ function verify(conn: Connection, req: PublishRequest, d: StreamedDigests, img: 
 }
 
 function checkRequest(req: PublishRequest): void {
+  if (req.imageId !== undefined) checkImageId(req.imageId);
   const need = ['keystoneUrl', 'login', 'password', 'domain', 'project', 'displayName', 'file'] as const;
   for (const k of need) {
     if (typeof req[k] !== 'string' || req[k].trim() === '') throw new OpenStackError('input', `${k} is required`);
