@@ -3,7 +3,7 @@
 // piping the file into a plain node:http sink that drops it), both servers as child processes,
 // measured in the same run. Also the peak RSS of the client (this process) and of the server. The timed
 // part ends at the upload's answer (its size, the file durable); a 1 GiB file's sha256sum and md5sum come
-// after it (src/server/files/late-digests.ts), so the time until a GET of the artifact holds them is printed too.
+// after it (src/server/blobs/late-digests.ts), so the time until a GET of the artifact holds them is printed too.
 // Build first: `npx tsc -p tsconfig.json && node bench/upload.mjs`.
 import { execFileSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';

@@ -8,9 +8,10 @@ import { defaultCacheDir } from './cache-dir';
 import type { DiskFormat } from './formats';
 import { OsLayerCache } from './os/cache';
 import type { BuildProgress } from './progress';
-import { imageSeed, type Reproducible } from './reproducible';
+import { imageSeed } from './reproducible';
+import { renderManifest, type ManifestSpec } from './manifest';
 import type { ImageFile } from './staging';
-import type { InstalledPackage, OsLayerSpec, SystemSettings } from './system';
+import type { OsLayerSpec, SystemSettings } from './system';
 import { timed } from './stage-log';
 
 /** What an image is made of. */
@@ -21,8 +22,8 @@ export interface ImageRecipe {
   readonly compress: boolean;
   /** Build the same bytes from the same inputs (README "Reproducible images"): ids from a seed, times clamped. */
   readonly reproducible?: boolean;
-  /** The manifest written into the image, once the versions actually installed (and, when reproducible, the seed) are known. */
-  manifest(installed: readonly InstalledPackage[], reproducible?: Reproducible): string;
+  /** What the manifest written into the image says, completed with the versions installed (and, when reproducible, the seed). */
+  readonly manifest: ManifestSpec;
 }
 
 /** Where a build is when it reports (and when it fails). */
@@ -83,14 +84,14 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
         progress({ stage: 'disk', percentage: LAYER_PERCENT, message: 'applying software and settings' });
         const { installed, sourceDateEpoch } = layer;
         const reproducible = recipe.reproducible
-          ? { seed: await timed('the build seed', () => imageSeed({ ...recipe, installed, sourceDateEpoch, settings, files, manifest: recipe.manifest(installed) }, signal)), sourceDateEpoch }
+          ? { seed: await timed('the build seed', () => imageSeed({ ...recipe, installed, sourceDateEpoch, settings, files, manifest: renderManifest(recipe.manifest, recipe.os, installed) }, signal)), sourceDateEpoch }
           : undefined;
         // The disk stage's modules (filesystem, boot loader, formats, SBOMs) load with the first build: a
         // server that only answers (the command line's embedded one, for a plan) never reads them.
         const { buildImage } = await import('./build.js');
         return await timed('disk stage', () => buildImage({
           layerDir: layer.dir, layerBytes: layer.bytes, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
-          manifest: recipe.manifest(installed, reproducible), outFile, imageName, reproducible,
+          manifest: renderManifest(recipe.manifest, recipe.os, installed, reproducible), outFile, imageName, reproducible,
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),
           // Base disks beside the layers: a rebuild after a software change starts from its base.

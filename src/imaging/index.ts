@@ -3,6 +3,7 @@ export { imageBuilder, type ImageBuilder, type ImageBuilderOptions, type ImageOr
 export { buildImage, MIN_DISK_MIB, MAX_DISK_MIB, type BuildImageOptions, type BuiltImage } from './build';
 export { TARGET_FORMATS, targetFormatByName, imageFileName, type TargetFormatInfo, type DiskFormat } from './formats';
 export { MANIFEST_PATH, type ImageFile } from './staging';
+export { renderManifest, type ManifestSpec } from './manifest';
 export { applySystem, SWAP_FILE, type ApplySystemOptions } from './system-apply';
 export { writeBootableRaw, grubConfig, BASE_KERNEL_PARAMS, type BootableRawOptions } from './bootdisk';
 export { GRUB_MODULES, EMBEDDED_CONFIG } from './grub';

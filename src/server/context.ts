@@ -1,10 +1,10 @@
 // What every routes file receives: the explicit dependencies of the server (style example 10).
 import type { SecretBox } from './auth/secret-box';
-import type { FileStore } from './files/file-store';
-import type { BuildSlots } from './jobs/build-slots';
+import type { BlobStore } from './blobs/port';
 import type { JobRunner } from './jobs/runner';
+import type { JobQueue } from './queue/port';
 import type { CatalogPort, Clock, ImagingPort, OpenStackPort } from './ports';
-import type { Store } from './store/store';
+import type { Store } from './store/port';
 import type { Limits } from '../model/limits';
 
 /** Where the server writes what only the operator may read (a failed job's whole error): Fastify's logger. */
@@ -16,10 +16,11 @@ export interface ServerLog {
 export interface ServerDeps {
   store: Store;
   box: SecretBox;
-  files: FileStore;
+  blobs: BlobStore;
+  /** Background work of this process (late digests): aborted and awaited when it closes. */
   jobs: JobRunner;
-  /** At most this many image builds at once; the others wait in order (`serve --max-builds`). */
-  buildSlots: BuildSlots;
+  /** Where image builds and publications are queued and claimed (queue/port.ts). */
+  queue: JobQueue;
   clock: Clock;
   catalog: CatalogPort;
   imaging: ImagingPort;

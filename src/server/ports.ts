@@ -49,6 +49,8 @@ export interface OpenStackCredentials {
 }
 
 export interface PublishOptions extends OpenStackCredentials {
+  /** The Glance image id to create (a retried publication finds its earlier attempt's image under it). */
+  imageId?: string | undefined;
   displayName: string;
   publicImage: boolean;
   /** Glance `disk_format`: every disk format the server writes is one. */

@@ -8,17 +8,21 @@ import { TARGET_FORMATS } from '../imaging/formats';
 import { defaultMirror } from '../imaging/os/mirror';
 import { buildNote } from '../imaging/stage-log';
 import type { MirrorConfig } from '../imaging';
-import { BuildSlots } from './jobs/build-slots';
 import type { ServerLog } from './context';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
 import { SecretBox } from './auth/secret-box';
 import type { Limits } from '../model/limits';
 import { openDataFolder } from './data-folder';
-import { FileStore } from './files/file-store';
+import { LocalBlobs } from './blobs/local';
 import { JobRunner } from './jobs/runner';
+import { runBuild } from './jobs/build';
+import { runPublish } from './jobs/publish';
+import { closeInterruptedJobs, liveBlobKeys } from './jobs/recovery';
+import { InProcessQueue } from './queue/in-process';
 import { systemClock, type CatalogPort, type Clock, type ImagingPort, type OpenStackPort } from './ports';
-import { Store } from './store/store';
+import { SqliteStore } from './store/sqlite/store';
+import type { Store } from './store/port';
 import { messageOf } from '../errors';
 
 export interface StartOptions {
@@ -53,7 +57,8 @@ export interface RunningServer {
   /** `http://127.0.0.1:<port>/api` */
   url: string;
   app: FastifyInstance;
-  jobs: JobRunner;
+  /** The server's jobs (queued orders and background work): `idle()` resolves once none runs or waits. */
+  jobs: { idle(): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -61,15 +66,15 @@ interface DataDir {
   dir: string;
   store: Store;
   box: SecretBox;
-  files: FileStore;
+  blobs: LocalBlobs;
 }
 
 /** Checked before anything is read or written there (data-folder.ts); the key before the database. */
 function openDataDir(dataDir: string, clock: Clock): DataDir {
   const dir = openDataFolder(dataDir);
   const box = SecretBox.open(dir);
-  const files = new FileStore(dir);
-  return { dir, store: new Store(dir, clock), box, files };
+  const blobs = new LocalBlobs(dir);
+  return { dir, store: new SqliteStore(dir, clock), box, blobs };
 }
 
 /** The real OpenStack port: its modules load with the first publication or removal from Glance. */
@@ -87,10 +92,10 @@ export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' |
 export async function startServer(o: StartOptions): Promise<RunningServer> {
   const host = o.host ?? '127.0.0.1';
   const clock = o.clock ?? systemClock;
-  const { dir, store, box, files } = openDataDir(o.dataDir, clock);
+  const { dir, store, box, blobs } = openDataDir(o.dataDir, clock);
   // Restart recovery: no job stays "running", no half-written file stays.
-  store.closeInterruptedJobs();
-  files.sweep(store.filePaths());
+  await closeInterruptedJobs(store);
+  await blobs.sweep(await liveBlobKeys(store), 0);
   const jobs = o.jobs ?? new JobRunner();
   // A layer not kept after its build's answer is said in the server's log (once it exists) and the debug log.
   const late: { log?: ServerLog } = {};
@@ -103,14 +108,16 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // its file system calls (libuv's thread pool) run while the routes are set up; awaited before the
   // server listens. A failure leaves the server usable (logged below).
   const swept = (async () => imaging.sweep?.())().then(() => undefined, (e: unknown) => ({ e }));
+  const log: ServerLog = { error: (d, m) => late.log?.error(d, m), warn: (d, m) => late.log?.warn(d, m) };
+  const queue = new InProcessQueue(store, log, o.maxBuilds ?? 1);
   const { app, ctx } = buildServer({
     store,
     box,
-    files,
+    blobs,
     jobs,
+    queue,
     clock,
     catalog: o.catalog ?? indexedCatalogs(startIndexDir(dir), builtIndexDir()),
-    buildSlots: new BuildSlots(o.maxBuilds ?? 1),
     imaging,
     openstack: o.openstack ?? realOpenStack,
     servicePath: o.servicePath,
@@ -123,9 +130,11 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   try {
     const failed = await swept;
     if (failed) ctx.log.warn({ err: failed.e }, `the OS layer cache could not be swept: ${messageOf(failed.e)}`);
+    await queue.work({ build: (c) => runBuild(ctx, c), publish: (c) => runPublish(ctx, c) });
     await app.listen({ host, port: o.port ?? 0 });
   } catch (e) {
-    store.close();
+    await queue.close();
+    await store.close();
     throw e;
   }
   const addr = app.server.address();
@@ -135,13 +144,19 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   return {
     url: `http://${urlHost}:${port}${ctx.servicePath}`,
     app,
-    jobs,
+    jobs: {
+      async idle() {
+        await queue.idle();
+        await jobs.idle();
+      },
+    },
     close: () =>
       (closed ??= (async () => {
+        await queue.close();
         await jobs.close();
         await app.close();
         await imaging.settle?.();
-        store.close();
+        await store.close();
       })()),
   };
 }
@@ -152,6 +167,6 @@ export async function createUser(dataDir: string, o: { login: string; password?:
   try {
     return await addUser(store, box, o);
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -1,7 +1,7 @@
 // Views of stored records kept between requests: an appliance's view reads its OS profile,
 // images and software rows, looks up its distribution and hashes the result (views.ts `stamp`), each
 // time it is sent. Kept per store generation (store/memo.ts): any write, rollback or other
-// connection's commit drops every kept view, and so does a catalog refresh. Filed by owner, kind and
+// connection's or node's commit drops every kept view, and so does a catalog refresh. Filed by owner, kind and
 // id: a view is the record as its owner's URI shows it, whoever asks (the route checked who may).
 // Views are frozen, since every request that hits shares the same object.
 import type { Ctx } from './context';
@@ -33,14 +33,14 @@ export class ViewCache {
     return this.memo;
   }
 
-  /** The view of one record; `build` must read what it needs in this same synchronous step. */
-  one<V extends object>(kind: Kind, owner: string, id: number, build: () => V): V {
-    return this.current().get(`1\0${kind}\0${owner}\0${id}`, () => deepFreeze(build())) as V;
+  /** The view of one record: kept at once, else built (and kept when no commit came meanwhile). */
+  one<V extends object>(kind: Kind, owner: string, id: number, build: () => Promise<V>): V | Promise<V> {
+    return this.current().get(`1\0${kind}\0${owner}\0${id}`, async () => deepFreeze(await build())) as V | Promise<V>;
   }
 
   /** The views of all of an owner's records of a kind, in store order. */
-  all<V extends object>(kind: Kind, owner: string, build: () => V[]): readonly V[] {
-    return this.current().get(`*\0${kind}\0${owner}`, () => Object.freeze(build())) as readonly V[];
+  all<V extends object>(kind: Kind, owner: string, build: () => Promise<V[]>): readonly V[] | Promise<readonly V[]> {
+    return this.current().get(`*\0${kind}\0${owner}`, async () => Object.freeze(await build())) as readonly V[] | Promise<readonly V[]>;
   }
 }
 

@@ -1,6 +1,6 @@
 // The build queue on its own: order, the bound, cancel while waiting, a double release, fairness between owners.
 import { describe, expect, it } from 'vitest';
-import { BuildSlots } from '../../src/server/jobs/build-slots';
+import { BuildSlots } from '../../src/server/queue/build-slots';
 import { AbortedError } from '../../src/errors';
 
 describe('BuildSlots', () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client';
 import { buildServer, createUser, type CreatedUser } from '../../src/server';
 import { systemClock } from '../../src/server/ports';
-import { Store } from '../../src/server/store/store';
+import { SqliteStore as Store } from '../../src/server/store/sqlite/store';
 import { viewCache } from '../../src/server/view-cache';
 import { serverDeps, tempDir } from './helpers';
 
@@ -39,7 +39,7 @@ describe('caches of the server', () => {
   afterAll(async () => {
     for (const c of clients) await c.close();
     await built.app.close();
-    store.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -111,10 +111,10 @@ describe('caches of the server', () => {
     await c.appliance_getAll({ uid: 'alice' });
     const o = other();
     try {
-      const row = o.get('appliance', aid)!;
-      o.update('appliance', aid, { ...row.doc, description: 'written by another process' });
+      const row = (await o.get('appliance', aid))!;
+      await o.update('appliance', aid, { ...row.doc, description: 'written by another process' });
     } finally {
-      o.close();
+      await o.close();
     }
     expect((await c.appliance_get({ uid: 'alice', aid })).description).toBe('written by another process');
     expect((await c.appliance_getAll({ uid: 'alice' })).appliances!.find((a) => a.dbId === aid)?.description).toBe('written by another process');
@@ -125,9 +125,9 @@ describe('caches of the server', () => {
     expect((await b.user_get({ uid: 'bob' })).loginName).toBe('bob');
     const o = other();
     try {
-      for (const k of o.list('apikey', 'bob')) o.remove('apikey', k.id);
+      for (const k of await o.list('apikey', 'bob')) await o.remove('apikey', k.id);
     } finally {
-      o.close();
+      await o.close();
     }
     await expect(b.user_get({ uid: 'bob' })).rejects.toMatchObject({ status: 401 });
     // A new user made on the live data dir signs at once (its key was unknown a moment ago).
@@ -141,9 +141,9 @@ describe('caches of the server', () => {
     await expect(e.user_get({ uid: 'alice' })).rejects.toMatchObject({ status: 403 });
     const o = other();
     try {
-      o.updateUser('erin', { admin: true });
+      await o.updateUser('erin', { admin: true });
     } finally {
-      o.close();
+      await o.close();
     }
     expect((await e.user_get({ uid: 'alice' })).loginName).toBe('alice');
   });
@@ -158,10 +158,10 @@ describe('caches of the server', () => {
       try {
         // TRUNCATE: the WAL starts over from its first frame, as after a restart of every connection.
         o.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-        const row = o.get('appliance', aid)!;
-        o.update('appliance', aid, { ...row.doc, description: text });
+        const row = (await o.get('appliance', aid))!;
+        await o.update('appliance', aid, { ...row.doc, description: text });
       } finally {
-        o.close();
+        await o.close();
       }
       expect((await c.appliance_get({ uid: 'alice', aid })).description).toBe(text);
     }

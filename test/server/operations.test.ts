@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillPath, operations } from '../../src/model/operations';
 import { buildServer } from '../../src/server';
 import { systemClock } from '../../src/server/ports';
-import { Store } from '../../src/server/store/store';
+import { SqliteStore as Store } from '../../src/server/store/sqlite/store';
 import { serverDeps, startTestServer, tempDir, type TestServer } from './helpers';
 import type { Appliance, Image } from '../../src/model/resources';
 import { NO_CONTENT, type Handler, type Routes } from '../../src/server/http/handler';
@@ -24,7 +24,7 @@ describe('operations table', () => {
       { id: 'mySoftwareArtifact_upload', method: 'POST', url: '/api/users/:uid/mysoftware/:msid/artifacts/:said/bin' },
     ]);
     await app.close();
-    store.close();
+    await store.close();
   });
 
   describe('over HTTP', () => {

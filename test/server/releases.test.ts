@@ -5,22 +5,23 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/client';
 import { buildServer, createUser, type CreatedUser } from '../../src/server';
-import { generationInput } from '../../src/server/jobs/generation';
+import { buildOrder } from '../../src/server/jobs/build-order';
 import { systemClock } from '../../src/server/ports';
-import { Store } from '../../src/server/store/store';
+import { SqliteStore } from '../../src/server/store/sqlite/store';
+import { renderManifest } from '../../src/imaging';
 import { includeList, sourceLines } from '../../src/imaging/os/recipe';
 import { serverDeps, tempDir } from './helpers';
 
 describe('Debian 12 and 13 side by side', () => {
   const dir = tempDir();
-  let store: Store;
+  let store: SqliteStore;
   let built: ReturnType<typeof buildServer>;
   let c: Client;
   let alice: CreatedUser;
 
   beforeAll(async () => {
     alice = await createUser(dir, { login: 'alice' });
-    store = new Store(dir, systemClock);
+    store = new SqliteStore(dir, systemClock);
     built = buildServer(serverDeps(dir, store));
     await built.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = built.app.server.address();
@@ -29,7 +30,7 @@ describe('Debian 12 and 13 side by side', () => {
   afterAll(async () => {
     await c.close();
     await built.app.close();
-    store.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -43,8 +44,10 @@ describe('Debian 12 and 13 side by side', () => {
     });
     await c.applianceOSProfilePkg_updateAll({ uid: 'alice', aid: app.dbId!, osid: profile.dbId!, body: { addedPkgUris: [nginx[0]!.uri!] } });
     const qcow2 = built.ctx.imaging.targetFormats.find((f) => f.name === 'QCOW2')!;
-    const input = generationInput(built.ctx, store.get('appliance', app.dbId!)!, qcow2, {});
-    return { nginx: nginx[0]!, input, manifest: JSON.parse(input.recipe.manifest([])) as { os: { name: string; version: string; suite: string } } };
+    const order = await buildOrder(built.ctx, store, (await store.get('appliance', app.dbId!))!, qcow2, {}, { id: 0, compress: false });
+    // The order is what crosses the queue: plain data, the same after a JSON round trip.
+    expect(JSON.parse(JSON.stringify(order))).toEqual(order);
+    return { nginx: nginx[0]!, input: { recipe: order }, manifest: JSON.parse(renderManifest(order.manifest, order.os, [])) as { os: { name: string; version: string; suite: string } } };
   }
 
   it('builds a Debian 12 template from bookworm and a Debian 13 one from trixie, each with its own packages', async () => {

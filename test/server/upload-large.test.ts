@@ -18,9 +18,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signTarget } from '../../src/auth/signer';
 import { decodeXml } from '../../src/codec';
-import { LATE_DIGESTS_FROM, PARALLEL_DIGEST_FROM } from '../../src/server/files/file-store';
+import { LATE_DIGESTS_FROM, PARALLEL_DIGEST_FROM } from '../../src/server/blobs/local';
 import { systemClock } from '../../src/server/ports';
-import { Store } from '../../src/server/store/store';
+import { SqliteStore as Store } from '../../src/server/store/sqlite/store';
 import { startTestServer, tempDir, type TestServer } from './helpers';
 
 const MIB = 1024 * 1024;
@@ -154,13 +154,13 @@ describe('large uploads', () => {
       // into that window reliably): the record without them, written through the store while the server runs.
       const store = new Store(own.dataDir, systemClock);
       try {
-        const row = store.get('artifact', art.dbId!)!;
+        const row = (await store.get('artifact', art.dbId!))!;
         expect([row.doc.file?.sha256, row.doc.file?.md5]).toEqual([openssl('sha256', file), openssl('md5', file)]);
-        store.update('artifact', row.id, { ...row.doc, file: { ...row.doc.file!, sha256: undefined, md5: undefined } });
-        const other = store.get('artifact', md5Only.dbId!)!;
-        store.update('artifact', other.id, { ...other.doc, file: { ...other.doc.file!, md5: undefined } });
+        await store.update('artifact', row.id, { ...row.doc, file: { ...row.doc.file!, sha256: undefined, md5: undefined } });
+        const other = (await store.get('artifact', md5Only.dbId!))!;
+        await store.update('artifact', other.id, { ...other.doc, file: { ...other.doc.file!, md5: undefined } });
       } finally {
-        store.close();
+        await store.close();
       }
       await own.restart();
       const got = await own.client(own.alice).mySoftwareArtifact_get({ uid: 'alice', msid: sw.dbId!, said: art.dbId! });

@@ -3,7 +3,7 @@ import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:c
 import { parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
 import type { Clock } from '../ports';
 import { GenerationMemo } from '../store/memo';
-import type { Store } from '../store/store';
+import type { Store } from '../store/port';
 import { ServiceError } from '../service-error';
 import { FailureLimiter } from './failure-limiter';
 import { hashPassword, verifyPassword } from './passwords';
@@ -64,10 +64,11 @@ export class Authenticator {
     this.keys = new GenerationMemo(store, 4096);
   }
 
-  private keyHolder(publicKey: string): KeyHolder | null {
-    return this.keys.get(publicKey, () => {
-      const key = this.store.byKey('apikey', publicKey);
-      const user = key?.secret ? this.store.getUser(key.owner) : undefined;
+  /** Who holds the key: at once when kept, else read from the store. */
+  private keyHolder(publicKey: string): KeyHolder | null | Promise<KeyHolder | null> {
+    return this.keys.get(publicKey, async () => {
+      const key = await this.store.byKey('apikey', publicKey);
+      const user = key?.secret ? await this.store.getUser(key.owner) : undefined;
       if (!key?.secret || !user) return null;
       const caller: Caller = { login: user.login, admin: user.admin, via: 'signature', ...(key.doc.scope === 'read' ? { readOnly: true } : {}) };
       return { caller: Object.freeze(caller), secret: createSecretKey(this.box.open(key.secret), 'utf8') };
@@ -75,19 +76,22 @@ export class Authenticator {
   }
 
   /**
-   * The caller, or a 401; an address past its failure limit gets a 429 whatever it sends. A signature is
-   * checked at once (no promise: a signed GET is most of the traffic); Basic answers a promise (scrypt).
+   * The caller, or a 401; an address past its failure limit gets a 429 whatever it sends. A signature
+   * whose key is kept is checked at once (no promise: a signed GET is most of the traffic); a key read
+   * from the store, and Basic (scrypt), answer a promise.
    */
   authenticate(rawUrl: string, authorization: string | undefined, address = ''): Caller | Promise<Caller> {
     const wait = this.limiter.retryAfter(address);
     if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
     // Each request sees the commits of other connections made before it (a key removed elsewhere).
     this.store.lookForCommits();
+    const refused = (e: unknown): never => this.refused(e, rawUrl, authorization, address);
     try {
       const signed = this.verifySigned(rawUrl);
-      return signed ?? this.verifyBasic(authorization).catch((e: unknown) => this.refused(e, rawUrl, authorization, address));
+      if (signed instanceof Promise) return signed.then((c) => c ?? this.verifyBasic(authorization)).catch(refused);
+      return signed ?? this.verifyBasic(authorization).catch(refused);
     } catch (e) {
-      return this.refused(e, rawUrl, authorization, address);
+      return refused(e);
     }
   }
 
@@ -98,13 +102,16 @@ export class Authenticator {
   }
 
   /** The caller of a signed target; undefined when the target carries no signature. */
-  private verifySigned(rawUrl: string): Caller | undefined {
+  private verifySigned(rawUrl: string): Caller | undefined | Promise<Caller> {
     const signed = parseSignedTarget(rawUrl, this.servicePath);
     if (signed) {
+      const check = (holder: KeyHolder | null): Caller => {
+        if (!holder || !verifySignature(holder.secret, signed)) throw unauthorized('invalid API key signature');
+        this.checkExpiry(signed.signed);
+        return holder.caller;
+      };
       const holder = this.keyHolder(signed.publicKey);
-      if (!holder || !verifySignature(holder.secret, signed)) throw unauthorized('invalid API key signature');
-      this.checkExpiry(signed.signed);
-      return holder.caller;
+      return holder instanceof Promise ? holder.then(check) : check(holder);
     }
     if (/[?&]signature=/.test(rawUrl)) throw unauthorized('malformed API key signature (apiKey, then signature last)');
     return undefined;
@@ -113,7 +120,7 @@ export class Authenticator {
   private async verifyBasic(authorization: string | undefined): Promise<Caller> {
     const basic = parseBasicAuthorization(authorization);
     if (basic) {
-      const user = this.store.getUser(basic.login);
+      const user = await this.store.getUser(basic.login);
       if (!user || !user.passwordHash) {
         await verifyPassword(basic.password, await (this.dummyHash ??= hashPassword(randomBytes(16).toString('base64'))));
         throw unauthorized('invalid login or password');

@@ -1,7 +1,7 @@
 // Users and API key pairs as the command line and `POST /users/<uid>/apikeys` create them.
 import { randomBytes } from 'node:crypto';
 import type { ApiKeyDoc } from '../store/docs';
-import type { Row, Store } from '../store/store';
+import type { Row, Store, StoreOps } from '../store/port';
 import { badRequest } from '../service-error';
 import { hashPassword } from './passwords';
 import type { SecretBox } from './secret-box';
@@ -24,10 +24,10 @@ function token(bytes: number): string {
   }
 }
 
-export function newApiKey(store: Store, box: SecretBox, login: string, meta: Omit<ApiKeyDoc, 'publicKey'> = {}): NewKeyPair {
+export async function newApiKey(store: StoreOps, box: SecretBox, login: string, meta: Omit<ApiKeyDoc, 'publicKey'> = {}): Promise<NewKeyPair> {
   const publicKey = token(24);
   const secretKey = token(30);
-  const row = store.insert('apikey', {
+  const row = await store.insert('apikey', {
     owner: login,
     uniqueKey: publicKey,
     // An empty name or description is none.
@@ -46,9 +46,9 @@ export interface CreatedUser {
 export async function addUser(store: Store, box: SecretBox, o: { login: string; password?: string; admin?: boolean }): Promise<CreatedUser> {
   if (!LOGIN.test(o.login)) throw badRequest(`invalid login ${JSON.stringify(o.login)}: letters, digits, ".", "_" and "-" only`);
   const hash = o.password ? await hashPassword(o.password) : null;
-  return store.tx(() => {
-    store.insertUser(o.login, !!o.admin, hash, { name: o.login });
-    const k = newApiKey(store, box, o.login, { name: 'initial' });
+  return store.tx(async (t) => {
+    await t.insertUser(o.login, !!o.admin, hash, { name: o.login });
+    const k = await newApiKey(t, box, o.login, { name: 'initial' });
     return { login: o.login, publicKey: k.publicKey, secretKey: k.secretKey };
   });
 }

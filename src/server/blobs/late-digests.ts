@@ -7,9 +7,11 @@
 // md5 in the hash worker, side by side). A read of the artifact or of its file waits for its own, so a
 // read after the upload's answer always has them; a record that a stop left without them gets them at
 // its first read (no scan of every record at start).
-import { digestBeside, type UploadAlgorithm } from '../../hash-workers';
+import { pipeline } from 'node:stream/promises';
+import { Digester } from '../../digest';
+import { digestBeside, type SizedDigests, type UploadAlgorithm } from '../../hash-workers';
 import type { Ctx } from '../context';
-import type { Row } from '../store/store';
+import type { Row } from '../store/port';
 import type { UploadedFile } from '../store/docs';
 
 export interface LateDigests {
@@ -22,12 +24,21 @@ export interface LateDigests {
   pendingFor(row: Row<'artifact'>): Promise<void> | undefined;
 }
 
-type Deps = Pick<Ctx, 'store' | 'files' | 'jobs' | 'log'>;
+type Deps = Pick<Ctx, 'store' | 'blobs' | 'jobs' | 'log'>;
 
 /** The digests a stored upload still lacks. */
 const missing = (f: UploadedFile): UploadAlgorithm[] => (['sha256', 'md5'] as const).filter((a) => f[a] === undefined);
 
-export function lateDigests(ctx: Deps): LateDigests {
+const registries = new WeakMap<object, LateDigests>();
+
+/** The late digests of a server (one per store). */
+export function lateDigestsOf(ctx: Deps): LateDigests {
+  let l = registries.get(ctx.store);
+  if (!l) registries.set(ctx.store, (l = lateDigests(ctx)));
+  return l;
+}
+
+function lateDigests(ctx: Deps): LateDigests {
   let tail: Promise<void> = Promise.resolve();
   const pending = new Map<number, Promise<void>>();
   let seq = 0;
@@ -55,25 +66,36 @@ export function lateDigests(ctx: Deps): LateDigests {
   return { schedule, pendingFor };
 }
 
+/** The digests of a stored blob: beside the hash worker when it is a local file, else as its bytes stream. */
+async function digestsOf(ctx: Deps, key: string, algorithms: readonly UploadAlgorithm[], signal: AbortSignal): Promise<SizedDigests<UploadAlgorithm>> {
+  const local = ctx.blobs.localPath?.(key);
+  if (local !== undefined) return digestBeside(local, algorithms, signal);
+  const d = new Digester(algorithms);
+  await pipeline(await ctx.blobs.open(key), async (source: AsyncIterable<Uint8Array>) => {
+    for await (const chunk of source) d.update(chunk);
+  }, { signal });
+  return d.digests();
+}
+
 async function fill(ctx: Deps, id: number, signal: AbortSignal): Promise<void> {
-  const f = ctx.store.get('artifact', id)?.doc.file;
+  const f = (await ctx.store.get('artifact', id))?.doc.file;
   const algorithms = f ? missing(f) : [];
   if (!f || algorithms.length === 0) return;
   let found: Partial<Record<UploadAlgorithm, string>>;
   try {
-    const { size, ...hex } = await digestBeside(ctx.files.abs(f.path), algorithms, signal);
+    const { size, ...hex } = await digestsOf(ctx, f.path, algorithms, signal);
     // A stored file never changes: another size is a file replaced outside the server.
     if (size !== f.size) throw new Error(`${size} bytes on disk, ${f.size} in the record`);
     found = hex;
   } catch (e) {
     // Closing (the next start fills them in), or the file was replaced or removed meanwhile.
-    if (signal.aborted || ctx.store.get('artifact', id)?.doc.file?.path !== f.path) return;
+    if (signal.aborted || (await ctx.store.get('artifact', id))?.doc.file?.path !== f.path) return;
     ctx.log.error({ err: e }, `the checksums of ${f.path} could not be computed; the next read of its record tries again`);
     return;
   }
-  ctx.store.tx(() => {
-    const cur = ctx.store.get('artifact', id);
+  await ctx.store.tx(async (t) => {
+    const cur = await t.get('artifact', id);
     const file = cur?.doc.file;
-    if (cur && file?.path === f.path) ctx.store.update('artifact', id, { ...cur.doc, file: { ...file, sha256: file.sha256 ?? found.sha256, md5: file.md5 ?? found.md5 } });
+    if (cur && file?.path === f.path) await t.update('artifact', id, { ...cur.doc, file: { ...file, sha256: file.sha256 ?? found.sha256, md5: file.md5 ?? found.md5 } });
   });
 }

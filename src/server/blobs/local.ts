@@ -1,17 +1,20 @@
-// Files under the data dir: `files/` (uploads), `images/` (generated disks), `tmp/` (work in
-// progress). A file is written under `tmp/`, fsync'd, checksummed, and renamed into place only when
-// complete, so a crash never leaves a partial file where it could be served.
-// The three folders are checked as real folders of this user (data-folder.ts) before any use, and a
-// stored path is used only when it names an entry directly inside one of them.
+// The BlobStore port on this node's disk (the embedded default): under the data dir, `files/`
+// (uploads), `images/` (generated disks and SBOMs), `tmp/` (work in progress). A file is written under
+// `tmp/`, fsync'd, checksummed, and renamed into place only when complete, so a crash never leaves a
+// partial file where it could be served. The three folders are checked as real folders of this user
+// (data-folder.ts) before any use, and a stored key is used only when it names an entry directly
+// inside one of them.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, lstatSync, openSync, closeSync, fsyncSync, readdirSync, rmSync, unlinkSync, type ReadStream } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { createReadStream, lstatSync, openSync, closeSync, fsyncSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { copyFile, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import type { Readable } from 'node:stream';
 import { Digester } from '../../digest';
 import { DataFolderError, realFolder } from '../data-folder';
 import { ServiceError } from '../service-error';
 import { writeAll } from '../../file-writes';
 import { writeBeside } from '../../hash-workers';
+import type { BlobArea, BlobStore, WriteOptions, WrittenBlob, WrittenUpload } from './port';
 
 /** Uploads of at least this many bytes (or of unknown length) hash in worker threads, smaller ones here. */
 export const PARALLEL_DIGEST_FROM = 4 * 1024 * 1024;
@@ -21,23 +24,15 @@ export const PARALLEL_DIGEST_FROM = 4 * 1024 * 1024;
  */
 export const LATE_DIGESTS_FROM = 64 * 1024 * 1024;
 
-export type FileArea = 'files' | 'images';
-const AREAS: readonly (FileArea | 'tmp')[] = ['files', 'images', 'tmp'];
+const AREAS: readonly (BlobArea | 'tmp')[] = ['files', 'images', 'tmp'];
 
-export interface WrittenFile {
-  /** Relative to the data dir. */
-  path: string;
-  size: number;
-  sha256: string;
-  md5: string;
-}
-
-/** A write asked to leave its digests for later (`lateDigests`): absent when it did. */
-export type WrittenUpload = Omit<WrittenFile, 'sha256' | 'md5'> & Partial<Pick<WrittenFile, 'sha256' | 'md5'>>;
-
-export class FileStore {
+export class LocalBlobs implements BlobStore {
+  readonly backend = 'local' as const;
+  readonly shared = false;
+  readonly where: string;
   constructor(readonly dataDir: string) {
     for (const d of AREAS) realFolder(join(dataDir, d), true);
+    this.where = dataDir;
   }
 
   /** `rel` must be `<area>` or `<area>/<name>`: a path read from the database never leaves the three folders. */
@@ -49,8 +44,13 @@ export class FileStore {
     return join(this.dataDir, rel);
   }
 
+  /** The file of a key: what this node's builds, digests and publications read without a copy. */
+  localPath(key: string): string {
+    return this.abs(key);
+  }
+
   /** A fresh name: a random prefix keeps two writers of the same record apart. */
-  fresh(area: FileArea | 'tmp', suffix: string): string {
+  fresh(area: BlobArea | 'tmp', suffix: string): string {
     return join(area, `${randomBytes(8).toString('hex')}-${suffix}`);
   }
 
@@ -61,15 +61,11 @@ export class FileStore {
    * with `lateDigests`, whether the digests are left out (from LATE_DIGESTS_FROM bytes, or of unknown
    * length): the file is then only written, its chunks as they came.
    */
-  async write(source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes?: number): Promise<WrittenFile>;
-  async write(source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes: number | undefined, o: { lateDigests: true }): Promise<WrittenUpload>;
-  async write(
-    source: AsyncIterable<Uint8Array>, area: FileArea, suffix: string, maxBytes: number, expectedBytes?: number, o: { lateDigests?: boolean } = {},
-  ): Promise<WrittenUpload> {
+  async write(source: AsyncIterable<Uint8Array>, area: BlobArea, suffix: string, maxBytes: number, expectedBytes?: number, o: WriteOptions = {}): Promise<WrittenUpload> {
     const tmp = this.fresh('tmp', suffix);
     const fh = await open(this.abs(tmp), 'wx', 0o600);
     let ok = false;
-    let written: Omit<WrittenUpload, 'path'>;
+    let written: Omit<WrittenUpload, 'key'>;
     try {
       const below = (n: number): boolean => expectedBytes !== undefined && Number.isFinite(expectedBytes) && expectedBytes < n;
       const limit = { bytes: maxBytes, error: () => tooLarge(maxBytes) };
@@ -82,18 +78,53 @@ export class FileStore {
       await fh.close();
       if (!ok) await rm(this.abs(tmp), { force: true });
     }
-    const path = this.fresh(area, suffix);
-    await rename(this.abs(tmp), this.abs(path));
+    const key = this.fresh(area, suffix);
+    await rename(this.abs(tmp), this.abs(key));
     syncDir(this.abs(area));
-    return { path, ...written };
+    return { key, ...written };
   }
 
-  read(rel: string): ReadStream {
-    return createReadStream(this.abs(rel));
+  scratchPath(suffix: string): string {
+    return this.abs(this.fresh('tmp', suffix));
   }
 
-  async remove(rel: string | undefined): Promise<void> {
-    if (rel) await rm(this.abs(rel), { force: true, recursive: true });
+  /** A file of this data folder's `tmp/` is renamed into place; another is copied, then removed. */
+  async adopt(localPath: string, area: BlobArea, suffix: string): Promise<string> {
+    const key = this.fresh(area, suffix);
+    try {
+      await rename(localPath, this.abs(key));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+      await copyFile(localPath, this.abs(key));
+      const fd = openSync(this.abs(key), 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      await rm(localPath, { force: true });
+    }
+    syncDir(this.abs(area));
+    return key;
+  }
+
+  async open(key: string): Promise<Readable> {
+    const path = this.abs(key);
+    // A missing file is an error at once, not an error event of a stream already handed out.
+    statSync(path);
+    return createReadStream(path);
+  }
+
+  async fetch(key: string, dest: string): Promise<void> {
+    await copyFile(this.abs(key), dest);
+  }
+
+  async remove(key: string | undefined): Promise<void> {
+    if (key) await rm(this.abs(key), { force: true, recursive: true });
+  }
+
+  async ping(): Promise<void> {
+    realFolder(join(this.dataDir, 'files'));
   }
 
   /**
@@ -102,13 +133,15 @@ export class FileStore {
    * Each folder is checked again (lstat) just before it is listed, and a link found in it is removed
    * itself: the sweep never deletes anything outside the data folder.
    */
-  sweep(live: ReadonlySet<string>): { removed: number } {
+  async sweep(live: ReadonlySet<string>, graceMs = 0): Promise<{ removed: number }> {
     let removed = 0;
+    const before = Date.now() - graceMs;
     for (const area of AREAS) {
       const dir = join(this.dataDir, area);
       realFolder(dir);
       for (const e of readdirSync(dir)) {
         if (area !== 'tmp' && live.has(join(area, e))) continue;
+        if (graceMs > 0 && (lstatSync(join(dir, e), { throwIfNoEntry: false })?.mtimeMs ?? 0) > before) continue;
         try {
           removeEntry(join(dir, e));
           removed++;
@@ -134,7 +167,7 @@ function removeEntry(p: string): void {
 const tooLarge = (maxBytes: number): ServiceError => new ServiceError(413, `upload larger than the limit of ${maxBytes} bytes`);
 
 /** Hash and write each chunk in turn on this thread (small files: no hand-over costs). */
-async function writeHere(source: AsyncIterable<Uint8Array>, fh: FileHandle, maxBytes: number): Promise<Omit<WrittenFile, 'path'>> {
+async function writeHere(source: AsyncIterable<Uint8Array>, fh: FileHandle, maxBytes: number): Promise<Omit<WrittenBlob, 'key'>> {
   const d = new Digester(['sha256', 'md5']);
   for await (const chunk of source) {
     d.update(chunk);

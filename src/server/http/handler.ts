@@ -80,7 +80,8 @@ export interface DocResult<R extends DocumentRoot = DocumentRoot> {
 }
 
 export interface FileResult {
-  file: Readable;
+  /** The bytes, opened only when they are sent (never for HEAD or a 304). */
+  open(): Promise<Readable>;
   size: number;
   contentType: string;
   fileName: string;

@@ -219,9 +219,18 @@ function run(o: RegisterOptions, op: Operation, handler: AnyHandler, request: Fa
     // 403 before 404, so that a user cannot probe which other logins exist (wire contract §4).
     if (caller.login !== params.uid && !caller.admin) throw forbidden(`user ${caller.login} may not access resources of another user`);
     // The caller's own login was resolved from the store by this request's authentication.
-    if (caller.login !== params.uid && !ctx.store.getUser(params.uid)) throw notFound(`no user ${params.uid}`);
+    if (caller.login !== params.uid) {
+      return ctx.store.getUser(params.uid).then((u) => {
+        if (!u) throw notFound(`no user ${params.uid}`);
+        return answer(o, op, handler, request, reply, params, caller);
+      });
+    }
   }
-  const req = new RuntimeRequest(op, params, caller, request, ctx);
+  return answer(o, op, handler, request, reply, params, caller);
+}
+
+function answer(o: RegisterOptions, op: Operation, handler: AnyHandler, request: FastifyRequest, reply: FastifyReply, params: Record<string, string>, caller: Caller): Promise<FastifyReply | undefined> | FastifyReply | undefined {
+  const req = new RuntimeRequest(op, params, caller, request, o.ctx);
   const result = handler(req);
   if (result instanceof Promise) return result.then((r) => send(request, reply, r, req, o));
   return send(request, reply, result, req, o);
@@ -239,38 +248,36 @@ function firstValues(q: unknown): Record<string, string | undefined> {
 }
 
 function isFile(r: Result): r is FileResult {
-  return 'file' in r;
+  return 'open' in r;
 }
 
 function isNoContent(r: Result): r is NoContent {
   return 'status' in r && r.status === 204;
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, r: Result, req: RuntimeReq, o: RegisterOptions): FastifyReply | undefined {
+/** A file's answer: headers from the record, the bytes opened only for a GET that is not a 304. */
+async function sendFile(request: FastifyRequest, reply: FastifyReply, r: FileResult): Promise<FastifyReply> {
+  if (r.lastModified) reply.header('Last-Modified', httpDate(r.lastModified));
+  reply.header('ETag', r.etag);
+  if (notModified(request.headers, r.etag, r.lastModified)) return reply.code(304).send();
+  reply
+    .code(200)
+    .header('Content-Type', r.contentType)
+    .header('Content-Length', String(r.size))
+    // RFC 6266: an ASCII `filename=` fallback and `filename*=UTF-8''…`; a raw name above U+00FF is refused by Node.
+    .header('Content-Disposition', contentDisposition(r.fileName));
+  // HEAD is answered from the record: the file is never read.
+  if (request.method === 'HEAD') return reply.send();
+  const file = await r.open();
+  // Whatever ends the answer (sent, failed, client gone), the file is closed.
+  reply.raw.once('close', () => file.destroy());
+  return reply.send(file);
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, r: Result, req: RuntimeReq, o: RegisterOptions): Promise<FastifyReply> | FastifyReply | undefined {
   const conditional = request.method === 'GET' || request.method === 'HEAD';
   if (isNoContent(r)) return reply.code(204).send();
-  if (isFile(r)) {
-    if (r.lastModified) reply.header('Last-Modified', httpDate(r.lastModified));
-    reply.header('ETag', r.etag);
-    if (conditional && notModified(request.headers, r.etag, r.lastModified)) {
-      r.file.destroy();
-      return reply.code(304).send();
-    }
-    // Whatever ends the answer (sent, failed, client gone), the file is closed.
-    reply.raw.once('close', () => r.file.destroy());
-    reply
-      .code(200)
-      .header('Content-Type', r.contentType)
-      .header('Content-Length', String(r.size))
-      // RFC 6266: an ASCII `filename=` fallback and `filename*=UTF-8''…`; a raw name above U+00FF is refused by Node.
-      .header('Content-Disposition', contentDisposition(r.fileName));
-    // HEAD is answered from the record: the file is never read.
-    if (request.method === 'HEAD') {
-      r.file.destroy();
-      return reply.send();
-    }
-    return reply.send(r.file);
-  }
+  if (isFile(r)) return sendFile(request, reply, r);
   if ('items' in r) return sendList(request, reply, r);
   const d = r;
   const format = formatOfAccept(request.headers.accept);

@@ -10,7 +10,7 @@ import type { Ctx } from '../context';
 import { isImagingError } from '../../imaging/errors';
 import { OpenStackError } from '../../openstack/errors';
 import { isServiceError } from '../service-error';
-import { jobKey, type JobKind } from './status';
+import type { JobKind } from '../queue/port';
 
 /** Where the job was when it failed: the words name it. */
 export type JobStage = 'preparation' | 'os-layer' | 'disk' | 'publication';
@@ -62,15 +62,15 @@ function diskFull(at: string): string {
 }
 
 /** The status patch of a failed job, its words from `jobErrorWords` (or `words`); the whole error goes to the log. */
-export function failedJob(ctx: Ctx, kind: JobKind, id: number, e: unknown, stage: JobStage, words?: string): Partial<OpStatus> {
+export function failedJob(ctx: Pick<Ctx, 'log' | 'blobs' | 'imaging'>, kind: JobKind, id: number, e: unknown, stage: JobStage, words?: string): Partial<OpStatus> {
   const m = words ?? jobErrorWords(e, stage, serverDirs(ctx));
-  ctx.log.error({ job: jobKey(kind, id), stage, err: e, detail: detailOf(e) }, `job ${jobKey(kind, id)} failed: ${m}`);
+  ctx.log.error({ job: `${kind}:${id}`, stage, err: e, detail: detailOf(e) }, `job ${kind}:${id} failed: ${m}`);
   return { error: true, errorMessage: m, detailedError: true, detailedErrorMsg: m, message: kind === 'image' ? 'generation failed' : 'publication failed' };
 }
 
 /** The folders of this server whose paths never reach a user. */
-function serverDirs(ctx: Ctx): string[] {
-  return [ctx.files.dataDir, ...(ctx.imaging.cacheDir !== undefined ? [ctx.imaging.cacheDir] : []), tmpdir()];
+function serverDirs(ctx: Pick<Ctx, 'blobs' | 'imaging'>): string[] {
+  return [...(ctx.blobs.backend === 'local' ? [ctx.blobs.where] : []), ...(ctx.imaging.cacheDir !== undefined ? [ctx.imaging.cacheDir] : []), tmpdir()];
 }
 
 /** One line of the user's own facts: the server's folders replaced by "…", control characters out, cut short. */

@@ -3,41 +3,44 @@
 // Retry-After, never an unbounded pile of builds. Call it inside the transaction that inserts the job.
 // Also what a user may keep (images per user: 403) and whether the disk has room for a build (507).
 import { statfsSync } from 'node:fs';
-import type { Ctx } from '../context';
+import type { Limits } from '../../model/limits';
 import { ServiceError } from '../service-error';
+import type { StoreOps } from '../store/port';
 import { isTerminal } from '../../model/job-state';
 
 const RETRY_AFTER_SECONDS = '30';
 
-function openJobs(ctx: Ctx, owner?: string): number {
+/** Generations and publications not ended, of `owner` or of everyone. */
+export async function openJobs(t: StoreOps, owner?: string): Promise<number> {
   const open = (rows: Array<{ doc: { status: Parameters<typeof isTerminal>[0] } }>): number => rows.filter((r) => !isTerminal(r.doc.status)).length;
-  return open(ctx.store.list('image', owner)) + open(ctx.store.list('pimage', owner));
+  const [images, pubs] = await Promise.all([t.list('image', owner), t.list('pimage', owner)]);
+  return open(images) + open(pubs);
 }
 
-export function assertJobRoom(ctx: Ctx, owner: string): void {
-  const { jobsPerUser, jobsTotal } = ctx.limits;
-  if (openJobs(ctx, owner) >= jobsPerUser) {
+export async function assertJobRoom(t: StoreOps, limits: Limits, owner: string): Promise<void> {
+  const { jobsPerUser, jobsTotal } = limits;
+  if ((await openJobs(t, owner)) >= jobsPerUser) {
     throw new ServiceError(429, `${owner} already has ${jobsPerUser} generations or publications open: retry when one ends`, { 'Retry-After': RETRY_AFTER_SECONDS });
   }
-  if (openJobs(ctx) >= jobsTotal) {
+  if ((await openJobs(t)) >= jobsTotal) {
     throw new ServiceError(503, `the server already runs ${jobsTotal} generations or publications: retry later`, { 'Retry-After': RETRY_AFTER_SECONDS });
   }
 }
 
 /** A new image record past the user's quota is a 403: only deleting images makes room, so retrying does not help. */
-export function assertImageRoom(ctx: Ctx, owner: string): void {
-  const { imagesPerUser } = ctx.limits;
-  if (ctx.store.list('image', owner).length >= imagesPerUser) {
+export async function assertImageRoom(t: StoreOps, limits: Limits, owner: string): Promise<void> {
+  const { imagesPerUser } = limits;
+  if ((await t.list('image', owner)).length >= imagesPerUser) {
     throw new ServiceError(403, `${owner} already has ${imagesPerUser} images, this server's limit per user: delete images you no longer need to generate another`);
   }
 }
 
 /**
- * A build writes at most about its disk size into the data folder (the finished image never exceeds
- * the disk, sparse or converted): refuse it (507) while less than that is free, before the disk fills.
+ * A build writes at most about its disk size where its output goes (the finished image never exceeds
+ * the disk, sparse or converted): refuse it (507) while less than that is free in `dir`, before the disk fills.
  */
-export function assertDiskRoom(ctx: Ctx, diskMiB: number): void {
-  const fs = statfsSync(ctx.files.dataDir);
+export function assertDiskRoom(dir: string, diskMiB: number): void {
+  const fs = statfsSync(dir);
   const free = fs.bavail * fs.bsize;
   const need = diskMiB * 1024 * 1024;
   if (free < need) {

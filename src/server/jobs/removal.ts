@@ -1,26 +1,27 @@
-// What stops jobs and removes what they made, for the routes of every resource: cancel a job and
-// wait on its promise (JobRunner.cancelAndWait), delete a publication with its Glance image, an
-// image with its publications and file, every image of a template. Routes call these; jobs never
-// call routes.
+// What stops jobs and removes what they made, for the services of every resource: cancel a job
+// (the record says so at once, the queue stops its run), delete a publication with its Glance image,
+// an image with its publications and blobs, every image of a template. Services call these; jobs
+// never call services.
 import { messageOf } from '../../errors';
 import type { Ctx } from '../context';
 import { ServiceError } from '../service-error';
 import { imageFilePaths } from '../store/docs';
-import type { Row } from '../store/store';
-import { publicationCredentials } from './publication';
-import { jobKey, setStatus, type JobKind } from './status';
+import type { Row } from '../store/port';
+import type { JobKind } from '../queue/port';
+import { publicationCredentials } from './publish';
+import { setStatus } from './status';
 
-/** Mark the job cancelled first (the answer already says so), then stop it and wait for it to record its end. */
-export async function cancelJob(ctx: Ctx, kind: JobKind, id: number): Promise<void> {
-  setStatus(ctx, kind, id, { cancelled: true, message: 'cancelled' });
-  await ctx.jobs.cancelAndWait(jobKey(kind, id));
+/** Mark the job cancelled first (the answer already says so), then stop it and wait (bounded) for its run to end. */
+export async function cancelJob(ctx: Ctx, kind: JobKind, r: Row<'image'> | Row<'pimage'>): Promise<void> {
+  await ctx.store.tx((t) => setStatus(t, kind, r.id, { cancelled: true, message: 'cancelled' }));
+  if (r.doc.job !== undefined) await ctx.queue.cancel(kind, r.doc.job);
 }
 
 /** Stop, delete from Glance (when published), then forget. A Glance failure → 502 and the record stays. */
 export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): Promise<void> {
   for (const r of rows) {
-    await ctx.jobs.cancelAndWait(jobKey('pimage', r.id));
-    const cur = ctx.store.get('pimage', r.id);
+    if (r.doc.job !== undefined) await ctx.queue.cancel('pimage', r.doc.job);
+    const cur = await ctx.store.get('pimage', r.id);
     if (!cur) continue;
     if (cur.doc.cloudId) {
       try {
@@ -29,20 +30,20 @@ export async function deletePublications(ctx: Ctx, rows: Array<Row<'pimage'>>): 
         throw new ServiceError(502, `could not delete the image from the cloud: ${messageOf(e)}`);
       }
     }
-    ctx.store.remove('pimage', r.id);
+    await ctx.store.remove('pimage', r.id);
   }
 }
 
-/** Cancel a running generation and wait for it to record its end; then the image's publications, record and file go. */
+/** Cancel a running generation and wait (bounded) for its run to end; then the image's publications, record and blobs go. */
 export async function deleteImage(ctx: Ctx, r: Row<'image'>): Promise<void> {
-  await ctx.jobs.cancelAndWait(jobKey('image', r.id));
-  await deletePublications(ctx, ctx.store.list('pimage', r.owner).filter((p) => p.doc.imageId === r.id));
-  const cur = ctx.store.get('image', r.id);
-  ctx.store.remove('image', r.id);
-  for (const path of cur ? imageFilePaths(cur.doc) : []) await ctx.files.remove(path);
+  if (r.doc.job !== undefined) await ctx.queue.cancel('image', r.doc.job);
+  await deletePublications(ctx, (await ctx.store.list('pimage', r.owner)).filter((p) => p.doc.imageId === r.id));
+  const cur = await ctx.store.get('image', r.id);
+  await ctx.store.remove('image', r.id);
+  for (const path of cur ? imageFilePaths(cur.doc) : []) await ctx.blobs.remove(path);
 }
 
-/** Used when a template is deleted: every image, its jobs and files go with it. */
+/** Used when a template is deleted: every image, its jobs and blobs go with it. */
 export async function removeApplianceImages(ctx: Ctx, appliance: Row<'appliance'>): Promise<void> {
-  for (const r of ctx.store.list('image', appliance.owner, appliance.id)) await deleteImage(ctx, r);
+  for (const r of await ctx.store.list('image', appliance.owner, appliance.id)) await deleteImage(ctx, r);
 }

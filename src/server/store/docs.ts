@@ -6,7 +6,7 @@ import type { SbomFormat } from '../../model/sbom';
 
 /** A file stored under the data dir (wire contract §8: size and checksums filled when complete). */
 export interface StoredFile {
-  /** Path relative to the data dir (`files/…`, `images/…`). */
+  /** Its blob's key (blobs/port.ts): `files/…`, `images/…`. */
   path: string;
   fileName: string;
   size: number;
@@ -16,7 +16,7 @@ export interface StoredFile {
   stored: string;
 }
 
-/** An uploaded file: its checksums absent for a while after a large upload answered, filled in then (files/late-digests.ts). */
+/** An uploaded file: its checksums absent for a while after a large upload answered, filled in then (blobs/late-digests.ts). */
 export type UploadedFile = Omit<StoredFile, 'sha256' | 'md5'> & { sha256?: string | undefined; md5?: string | undefined };
 
 export interface AccountDoc {
@@ -84,6 +84,8 @@ export interface ArtifactDoc {
 
 export interface ImageDoc {
   applianceId: number;
+  /** The job of its latest generation in the queue (queue/port.ts), absent for images made before the queue. */
+  job?: string;
   formatName: string;
   compress: boolean;
   installProfile: InstallProfile;
@@ -101,6 +103,10 @@ export function imageFilePaths(d: ImageDoc): string[] {
 
 export interface PImageDoc {
   applianceId: number;
+  /** The job of the publication in the queue (queue/port.ts), absent for publications made before the queue. */
+  job?: string;
+  /** The Glance image id chosen before the upload, so that a retried publication finds (or removes) what a lost attempt made. */
+  glanceId?: string;
   imageId: number;
   kind: 'PublishImageOpenStack';
   account: AccountDoc;

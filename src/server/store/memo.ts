@@ -1,9 +1,8 @@
 // Values derived from stored rows (a resolved API key, a record's view), kept while the store's
-// generation lasts: any write, any rollback, another connection's commit empties the memo, so a kept
-// value is never older than the rows it came from. Rule for callers: compute from rows read in the
-// same synchronous step as the lookup (no `await` between), or the value may describe rows older than
-// the generation it is filed under.
-import type { Store } from './store';
+// generation lasts: any write, any rollback, another connection's or node's commit empties the memo,
+// so a kept value is never older than the rows it came from. A value computed across an `await` is
+// kept only when the generation did not move meanwhile: what it read may be older than the change.
+import type { Store } from './port';
 
 export class GenerationMemo<V> {
   private generation = -1;
@@ -17,7 +16,8 @@ export class GenerationMemo<V> {
     private readonly max = 10_000,
   ) {}
 
-  get(key: string, compute: () => V): V {
+  /** The kept value at once, or a promise of the computed one (kept when the generation held). */
+  get(key: string, compute: () => Promise<V>): V | Promise<V> {
     const g = this.store.generation();
     if (g !== this.generation) {
       this.values.clear();
@@ -26,12 +26,14 @@ export class GenerationMemo<V> {
     const kept = this.values.get(key);
     if (kept !== undefined || this.values.has(key)) return kept as V;
     this.misses++;
-    const v = compute();
-    // A compute that wrote (or ran a transaction) moved the generation: what it saw may be stale already.
-    if (this.store.generation() === g) {
-      if (this.values.size >= this.max) this.values.clear();
-      this.values.set(key, v);
-    }
-    return v;
+    return compute().then((v) => {
+      // A compute that wrote (or ran a transaction), or a commit seen meanwhile, moved the generation:
+      // what it saw may be stale already.
+      if (this.store.generation() === g && this.generation === g) {
+        if (this.values.size >= this.max) this.values.clear();
+        this.values.set(key, v);
+      }
+      return v;
+    });
   }
 }

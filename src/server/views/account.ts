@@ -1,7 +1,7 @@
 // A cloud account as answered (wire contract §9): no password, `secretsMissing=true` in its place.
 import type { CredAccount } from '../../model/resources';
 import type { AccountDoc } from '../store/docs';
-import type { Row } from '../store/store';
+import type { Row } from '../store/port';
 import { stamp, type Located } from './stamp';
 import { uris } from '../uris';
 

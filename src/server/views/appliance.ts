@@ -3,22 +3,20 @@ import type { Appliance } from '../../model/resources';
 import { uriOf } from '../../model/uris';
 import type { Ctx } from '../context';
 import { installProfileView } from '../install/profile';
-import type { Row } from '../store/store';
+import type { Row } from '../store/port';
 import { distributionName, distributionOf } from './catalog';
 import { DEFAULT_ORG_ID } from './org';
 import { stamp, type Located } from './stamp';
 import { uris } from '../uris';
 
-export function applianceView(ctx: Ctx, r: Row<'appliance'>): Located<Appliance> {
+export async function applianceView(ctx: Ctx, r: Row<'appliance'>): Promise<Located<Appliance>> {
   const uid = r.owner;
   const base = uris.appliance(uid, r.id);
   const d = r.doc;
   const dist = distributionOf(ctx, d.distId);
-  const profile = ctx.store.list('osprofile', uid, r.id)[0];
-  const software = d.softwareIds.flatMap((id) => {
-    const s = ctx.store.get('software', id);
-    return s ? [{ name: s.doc.name, version: s.doc.version, uri: uris.software(uid, s.id), dbId: s.id }] : [];
-  });
+  const [profiles, images, ...mine] = await Promise.all([ctx.store.list('osprofile', uid, r.id), ctx.store.list('image', uid, r.id), ...d.softwareIds.map((id) => ctx.store.get('software', id))]);
+  const profile = profiles[0];
+  const software = mine.flatMap((s) => (s ? [{ name: s.doc.name, version: s.doc.version, uri: uris.software(uid, s.id), dbId: s.id }] : []));
   return stamp(r, {
     uuid: d.uuid,
     archName: dist?.arch || undefined,
@@ -29,7 +27,7 @@ export function applianceView(ctx: Ctx, r: Row<'appliance'>): Located<Appliance>
     description: d.description,
     distributionName: dist && distributionName(dist),
     distributionUri: uris.distribution(d.distId),
-    imageUris: ctx.store.list('image', uid, r.id).map((i) => uris.image(uid, r.id, i.id)),
+    imageUris: images.map((i) => uris.image(uid, r.id, i.id)),
     installProfile: d.installProfile && installProfileView(d.installProfile),
     lastPkgUpdate: d.lastPkgUpdate || undefined,
     mySoftwareList: software,

@@ -3,7 +3,7 @@ import type { Image, OpStatus } from '../../model/resources';
 import { uriOf } from '../../model/uris';
 import type { Ctx } from '../context';
 import { installProfileView } from '../install/profile';
-import type { Row } from '../store/store';
+import type { Row } from '../store/port';
 import { distributionName, distributionOf } from './catalog';
 import { stamp, type Located } from './stamp';
 import { targetFormatRecord } from './target-format';
@@ -14,11 +14,11 @@ export function imageStatus(r: Row<'image'>): OpStatus {
   return stamp(r, { ...r.doc.status, uri: uriOf('machineImageStatus_get', ids), parentUri: uriOf('machineImage_get', ids) });
 }
 
-export function imageView(ctx: Ctx, r: Row<'image'>): Located<Image> {
+export async function imageView(ctx: Ctx, r: Row<'image'>): Promise<Located<Image>> {
   const d = r.doc;
   const ids = { uid: r.owner, aid: d.applianceId, itid: r.id };
   const uri = uriOf('machineImage_get', ids);
-  const app = ctx.store.get('appliance', d.applianceId);
+  const app = await ctx.store.get('appliance', d.applianceId);
   const format = ctx.imaging.targetFormats.find((f) => f.name === d.formatName);
   const dist = app && distributionOf(ctx, app.doc.distId);
   const f = d.file;

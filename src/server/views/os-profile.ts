@@ -4,7 +4,7 @@ import { uriOf } from '../../model/uris';
 import type { Ctx } from '../context';
 import { pinnedView } from '../install/packages';
 import type { OsProfileDoc } from '../store/docs';
-import type { Row } from '../store/store';
+import type { Row } from '../store/port';
 import { distributionOf } from './catalog';
 import { stamp, type Located } from './stamp';
 import { uris } from '../uris';

@@ -2,7 +2,7 @@
 import type { OpStatus, PublishImage } from '../../model/resources';
 import { uriOf } from '../../model/uris';
 import type { Ctx } from '../context';
-import type { Row } from '../store/store';
+import type { Row } from '../store/port';
 import { accountRecord } from './account';
 import { imageView } from './image';
 import { stamp, type Located } from './stamp';
@@ -15,10 +15,10 @@ export function publicationStatus(r: Row<'pimage'>): OpStatus {
   return stamp(r, { ...r.doc.status, uri: uriOf('machineImagePublishedStatus_get', ids), parentUri: uriOf('machineImagePublished_get', ids) });
 }
 
-export function publicationView(ctx: Ctx, r: Row<'pimage'>): Located<PublishImage> {
+export async function publicationView(ctx: Ctx, r: Row<'pimage'>): Promise<Located<PublishImage>> {
   const d = r.doc;
-  const image = ctx.store.get('image', d.imageId);
-  const iv = image ? imageView(ctx, image) : undefined;
+  const image = await ctx.store.get('image', d.imageId);
+  const iv = image ? await imageView(ctx, image) : undefined;
   const ids = pubIds(r);
   const uri = uriOf('machineImagePublished_get', ids);
   return stamp(r, {

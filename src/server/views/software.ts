@@ -2,14 +2,14 @@
 import type { MySoftware, SoftwareArtifact } from '../../model/resources';
 import { uriOf } from '../../model/uris';
 import type { Ctx } from '../context';
-import type { Row } from '../store/store';
+import type { Row } from '../store/port';
 import { stamp, type Located } from './stamp';
 import { uris } from '../uris';
 
-export function softwareView(ctx: Ctx, r: Row<'software'>): Located<MySoftware> {
+export async function softwareView(ctx: Ctx, r: Row<'software'>): Promise<Located<MySoftware>> {
   const uri = uris.software(r.owner, r.id);
-  const arts = ctx.store.list('artifact', r.owner, r.id);
-  const apps = ctx.store.list('appliance', r.owner).filter((a) => a.doc.softwareIds.includes(r.id));
+  const [arts, all] = await Promise.all([ctx.store.list('artifact', r.owner, r.id), ctx.store.list('appliance', r.owner)]);
+  const apps = all.filter((a) => a.doc.softwareIds.includes(r.id));
   return stamp(r, {
     tag: r.doc.tag,
     name: r.doc.name,

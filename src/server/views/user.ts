@@ -2,7 +2,7 @@
 import type { ApiKeyPair, User } from '../../model/resources';
 import { uriOf } from '../../model/uris';
 import type { UserRow } from '../store/docs';
-import type { Row } from '../store/store';
+import type { Row } from '../store/port';
 import { DEFAULT_ORG_ID } from './org';
 import { stamp, type Located } from './stamp';
 import { uris } from '../uris';

@@ -1,8 +1,8 @@
 // SQLite under the data dir (contracts: `forge.db`, WAL), on either engine of ./sqlite.ts.
 // Migrations are an ordered list applied once each, tracked by `PRAGMA user_version`.
 import { join } from 'node:path';
-import { accountKey, nameVersionKey } from './keys';
-import { openSqlite, type SqlDatabase, type SqliteEngine } from './sqlite';
+import { accountKey, nameVersionKey } from '../keys';
+import { openSqlite, type SqlDatabase, type SqliteEngine } from './engines';
 
 /** A step of the schema: SQL, or a function where rows are rewritten with the code's own rules. */
 type Migration = string | ((db: SqlDatabase) => void);

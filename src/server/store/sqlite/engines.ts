@@ -2,7 +2,7 @@
 // compile or install, what the Action's bundle runs on) and better-sqlite3 (an optional dependency,
 // loaded only where `node:sqlite` is missing: Node 22.0 to 22.12). The store speaks only this interface.
 import { createRequire } from 'node:module';
-import { ForgeError } from '../../errors';
+import { ForgeError } from '../../../errors';
 
 export const SQLITE_ENGINES = ['node:sqlite', 'better-sqlite3'] as const;
 export type SqliteEngine = (typeof SQLITE_ENGINES)[number];
