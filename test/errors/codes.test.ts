@@ -45,6 +45,7 @@ const SAMPLE_ARGS: Readonly<Record<string, readonly unknown[]>> = {
   EmbeddedUnavailableError: ['install better-sqlite3'],
   SqliteUnavailableError: ['no SQLite engine'],
   DataFolderError: ['/tmp/x', 'is a symbolic link'],
+  BlobStoreError: ['config', 'blob store: not an s3:// URL'],
   ServiceError: [404, 'no appliance 7'],
   ImagingError: ['input', 'bad size'],
   DebianIndexError: ['checksum', 'Packages: sha256 differs'],
