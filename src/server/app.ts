@@ -10,6 +10,7 @@ import type { Ctx, ServerDeps } from './context';
 import { isPublicBaseUrl, sendClientError, sendConnectRefused, sendError, sendExpectationFailed, sendIdleTimeout, toServiceError, unsignedTarget } from './http/errors';
 import type { Routes } from './http/handler';
 import { commonHeaders, registerOperations } from './http/register';
+import { registerHealth } from './http/health';
 import { accountRoutes } from './routes/accounts';
 import { applianceRoutes } from './routes/appliances';
 import { distributionRoutes } from './routes/distributions';
@@ -43,7 +44,7 @@ export interface BuiltServer {
 export function buildServer(deps: ServerDeps): BuiltServer {
   const servicePath = (deps.servicePath ?? '/api').replace(/\/+$/, '');
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
-  const { limits: _l, logger: _g, publicUrl, cloudEndpoints, ...rest } = deps;
+  const { limits: _l, logger: _g, publicUrl, cloudEndpoints, role: _r, ...rest } = deps;
   for (const e of cloudEndpoints ?? []) if (!isPublicBaseUrl(e)) throw new Error(`a cloud endpoint must be an http(s) URL, got ${e}`);
   if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new Error(`publicUrl must be an http(s) base URL, got ${publicUrl}`);
 
@@ -128,5 +129,6 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   };
   const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds, failuresPerMinute: limits.authFailuresPerMinute });
   const routes = registerOperations(app, { ctx, auth, handlers, logsRequests: deps.logger === true });
+  registerHealth(app, ctx, deps.role ?? 'all');
   return { app, ctx, routes };
 }

@@ -32,6 +32,8 @@ export interface ServerDeps {
   logger?: boolean | 'errors' | undefined;
   /** The service's public base URL (`https://forge.example.org/api`): `Location` and `requestUri` use it, not the Host header. */
   publicUrl?: string | undefined;
+  /** What this node does, for `GET /health` (`all` by default). */
+  role?: 'all' | 'api' | undefined;
   /**
    * Cloud endpoints users may name as keystoneUrl/glanceUrl (URL prefixes, `serve --cloud-endpoint`); any when
    * absent. Otherwise the server connects wherever a user says: to an internal service too (SSRF).
@@ -39,7 +41,7 @@ export interface ServerDeps {
   cloudEndpoints?: readonly string[] | undefined;
 }
 
-export interface Ctx extends Required<Omit<ServerDeps, 'servicePath' | 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints'>> {
+export interface Ctx extends Required<Omit<ServerDeps, 'servicePath' | 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints' | 'role'>> {
   servicePath: string;
   limits: Limits;
   log: ServerLog;

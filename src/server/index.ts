@@ -1,10 +1,13 @@
 // The embedded reference server (package export `appliance-forge/server`).
-export { startServer, createUser, type StartOptions, type RunningServer } from './start';
+export { startServer, startWorker, createUser, type StartOptions, type NodeOptions, type RunningServer, type RunningWorker } from './start';
+export { SERVER_ROLES, topologyProblem, type ServerRole } from './backends';
+export { ServerConfigError } from './config-error';
 export { buildServer, type BuiltServer } from './app';
 export type { ServerDeps } from './context';
 export type { Limits } from '../model/limits';
 export type { CatalogPort, ImagingPort, OpenStackPort, Clock, TargetFormatSpec } from './ports';
 export type { CreatedUser } from './auth/keys';
 export { JobRunner } from './jobs/runner';
+export type { JobQueue } from './queue/port';
 export { ServiceError } from './service-error';
 export { DataFolderError } from './data-folder';

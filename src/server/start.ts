@@ -8,27 +8,56 @@ import { TARGET_FORMATS } from '../imaging/formats';
 import { defaultMirror } from '../imaging/os/mirror';
 import { buildNote } from '../imaging/stage-log';
 import type { MirrorConfig } from '../imaging';
-import type { ServerLog } from './context';
+import type { Ctx, ServerLog } from './context';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
-import { SecretBox } from './auth/secret-box';
-import type { Limits } from '../model/limits';
-import { openDataFolder } from './data-folder';
-import { LocalBlobs } from './blobs/local';
+import { DEFAULT_LIMITS, type Limits } from '../model/limits';
+import { openBackends, type Backends, type ServerRole } from './backends';
 import { JobRunner } from './jobs/runner';
 import { runBuild } from './jobs/build';
 import { runPublish } from './jobs/publish';
-import { closeInterruptedJobs, liveBlobKeys } from './jobs/recovery';
-import { InProcessQueue } from './queue/in-process';
+import { abandonedJob, closeInterruptedJobs, liveBlobKeys } from './jobs/recovery';
+import type { Handlers } from './queue/port';
 import { systemClock, type CatalogPort, type Clock, type ImagingPort, type OpenStackPort } from './ports';
-import { SqliteStore } from './store/sqlite/store';
-import type { Store } from './store/port';
 import { messageOf } from '../errors';
+import { SecretBox } from './auth/secret-box';
+import { checkSecretKey } from './auth/key-check';
+import { openDataFolder } from './data-folder';
+import { openPgStore } from './store/postgres/store';
+import { SqliteStore } from './store/sqlite/store';
 
-export interface StartOptions {
+/** Where a node keeps its records, blobs and jobs, and what it does (README "Running a build farm"). */
+export interface NodeOptions {
+  /** The node's own folder: its secret key (unless `secretKeyFile`), and the records and blobs when no shared backend is given. */
+  dataDir: string;
+  /** `postgres://…`: records and the job queue in PostgreSQL, shared by the nodes of a farm. */
+  databaseUrl?: string;
+  /** `s3://BUCKET[/PREFIX][?endpoint=…&region=…&path-style=true]`: blobs in a bucket. */
+  blobStore?: string;
+  /** The key every node of a farm shares (default `<dataDir>/secret.key`, made on first use). */
+  secretKeyFile?: string;
+  limits?: Partial<Limits>;
+  clock?: Clock;
+  /** OS layers and downloaded packages (`serve --cache-dir`); default: `defaultCacheDir()`. */
+  cacheDir?: string;
+  /** Bound on the OS layer cache's disk usage (layers, downloaded .deb files, builds in progress), in bytes (LRU). */
+  maxCacheBytes?: number;
+  /** Debian mirror of the image builds (`serve --mirror`); default: the host's first Debian apt source. */
+  mirror?: MirrorConfig;
+  /** Image builds this node runs at once (`serve --max-builds`); default 1. */
+  maxBuilds?: number;
+  /** Replace a sibling module (tests of failure paths); the real ones by default. */
+  imaging?: ImagingPort;
+  openstack?: OpenStackPort;
+  /** Shorter queue heartbeats and supervision (tests of a worker's death). */
+  queueTiming?: { heartbeatSeconds?: number; superviseSeconds?: number };
+}
+
+export interface StartOptions extends NodeOptions {
+  /** `all` (default): the API and the builds; `api`: the API only (a farm's workers build). */
+  role?: Exclude<ServerRole, 'worker'>;
   host?: string;
   port?: number;
-  dataDir: string;
   servicePath?: string;
   /** true: request log and errors; 'errors': failed jobs (their whole error) and 5xx only; on stdout. */
   logger?: boolean | 'errors';
@@ -36,21 +65,10 @@ export interface StartOptions {
   publicUrl?: string;
   /** URL prefixes users may publish to (keystoneUrl/glanceUrl); any when absent. */
   cloudEndpoints?: readonly string[];
-  limits?: Partial<Limits>;
-  clock?: Clock;
   jobs?: JobRunner;
-  /** OS layers and downloaded packages (`serve --cache-dir`); default: `defaultCacheDir()`. */
-  cacheDir?: string;
-  /** Bound on the OS layer cache's disk usage (layers, downloaded .deb files, builds in progress), in bytes (LRU). */
-  maxCacheBytes?: number;
-  /** Debian mirror of the image builds (`serve --mirror`); default: the host's first Debian apt source. */
-  mirror?: MirrorConfig;
-  /** Image builds at once (`serve --max-builds`); default 1. */
-  maxBuilds?: number;
-  /** Replace a sibling module (tests of failure paths); the real ones by default. */
   catalog?: CatalogPort;
-  imaging?: ImagingPort;
-  openstack?: OpenStackPort;
+  /** Of a farm's API node: blobs no record names, older than this, are swept every hour (default an hour). */
+  sweepGraceMs?: number;
 }
 
 export interface RunningServer {
@@ -59,22 +77,15 @@ export interface RunningServer {
   app: FastifyInstance;
   /** The server's jobs (queued orders and background work): `idle()` resolves once none runs or waits. */
   jobs: { idle(): Promise<void> };
+  /** `role all, store sqlite (…), blobs local (…), queue in-process`: the start line's words. */
+  summary: string;
   close(): Promise<void>;
 }
 
-interface DataDir {
-  dir: string;
-  store: Store;
-  box: SecretBox;
-  blobs: LocalBlobs;
-}
-
-/** Checked before anything is read or written there (data-folder.ts); the key before the database. */
-function openDataDir(dataDir: string, clock: Clock): DataDir {
-  const dir = openDataFolder(dataDir);
-  const box = SecretBox.open(dir);
-  const blobs = new LocalBlobs(dir);
-  return { dir, store: new SqliteStore(dir, clock), box, blobs };
+export interface RunningWorker {
+  /** `role worker (host:pid), store postgres (…), …`. */
+  summary: string;
+  close(): Promise<void>;
 }
 
 /** The real OpenStack port: its modules load with the first publication or removal from Glance. */
@@ -89,27 +100,74 @@ export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' |
   return { targetFormats: TARGET_FORMATS, mirror: o.mirror ?? defaultMirror(), cacheDir: builder.cacheDir, sweep: builder.sweep, settle: builder.settle, build: builder.build };
 }
 
+/** What a job needs of a node: no routes, no HTTP. */
+type JobDeps = Pick<Ctx, 'store' | 'blobs' | 'box' | 'imaging' | 'openstack' | 'limits' | 'log'>;
+
+function jobHandlers(deps: JobDeps): Handlers {
+  return { build: (c) => runBuild(deps, c), publish: (c) => runPublish(deps, c), abandoned: (order, n) => abandonedJob(deps, order, n) };
+}
+
+/** A log that exists before the app (whose logger it forwards to once it does). */
+function lateLog(): { log: ServerLog; to(log: ServerLog): void } {
+  let target: ServerLog | undefined;
+  return { log: { error: (d, m) => target?.error(d, m), warn: (d, m) => target?.warn(d, m) }, to: (l) => (target = l) };
+}
+
+/** The imaging port, with a layer not kept after its build's answer said in the log and the debug log. */
+function imagingOf(o: NodeOptions, log: ServerLog): ImagingPort {
+  return o.imaging ?? realImaging(o, (m) => {
+    buildNote(`warning: ${m}`);
+    log.warn({}, m);
+  });
+}
+
+async function backendsOf(o: NodeOptions, role: ServerRole, log: ServerLog): Promise<Backends> {
+  const limits = { ...DEFAULT_LIMITS, ...o.limits };
+  return openBackends({
+    role, dataDir: o.dataDir, databaseUrl: o.databaseUrl, blobStore: o.blobStore, secretKeyFile: o.secretKeyFile,
+    clock: o.clock ?? systemClock, log, maxBuilds: o.maxBuilds ?? 1, buildTimeoutMs: limits.buildTimeoutMs, queueTiming: o.queueTiming,
+  });
+}
+
+/**
+ * Blobs no record names (a node that died between a blob and its record): removed every `everyMs` when
+ * older than `graceMs`, so that a write whose record is not committed yet is never taken. Unref'd.
+ */
+function sweepBlobsEvery(ctx: Pick<Ctx, 'store' | 'blobs' | 'log'>, everyMs: number, graceMs: number): () => void {
+  const sweep = async (): Promise<void> => {
+    try {
+      const { removed } = await ctx.blobs.sweep(await liveBlobKeys(ctx.store), graceMs);
+      if (removed > 0) ctx.log.warn({ removed }, `the blob sweep removed ${removed} blob(s) or interrupted upload(s) that no record names`);
+    } catch (e) {
+      ctx.log.warn({ err: e }, `the blob sweep failed: ${messageOf(e)}`);
+    }
+  };
+  const timer = setInterval(() => void sweep(), everyMs);
+  timer.unref();
+  void sweep();
+  return () => clearInterval(timer);
+}
+
 export async function startServer(o: StartOptions): Promise<RunningServer> {
   const host = o.host ?? '127.0.0.1';
+  const role = o.role ?? 'all';
   const clock = o.clock ?? systemClock;
-  const { dir, store, box, blobs } = openDataDir(o.dataDir, clock);
-  // Restart recovery: no job stays "running", no half-written file stays.
-  await closeInterruptedJobs(store);
-  await blobs.sweep(await liveBlobKeys(store), 0);
+  const late = lateLog();
+  const backends = await backendsOf(o, role, late.log);
+  const { dir, store, box, blobs, queue } = backends;
+  const farm = queue.backend !== 'in-process';
+  if (!farm) {
+    // Restart recovery of the one process that owned every job: no job stays "running", no half-written file stays.
+    await closeInterruptedJobs(store);
+    await blobs.sweep(await liveBlobKeys(store), 0);
+  }
   const jobs = o.jobs ?? new JobRunner();
-  // A layer not kept after its build's answer is said in the server's log (once it exists) and the debug log.
-  const late: { log?: ServerLog } = {};
-  const imaging = o.imaging ?? realImaging(o, (m) => {
-    buildNote(`warning: ${m}`);
-    late.log?.warn({}, m);
-  });
+  const imaging = imagingOf(o, late.log);
   // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the
   // cache: unmount and remove them now, not at the next build. Started before the app is built, so that
   // its file system calls (libuv's thread pool) run while the routes are set up; awaited before the
   // server listens. A failure leaves the server usable (logged below).
-  const swept = (async () => imaging.sweep?.())().then(() => undefined, (e: unknown) => ({ e }));
-  const log: ServerLog = { error: (d, m) => late.log?.error(d, m), warn: (d, m) => late.log?.warn(d, m) };
-  const queue = new InProcessQueue(store, log, o.maxBuilds ?? 1);
+  const swept = (async () => (role === 'all' ? imaging.sweep?.() : undefined))().then(() => undefined, (e: unknown) => ({ e }));
   const { app, ctx } = buildServer({
     store,
     box,
@@ -125,16 +183,19 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     logger: o.logger,
     publicUrl: o.publicUrl,
     cloudEndpoints: o.cloudEndpoints,
+    role,
   });
-  late.log = ctx.log;
+  late.to(ctx.log);
+  let stopSweeps = (): void => undefined;
   try {
     const failed = await swept;
     if (failed) ctx.log.warn({ err: failed.e }, `the OS layer cache could not be swept: ${messageOf(failed.e)}`);
-    await queue.work({ build: (c) => runBuild(ctx, c), publish: (c) => runPublish(ctx, c) });
+    if (role === 'all') await queue.work(jobHandlers(ctx));
+    if (farm) stopSweeps = sweepBlobsEvery(ctx, 3_600_000, o.sweepGraceMs ?? 3_600_000);
     await app.listen({ host, port: o.port ?? 0 });
   } catch (e) {
-    await queue.close();
-    await store.close();
+    stopSweeps();
+    await backends.close();
     throw e;
   }
   const addr = app.server.address();
@@ -144,6 +205,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   return {
     url: `http://${urlHost}:${port}${ctx.servicePath}`,
     app,
+    summary: `role ${role}${role === 'all' ? ` (worker ${queue.worker})` : ''}, ${backends.summary}`,
     jobs: {
       async idle() {
         await queue.idle();
@@ -152,19 +214,72 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     },
     close: () =>
       (closed ??= (async () => {
+        stopSweeps();
         await queue.close();
         await jobs.close();
         await app.close();
         await imaging.settle?.();
-        await store.close();
+        await backends.close();
       })()),
   };
 }
 
-/** Create a user with a first API key pair (the only way in for a fresh data dir). */
-export async function createUser(dataDir: string, o: { login: string; password?: string; admin?: boolean }): Promise<CreatedUser> {
-  const { store, box } = openDataDir(dataDir, systemClock);
+/** A farm's build worker: claims orders from the shared queue, builds and publishes; no HTTP. */
+export async function startWorker(o: NodeOptions): Promise<RunningWorker> {
+  const late = lateLog();
+  const backends = await backendsOf(o, 'worker', late.log);
+  const log = stderrLog();
+  late.to(log);
+  const imaging = imagingOf(o, log);
   try {
+    await imaging.sweep?.();
+  } catch (e) {
+    log.warn({ err: e }, `the OS layer cache could not be swept: ${messageOf(e)}`);
+  }
+  const { store, blobs, box, queue } = backends;
+  const limits = { ...DEFAULT_LIMITS, ...o.limits };
+  const openstack = o.openstack ?? realOpenStack;
+  try {
+    await queue.work(jobHandlers({ store, blobs, box, imaging, openstack, limits, log }));
+  } catch (e) {
+    await backends.close();
+    throw e;
+  }
+  let closed: Promise<void> | undefined;
+  return {
+    summary: `role worker (${queue.worker}), ${backends.summary}`,
+    close: () =>
+      (closed ??= (async () => {
+        await queue.close();
+        await imaging.settle?.();
+        await backends.close();
+      })()),
+  };
+}
+
+/** A worker's log: one JSON line per event on stderr (a farm's service manager keeps it). */
+function stderrLog(): ServerLog {
+  const line = (level: 'error' | 'warn', detail: object, msg: string): void => {
+    const d = { ...detail } as Record<string, unknown>;
+    if (d.err instanceof Error) d.err = { type: d.err.name, message: d.err.message, stack: d.err.stack };
+    process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), pid: process.pid, msg, ...d })}\n`);
+  };
+  return { error: (d, m) => line('error', d, m), warn: (d, m) => line('warn', d, m) };
+}
+
+/**
+ * Create a user with a first API key pair (the only way in for a fresh server): in the data dir's
+ * database, or the farm's (`databaseUrl`, with the farm's `secretKeyFile`).
+ */
+export async function createUser(
+  dataDir: string,
+  o: { login: string; password?: string; admin?: boolean } & Partial<Pick<NodeOptions, 'databaseUrl' | 'secretKeyFile'>>,
+): Promise<CreatedUser> {
+  const dir = openDataFolder(dataDir);
+  const box = o.secretKeyFile !== undefined ? SecretBox.fromFile(o.secretKeyFile) : SecretBox.open(dir);
+  const store = o.databaseUrl !== undefined ? await openPgStore(o.databaseUrl, systemClock) : new SqliteStore(dir, systemClock);
+  try {
+    if (store.backend === 'postgres') await checkSecretKey(store, box);
     return await addUser(store, box, o);
   } finally {
     await store.close();

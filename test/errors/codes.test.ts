@@ -14,8 +14,9 @@ import { ForgeError, isForgeError, type ForgeErrorClass } from '../../src/errors
 const root = path.resolve(__dirname, '../..');
 const SOURCE_DIRS = ['src', 'provider', 'action/src'];
 const CLASS = /^(export )?(?:abstract )?class (\w+) extends (\w+)/gm;
-// Classes that never leave their module, with why: a stop of the boot session becomes the check's result.
-const PRIVATE = new Set(['SessionStop']);
+// Classes that never leave their module, with why: a stop of the boot session becomes the check's result;
+// a stale claim rolls back its fenced transaction and becomes "nothing written" (queue/pg-boss.ts).
+const PRIVATE = new Set(['SessionStop', 'StaleClaim']);
 
 type ErrorClass = ForgeErrorClass & { readonly code: string };
 const ROOT: unknown = ForgeError;
@@ -46,6 +47,7 @@ const SAMPLE_ARGS: Readonly<Record<string, readonly unknown[]>> = {
   SqliteUnavailableError: ['no SQLite engine'],
   DataFolderError: ['/tmp/x', 'is a symbolic link'],
   BlobStoreError: ['config', 'blob store: not an s3:// URL'],
+  ServerConfigError: ['--role worker needs the database every node of a farm shares'],
   ServiceError: [404, 'no appliance 7'],
   ImagingError: ['input', 'bad size'],
   DebianIndexError: ['checksum', 'Packages: sha256 differs'],

@@ -132,7 +132,7 @@ async function startScript(): Promise<string> {
   }
 }
 
-function parseEnvFile(text: string): Record<string, string> {
+export function parseEnvFile(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of text.split('\n')) {
     const m = /^\s*(?:export\s+)?([A-Z0-9_]+)=(.*)$/.exec(line);

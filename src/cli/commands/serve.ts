@@ -1,7 +1,7 @@
 // `appliance-forge serve [options]` (HELP below): prints the base URL on one line, refreshes the
 // package catalog from the mirror in the background (README "Catalog refresh"), stops gracefully on
 // SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
-import { startServer } from '../../server';
+import { SERVER_ROLES, ServerConfigError, startServer, startWorker, topologyProblem, type ServerRole } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';
 import { isPublicBaseUrl } from '../../server/http/errors';
 import { defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../imaging';
@@ -16,6 +16,14 @@ const HELP = `usage: appliance-forge serve [options]
 Runs the reference server and prints its base URL on one line; stops cleanly on SIGTERM or SIGINT.
 
 options:
+      --role all|api|worker     all: the API and the builds (default); api: the API only; worker: the builds
+                                only (no HTTP): a farm's nodes (README "Running a build farm")
+      --database-url URL        postgres://…: records and the job queue in PostgreSQL, shared by a farm's
+                                nodes (or APPLIANCE_FORGE_DATABASE_URL)
+      --blob-store URL          s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path-style=true]: blobs in a
+                                bucket, credentials from the AWS SDK's chain (or APPLIANCE_FORGE_BLOB_STORE)
+      --secret-key-file FILE    the key secrets are sealed with, the same file on every node of a farm
+                                (default <data-dir>/secret.key)
       --host HOST               address to bind (default 127.0.0.1)
       --port N                  port, 0 for any free one (default 8080)
       --data-dir DIR            the server's data (default ${DEFAULT_DATA_DIR}; --data is a deprecated alias)
@@ -41,6 +49,10 @@ options:
 
 const OPTIONS = {
       ...HELP_OPTION, ...QUIET_OPTION,
+      role: { type: 'string', default: 'all' },
+      'database-url': { type: 'string' },
+      'blob-store': { type: 'string' },
+      'secret-key-file': { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '8080' },
       'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
@@ -101,45 +113,86 @@ const run: Command = async (args) => {
   };
   const maxBuilds = values['max-builds'];
   if (!/^\d{1,3}$/.test(maxBuilds) || Number(maxBuilds) < 1) throw new UsageError('--max-builds must be a whole number from 1 to 999');
+  const role = values.role as ServerRole;
+  if (!SERVER_ROLES.includes(role)) throw new UsageError(`--role must be one of ${SERVER_ROLES.join(', ')}, got ${values.role}`);
+  const databaseUrl = values['database-url'] ?? (process.env.APPLIANCE_FORGE_DATABASE_URL || undefined);
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new UsageError('--database-url must be a postgres:// URL (APPLIANCE_FORGE_DATABASE_URL too)');
+  const blobStore = values['blob-store'] ?? (process.env.APPLIANCE_FORGE_BLOB_STORE || undefined);
+  if (blobStore !== undefined && !blobStore.startsWith('s3://')) throw new UsageError('--blob-store must be an s3:// URL (APPLIANCE_FORGE_BLOB_STORE too)');
+  const problem = topologyProblem({ role, databaseUrl, blobStore });
+  if (problem !== undefined) throw new UsageError(problem);
+  const node = {
+    dataDir,
+    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(blobStore !== undefined ? { blobStore } : {}),
+    ...(values['secret-key-file'] !== undefined ? { secretKeyFile: values['secret-key-file'] } : {}),
+  };
   const maxCache = values['max-cache-mib'];
   if (maxCache !== undefined && (!/^\d{1,9}$/.test(maxCache) || Number(maxCache) < 1024)) throw new UsageError('--max-cache-mib must be a number of MiB, at least 1024');
   // One mirror for the image builds and the catalog refresh: what users search is what gets installed.
   const mirror = mirrorOf(values.mirror, values['security-mirror']);
-  const refresh = values['no-catalog-refresh'] ? false : { mirror: mirror.archive, securityMirror: mirror.security ?? (false as const) };
-  const catalog = openLiveCatalog({ dataDir, refresh, log: (m) => (values.quiet ? undefined : process.stderr.write(`${m}\n`)) });
-  const server = await startServer({
-    host: values.host,
-    port,
-    dataDir,
-    // Without --log the operator still sees why a job failed (its whole error: paths, tool output).
-    logger: values.log ? true : 'errors',
-    catalog,
+  const building = {
     mirror,
     maxBuilds: Number(maxBuilds),
     ...(values['cache-dir'] !== undefined ? { cacheDir: values['cache-dir'] } : {}),
     ...(maxCache !== undefined ? { maxCacheBytes: Number(maxCache) * 1024 * 1024 } : {}),
+    ...(Object.keys(limits).length ? { limits } : {}),
+  };
+  const say = (line: string): void => {
+    if (!values.quiet) process.stderr.write(`appliance-forge serve: ${line}\n`);
+  };
+  if (role === 'worker') {
+    const worker = await startWorker({ ...node, ...building }).catch(configured);
+    ignoreInGit(dataDir);
+    process.stderr.write(`appliance-forge serve: ${worker.summary}\n`);
+    say(currentSandbox().reason);
+    await untilSignal(() => worker.close());
+    return 0;
+  }
+  const refresh = values['no-catalog-refresh'] ? false : { mirror: mirror.archive, securityMirror: mirror.security ?? (false as const) };
+  const catalog = openLiveCatalog({ dataDir, refresh, log: (m) => (values.quiet ? undefined : process.stderr.write(`${m}\n`)) });
+  const server = await startServer({
+    ...node,
+    ...building,
+    role,
+    host: values.host,
+    port,
+    // Without --log the operator still sees why a job failed (its whole error: paths, tool output).
+    logger: values.log ? true : 'errors',
+    catalog,
     ...(publicUrl !== undefined ? { publicUrl } : {}),
     ...(cloudEndpoints !== undefined ? { cloudEndpoints } : {}),
-    ...(Object.keys(limits).length ? { limits } : {}),
   }).catch(async (e: unknown) => {
     await catalog.close();
-    throw e;
+    return configured(e);
   });
   ignoreInGit(dataDir);
   process.stdout.write(`${server.url}\n`);
-  // One line on how builds run (sandboxed in a user namespace, or privileged) and why.
-  if (!values.quiet) process.stderr.write(`appliance-forge serve: ${currentSandbox().reason}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      Promise.all([catalog.close(), server.close()]).then(() => resolve(), () => resolve());
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  // One line on the node's role and backends (always: an operator reads it in the service's log), one on how builds run.
+  process.stderr.write(`appliance-forge serve: ${server.summary}\n`);
+  if (role === 'all') say(currentSandbox().reason);
+  await untilSignal(() => Promise.all([catalog.close(), server.close()]));
   return 0;
 };
+
+/** A server that cannot start as configured is the caller's to fix (exit 2), in its one line. */
+function configured(e: unknown): never {
+  if (e instanceof ServerConfigError) throw new UsageError(e.message);
+  throw e;
+}
+
+/** Resolves once SIGTERM or SIGINT came and `stop` ended (whether it failed or not). */
+function untilSignal(stop: () => Promise<unknown>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const once = (): void => {
+      process.off('SIGTERM', once);
+      process.off('SIGINT', once);
+      stop().then(() => resolve(), () => resolve());
+    };
+    process.on('SIGTERM', once);
+    process.on('SIGINT', once);
+  });
+}
 
 export const serve: CommandModule = { run, help: HELP, options: OPTIONS };
 

@@ -62,4 +62,6 @@ export interface BlobStore {
   sweep(live: ReadonlySet<string>, graceMs: number): Promise<{ removed: number }>;
   /** Answers when the store does (the health route). */
   ping(): Promise<void>;
+  /** Closes its connections, where it has any. */
+  close?(): void;
 }

@@ -6,6 +6,10 @@ import { isTerminal } from '../../model/job-state';
 import type { OpStatus } from '../../model/resources';
 import { imageFilePaths } from '../store/docs';
 import type { Store, StoreOps } from '../store/port';
+import type { Ctx } from '../context';
+import { recordOf, type Order } from '../queue/port';
+import { failedJob } from './job-errors';
+import { setStatus } from './status';
 
 export const INTERRUPTED = 'interrupted by a server restart';
 
@@ -31,4 +35,13 @@ export async function liveBlobKeys(store: StoreOps): Promise<Set<string>> {
   for (const r of await store.list('artifact')) if (r.doc.file) out.add(r.doc.file.path);
   for (const r of await store.list('image')) for (const p of imageFilePaths(r.doc)) out.add(p);
   return out;
+}
+
+/** An order whose every attempt ended with the loss of its worker (queue/port.ts Handlers.abandoned): its record fails, in words. */
+export async function abandonedJob(ctx: Pick<Ctx, 'store' | 'log' | 'blobs' | 'imaging'>, order: Order, attempts: number): Promise<void> {
+  const { kind, id } = recordOf(order);
+  const what = kind === 'image' ? 'the build' : 'the publication';
+  const words = `${what} was interrupted ${attempts} times by the loss of the worker running it; try again, and if it happens again tell the server's operator`;
+  const patch = failedJob(ctx, kind, id, new Error(`${what} lost its worker ${attempts} times`), kind === 'image' ? 'preparation' : 'publication', words);
+  await ctx.store.tx((t) => setStatus(t, kind, id, patch));
 }

@@ -2,6 +2,7 @@
 // starts as soon as the transaction that queued it commits; builds wait for one of `--max-builds` slots
 // in fair turns between owners (build-slots.ts), publications start at once. One process owns every
 // job, so a claim never goes stale and its fenced writes are plain transactions.
+import { hostname } from 'node:os';
 import { AbortedError, messageOf } from '../../errors';
 import type { ServerLog } from '../context';
 import type { Store } from '../store/port';
@@ -17,6 +18,7 @@ interface Running {
 
 export class InProcessQueue implements JobQueue {
   readonly backend = 'in-process' as const;
+  readonly worker = `${hostname()}:${process.pid}`;
   private handlers: Handlers | undefined;
   /** Orders queued before `work` (a server that builds nothing yet): started by it. */
   private readonly early: Array<{ job: string; order: Order; owner: string }> = [];
@@ -62,7 +64,7 @@ export class InProcessQueue implements JobQueue {
       order,
       job,
       attempt: 0,
-      worker: `${process.pid}`,
+      worker: this.worker,
       signal: ctrl.signal,
       reason: () => reason,
       fenced: (body) => this.store.tx(body),

@@ -49,6 +49,8 @@ export interface Claim<O extends Order = Order> {
 export interface Handlers {
   build(claim: Claim<BuildOrder>): Promise<void>;
   publish(claim: Claim<PublishOrder>): Promise<void>;
+  /** Every attempt of the order ended with the loss of its worker (`attempts` of them): its record must say so. */
+  abandoned(order: Order, attempts: number): Promise<void>;
 }
 
 export type QueueBackend = 'in-process' | 'pg-boss';
@@ -60,6 +62,8 @@ export interface SubmitOptions {
 
 export interface JobQueue {
   readonly backend: QueueBackend;
+  /** Who claims for this process (`host:pid`): the start line and the log name it. */
+  readonly worker: string;
   /** Queues the order as job `job` (a UUID kept on its record); it exists only once `t` commits. */
   submit(t: StoreTx, job: string, order: Order, o: SubmitOptions): Promise<void>;
   /**

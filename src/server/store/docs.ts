@@ -118,7 +118,13 @@ export interface PImageDoc {
   cloudId?: string;
 }
 
+/** A setting of the service itself (owner ''), never shown by the API: the farm's secret key check (auth/key-check.ts). */
+export interface SettingDoc {
+  name: string;
+}
+
 export interface KindDocs {
+  setting: SettingDoc;
   account: AccountDoc;
   apikey: ApiKeyDoc;
   appliance: ApplianceDoc;

@@ -90,5 +90,10 @@ export interface Store extends StoreOps {
   lookForCommits(): void;
   /** Answers when the database does (the health route). */
   ping(): Promise<void>;
+  /**
+   * PostgreSQL: takes the session-level lock `name` for as long as this store is open; false when
+   * another node holds it (one node alone may serve the farm's database with blobs on its own disk).
+   */
+  holdLock?(name: string): Promise<boolean>;
   close(): Promise<void>;
 }
