@@ -11,6 +11,8 @@ import type { Limits } from '../model/limits';
 export interface ServerLog {
   error(detail: object, message: string): void;
   warn(detail: object, message: string): void;
+  /** What a farm's operator follows (a job claimed, handed back): shown by `--log` and by workers. */
+  info(detail: object, message: string): void;
 }
 
 export interface ServerDeps {

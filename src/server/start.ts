@@ -110,7 +110,7 @@ function jobHandlers(deps: JobDeps): Handlers {
 /** A log that exists before the app (whose logger it forwards to once it does). */
 function lateLog(): { log: ServerLog; to(log: ServerLog): void } {
   let target: ServerLog | undefined;
-  return { log: { error: (d, m) => target?.error(d, m), warn: (d, m) => target?.warn(d, m) }, to: (l) => (target = l) };
+  return { log: { error: (d, m) => target?.error(d, m), warn: (d, m) => target?.warn(d, m), info: (d, m) => target?.info(d, m) }, to: (l) => (target = l) };
 }
 
 /** The imaging port, with a layer not kept after its build's answer said in the log and the debug log. */
@@ -259,12 +259,12 @@ export async function startWorker(o: NodeOptions): Promise<RunningWorker> {
 
 /** A worker's log: one JSON line per event on stderr (a farm's service manager keeps it). */
 function stderrLog(): ServerLog {
-  const line = (level: 'error' | 'warn', detail: object, msg: string): void => {
+  const line = (level: 'error' | 'warn' | 'info', detail: object, msg: string): void => {
     const d = { ...detail } as Record<string, unknown>;
     if (d.err instanceof Error) d.err = { type: d.err.name, message: d.err.message, stack: d.err.stack };
     process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), pid: process.pid, msg, ...d })}\n`);
   };
-  return { error: (d, m) => line('error', d, m), warn: (d, m) => line('warn', d, m) };
+  return { error: (d, m) => line('error', d, m), warn: (d, m) => line('warn', d, m), info: (d, m) => line('info', d, m) };
 }
 
 /**

@@ -17,14 +17,20 @@ import { systemClock } from '../../src/server/ports';
 import { realImaging } from '../../src/server/start';
 import type { Store } from '../../src/server/store/port';
 import { InProcessQueue } from '../../src/server/queue/in-process';
-import { startReferenceServer } from '../support/reference-server';
+import { startReferenceServer, type Stored } from '../support/reference-server';
+import type { Farm } from '../support/farm';
 
 export { XSD } from '../support/shared';
 import { XSD } from '../support/shared';
 
 export interface TestServer {
   server: RunningServer;
+  /** The API node's data folder (on a farm, neither its records nor its blobs are there: see `stored`). */
   dataDir: string;
+  /** What the server keeps, read without it. */
+  stored: Stored;
+  /** The farm, on the `farm` project. */
+  farm?: Farm | undefined;
   admin: CreatedUser;
   alice: CreatedUser;
   bob: CreatedUser;
@@ -62,6 +68,8 @@ export async function startTestServer(o: Partial<StartOptions> = {}): Promise<Te
       return ref.server;
     },
     dataDir: ref.dataDir,
+    stored: ref.stored,
+    farm: ref.farm,
     admin,
     alice,
     bob,
@@ -100,7 +108,7 @@ export function serverDeps(dir: string, store: Store): ServerDeps {
     blobs: new LocalBlobs(dir),
     jobs: new JobRunner(),
     // Its orders are queued and never worked: these tests look at the records, not at builds.
-    queue: new InProcessQueue(store, { error: () => undefined, warn: () => undefined }),
+    queue: new InProcessQueue(store, { error: () => undefined, warn: () => undefined, info: () => undefined }),
     clock: systemClock,
     catalog: loadCatalog(),
     imaging: realImaging({}),

@@ -1,10 +1,8 @@
 // The install profile at the API: every bad value is a 400 naming its field, schema
 // fields the build cannot honour are refused (from the model's `refused` flag), passwords are stored
 // only as sha512-crypt hashes (checked against `openssl passwd -6`) and never appear in a response
-// or in the data dir, and the documents written validate against uforge.xsd.
+// or in what the server keeps (its database and blobs), and the documents written validate against uforge.xsd.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installProfile, osGroup, osUser } from '../../src/model/resources';
 import type { AnyModel, Fields } from '../../src/model/schema';
@@ -22,13 +20,6 @@ const ED25519 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBAjHcadxSAIn+AIpma30X1CSlA
 const MISMATCH = 'ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIBAjHcadxSAIn+AIpma30X1CSlAv74soCe35BgYG9dCa';
 
 /** Every file under a directory, as bytes. */
-function bytesUnder(dir: string): Buffer[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? bytesUnder(p) : [readFileSync(p)];
-  });
-}
-
 const msg = (text: string): string => (JSON.parse(text) as { uforgeError: { localizedErrorMsg: { message: string } } }).uforgeError.localizedErrorMsg.message;
 
 const opensslSha512 = (salt: string, plain: string): string =>
@@ -185,8 +176,8 @@ describe('install profile at the API', () => {
     expect(validatesAgainstXsd((await t.raw('GET', `users/alice/appliances/${aid}/images/${image.dbId}`, { headers: { accept: 'application/xml' } })).text)).toBe(true);
     await t.raw('DELETE', `users/alice/appliances/${aid}/images/${image.dbId}`);
 
-    // The data dir (SQLite file and WAL included) holds hashes, never the plain passwords.
-    const all = Buffer.concat(bytesUnder(t.dataDir)).toString('latin1');
+    // What the server keeps (the SQLite file and WAL, or the farm's database and queue; the blobs) holds hashes, never the plain passwords.
+    const all = (await t.stored.bytes()).toString('latin1');
     expect(all).not.toContain(ROOT_PW);
     expect(all).not.toContain(Buffer.from(ROOT_PW).toString('latin1'));
     expect(all).not.toContain(USER_PW);
@@ -198,22 +189,19 @@ describe('install profile at the API', () => {
   });
 
   it('an account sent without password keeps its hash; an empty password removes it; an openssl hash is taken as is', async () => {
-    const before = Buffer.concat(bytesUnder(t.dataDir)).toString('latin1');
+    const before = (await t.stored.bytes()).toString('latin1');
     const rootHash = before.match(/\$6\$[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}/g)!.find((h) => opensslSha512(h.split('$')[2]!, ROOT_PW) === h)!;
     const keep = await send('PUT', `users/alice/appliances/${aid}`, { appliance: { installProfile: { ...full, rootUser: { encrypted: true }, users: { user: [{ name: 'alice', userId: '1500' }] } } } });
     expect(keep.status).toBe(200);
     expect(JSON.parse(keep.text).appliance.installProfile.rootUser).toEqual({ encrypted: true });
-    const stored = (await import('better-sqlite3')).default;
-    const db = new stored(join(t.dataDir, 'forge.db'), { readonly: true });
-    const docText = () => (db.prepare('SELECT doc FROM records WHERE kind = ? AND id = ?').get('appliance', aid) as { doc: string }).doc;
-    expect(docText()).toContain(rootHash);
+    const docText = async () => (await t.stored.recordDoc('appliance', aid)) ?? '';
+    expect(await docText()).toContain(rootHash);
     const given = opensslSha512('saltsalt', 'from-openssl');
     const set = await send('PUT', `users/alice/appliances/${aid}`, { appliance: { installProfile: { rootUser: { password: given, encrypted: true }, users: { user: [{ name: 'alice', password: '' }] } } } });
     expect(set.status).toBe(200);
-    expect(docText()).toContain(given);
-    expect(docText()).not.toContain(rootHash);
+    expect(await docText()).toContain(given);
+    expect(await docText()).not.toContain(rootHash);
     expect(JSON.parse(set.text).appliance.installProfile.users.user[0]).toEqual({ name: 'alice' });
-    db.close();
   });
 
   it('a Windows template is refused at generation with a 400', async () => {

@@ -1,8 +1,6 @@
 // Package pins through the API: `pkgs/pkg` entries of `PUT …/osprofile/<osid>/pkgs`
 // pin a package to a full Debian version (any version: the mirror, not the catalog, decides at build
 // time), the profile's package list shows it, and the generation job's `packageRequestsOf` asks for it.
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/server/catalog';
 import { packageRequestsOf } from '../../src/server/install/packages';
@@ -20,14 +18,7 @@ describe('package pins', () => {
   const find = (name: string) => catalog.searchPackages(1, { query: `name==${name}`, latestOnly: true }).items[0]!;
   const put = (pkgs: unknown, extra: Record<string, unknown> = {}) =>
     t.raw('PUT', `${base}/osprofile/${osid}/pkgs`, { headers: JSON_H, body: JSON.stringify({ packages: { ...extra, pkgs: { pkg: pkgs } } }) });
-  const storedDoc = (): OsProfileDoc => {
-    const db = new Database(join(t.dataDir, 'forge.db'), { readonly: true });
-    try {
-      return JSON.parse((db.prepare('SELECT doc FROM records WHERE kind = ? AND id = ?').get('osprofile', osid) as { doc: string }).doc) as OsProfileDoc;
-    } finally {
-      db.close();
-    }
-  };
+  const storedDoc = async (): Promise<OsProfileDoc> => JSON.parse((await t.stored.recordDoc('osprofile', osid))!) as OsProfileDoc;
 
   beforeAll(async () => {
     t = await startTestServer();
@@ -50,12 +41,12 @@ describe('package pins', () => {
     const list = JSON.parse(r.text).packages.pkgs.pkg as Array<{ name: string; version: string; release?: string; epoch?: number }>;
     expect(list.find((p) => p.name === 'curl')).toMatchObject({ version: '7.88.1', release: '10+deb12u5', epoch: 0 });
     expect(list.find((p) => p.name === 'bash')).toMatchObject({ version: '5.2.15', release: '2', epoch: 1 });
-    expect(storedDoc().pins).toEqual({ [String(curl.dbId)]: '7.88.1-10+deb12u5', [String(bash.dbId)]: '1:5.2.15-2' });
+    expect((await storedDoc()).pins).toEqual({ [String(curl.dbId)]: '7.88.1-10+deb12u5', [String(bash.dbId)]: '1:5.2.15-2' });
     const xml = await t.raw('GET', `${base}/osprofile/${osid}/pkgs`, { headers: { accept: 'application/xml' } });
     expect(xml.text).toContain('<name>curl</name>');
     expect(validatesAgainstXsd(xml.text)).toBe(true);
 
-    const asked = packageRequestsOf(catalog, storedDoc());
+    const asked = packageRequestsOf(catalog, (await storedDoc()));
     expect(asked.profile).toBe('Minimal');
     expect(asked.packages).toHaveLength(2);
     expect(asked.packages).toEqual(expect.arrayContaining([
@@ -68,15 +59,15 @@ describe('package pins', () => {
     const curl = find('curl');
     const bash = find('bash');
     expect((await put([{ uri: bash.uri }])).status).toBe(200);
-    expect(storedDoc().pins).toEqual({ [String(curl.dbId)]: '7.88.1-10+deb12u5' });
+    expect((await storedDoc()).pins).toEqual({ [String(curl.dbId)]: '7.88.1-10+deb12u5' });
     // bash is a base package again without its pin: the job does not ask for it.
-    expect(packageRequestsOf(catalog, storedDoc()).packages).toEqual([{ name: 'curl', arch: 'amd64', version: '7.88.1-10+deb12u5' }]);
+    expect(packageRequestsOf(catalog, (await storedDoc())).packages).toEqual([{ name: 'curl', arch: 'amd64', version: '7.88.1-10+deb12u5' }]);
     const del = await t.raw('PUT', `${base}/osprofile/${osid}/pkgs`, { headers: JSON_H, body: JSON.stringify({ packages: { deletedPkgUris: { uri: [curl.uri] } } }) });
     expect(del.status).toBe(200);
-    expect(storedDoc().pins).toBeUndefined();
+    expect((await storedDoc()).pins).toBeUndefined();
     // Added without a pin: asked for by name only.
     expect((await put([{ name: 'curl' }])).status).toBe(200);
-    expect(packageRequestsOf(catalog, storedDoc()).packages).toEqual([{ name: 'curl', arch: 'amd64' }]);
+    expect(packageRequestsOf(catalog, (await storedDoc())).packages).toEqual([{ name: 'curl', arch: 'amd64' }]);
   });
 
   it.each([
@@ -91,10 +82,10 @@ describe('package pins', () => {
     ['neither uri nor name', [{ version: '1.0' }], /pkgs\[0\] needs uri, or name/],
     ['second entry bad', [{ name: 'curl', version: '7.88.1' }, { name: 'curl', version: '$(x)' }], /pkgs\[1\]\.version/],
   ])('%s: 400 naming the entry, nothing changed', async (_l, pkgs, message) => {
-    const before = storedDoc();
+    const before = await storedDoc();
     const r = await put(pkgs);
     expect(r.status).toBe(400);
     expect(msg(r.text)).toMatch(message);
-    expect(storedDoc()).toEqual(before);
+    expect(await storedDoc()).toEqual(before);
   });
 });

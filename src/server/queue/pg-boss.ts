@@ -141,10 +141,16 @@ export class PgBossQueue implements JobQueue {
         }
       },
     };
+    const { kind, id } = recordOf(job.data);
+    this.o.log.info({ job: job.id, record: `${kind}:${id}`, attempt: job.retryCount }, `job ${kind}:${id} claimed by ${this.worker} (attempt ${job.retryCount + 1})`);
     const done = handle(claim).finally(() => {
       ended = true;
       this.running.delete(job.id);
     });
+    done.then(
+      () => this.o.log.info({ job: job.id, record: `${kind}:${id}` }, `job ${kind}:${id} ended on ${this.worker}`),
+      (e: unknown) => this.o.log.warn({ job: job.id, record: `${kind}:${id}`, err: e }, `job ${kind}:${id} handed back to the queue by ${this.worker}: ${messageOf(e)}`),
+    );
     this.running.set(job.id, { abort, done: done.then(() => undefined, () => undefined) });
     await done;
   }
