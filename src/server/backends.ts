@@ -79,7 +79,7 @@ export async function openBackends(o: BackendOptions): Promise<Backends> {
     for (const close of opened.splice(0).reverse()) await close().catch(() => undefined);
   };
   try {
-    const store: Store = o.databaseUrl !== undefined ? await openPgStore(o.databaseUrl, o.clock) : new SqliteStore(dir, o.clock);
+    const store: Store = o.databaseUrl !== undefined ? await openPgStore(o.databaseUrl, o.clock, { log: o.log }) : new SqliteStore(dir, o.clock);
     opened.push(() => store.close());
     if (store.backend === 'postgres') await checkSecretKey(store, box);
     const blobs: BlobStore = o.blobStore !== undefined ? await openS3Blobs(o.blobStore) : new LocalBlobs(dir);

@@ -1,7 +1,7 @@
 // Test helpers: start (or reuse) the real loopback PostgreSQL 15 of ../shared/postgres, read its env
 // file, and give each server a database of its own (made with the test role, dropped at the end), so
 // that files running at the same time never see each other's records or jobs.
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +18,11 @@ export function postgresUnavailable(): string | undefined {
   if (!existsSync('/etc/debian_version')) return 'not a Debian machine (start-postgres.sh runs Debian 12 packages)';
   if (process.getuid?.() !== 0) return 'not root (start-postgres.sh starts its cluster as the postgres user)';
   if (!existsSync(START_POSTGRES)) return `${START_POSTGRES} not found`;
+  // The script installs the package when it is missing: it can only if apt knows it.
+  if (!existsSync('/usr/lib/postgresql/15/bin/initdb')) {
+    const policy = spawnSync('apt-cache', ['policy', 'postgresql-15'], { encoding: 'utf8' });
+    if (policy.status !== 0 || !/Candidate: (?!\(none\))/.test(policy.stdout)) return 'the Debian package postgresql-15 is neither installed nor available from apt';
+  }
   return undefined;
 }
 

@@ -1,12 +1,20 @@
 // The Store port on PostgreSQL (`serve --database-url`): the users and records of every node of a
 // farm, in the schema `appliance_forge` (pg-boss keeps its queue in a schema of its own). `pg` is an
 // optional peer dependency, loaded only when such a store is opened.
+//
+//   openPgStore(url, clock, { poolSize?, log?, listenerCheckMs? }): Promise<PgStore>   (= PgStore.open)
+//
+// It migrates the schema once (whichever node starts first), connects its pool (10 connections by
+// default) and its listening connection, or fails with one ServerConfigError naming the database
+// (`where`: the URL without its password, which no error or log line ever holds).
 // - Write transactions are serialized across every node by one advisory lock, as SQLite serializes its
 //   writers: a check and the write it allows (a quota, a name taken) cannot interleave with another's.
 // - Caches (memo.ts) are dropped when any node commits: a statement-level trigger notifies each commit
-//   to the tables, and a listening connection moves the generation. While that connection is lost,
-//   the generation moves at every look, so nothing is kept that a missed notification would leave stale.
+//   to the tables (from any tool, not only these stores), and a listening connection moves the
+//   generation. While that connection is lost, the generation moves at every look, so nothing is kept
+//   that a missed notification would leave stale.
 import type { Client, Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
+import type { ServerLog } from '../../context';
 import type { Clock } from '../../ports';
 import { ServerConfigError } from '../../config-error';
 import { conflict } from '../../service-error';
@@ -15,6 +23,8 @@ import type { CopiedRow, NewRecord, Row, SqlExecutor, Store, StoreOps, StoreTx, 
 
 const SCHEMA = 'appliance_forge';
 const CHANNEL = 'appliance_forge_changes';
+/** The listening connection's name in pg_stat_activity (an operator, or a test, finds it by it). */
+export const LISTENER_NAME = 'appliance-forge listener';
 /** The advisory lock keys (two int4, so as not to collide with pg-boss's hashed ones): schema changes, write transactions. */
 const LOCK_SPACE = 0x61660000; // "af"
 const MIGRATION_LOCK = 1;
@@ -49,6 +59,9 @@ const MIGRATIONS: readonly string[] = [
      BEGIN PERFORM pg_notify('${CHANNEL}', ''); RETURN NULL; END $$;
    CREATE TRIGGER users_changed AFTER INSERT OR UPDATE OR DELETE ON ${SCHEMA}.users FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.notify_change();
    CREATE TRIGGER records_changed AFTER INSERT OR UPDATE OR DELETE ON ${SCHEMA}.records FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.notify_change();`,
+  // An operator's TRUNCATE (a farm reset) changes rows too, and fires no row or INSERT/UPDATE/DELETE trigger.
+  `CREATE TRIGGER users_truncated AFTER TRUNCATE ON ${SCHEMA}.users FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.notify_change();
+   CREATE TRIGGER records_truncated AFTER TRUNCATE ON ${SCHEMA}.records FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.notify_change();`,
 ];
 
 interface RawRow {
@@ -92,6 +105,9 @@ const isUniqueViolation = (e: unknown): boolean => (e as { code?: unknown } | nu
 /** Named queries are prepared once per connection (pg keeps them): parsing cost more than most of these statements. */
 const named = (name: string, text: string, values: unknown[]): QueryConfig => ({ name: `af_${name}`, text, values });
 
+/** An id the integer columns can hold: any other matches no row (PostgreSQL would refuse it as out of range). */
+const isId = (n: number): boolean => Number.isSafeInteger(n) && n >= 1 && n <= 0x7fffffff;
+
 /** The operations on one connection or on the pool; `wrote` moves the generation. */
 function ops(query: Query, now: () => string, wrote: () => void): StoreOps {
   const write = async (q: QueryConfig): Promise<QueryResult> => {
@@ -108,13 +124,18 @@ function ops(query: Query, now: () => string, wrote: () => void): StoreOps {
     return r.rows[0] && userOf(r.rows[0] as RawUser);
   };
   const get = async <K extends Kind>(kind: K, id: number): Promise<Row<K> | undefined> => {
-    if (!Number.isSafeInteger(id) || id < 1 || id > 0x7fffffff) return undefined;
+    if (!isId(id)) return undefined;
     const r = await query(named('get', `SELECT * FROM ${SCHEMA}.records WHERE kind = $1 AND id = $2`, [kind, id]));
     return r.rows[0] && rowOf<K>(r.rows[0] as RawRow);
   };
-  const advance = async (table: 'users' | 'records'): Promise<void> => {
-    // A copied id must not be handed out again by the identity's sequence.
-    await query({ text: `SELECT setval(pg_get_serial_sequence('${SCHEMA}.${table}', 'id'), GREATEST((SELECT max(id) FROM ${SCHEMA}.${table}), 1))` });
+  const advance = async (table: 'users' | 'records', copiedId: number): Promise<void> => {
+    // A copied id must not be handed out again by the identity's sequence. Forward only: a sequence is
+    // not transactional, and ids another transaction took but has not committed are not in max(id).
+    await query({
+      text: `SELECT setval(s, GREATEST($1::integer, (SELECT max(id) FROM ${SCHEMA}.${table}), pg_sequence_last_value(s)))
+             FROM (SELECT pg_get_serial_sequence('${SCHEMA}.${table}', 'id')::regclass AS s) AS q`,
+      values: [copiedId],
+    });
   };
   return {
     getUser,
@@ -123,26 +144,28 @@ function ops(query: Query, now: () => string, wrote: () => void): StoreOps {
     },
     async insertUser(login, admin, passwordHash, doc, copied) {
       const t = now();
+      let res: QueryResult;
       try {
-        await write({
-          text: `INSERT INTO ${SCHEMA}.users (${copied ? 'id, ' : ''}login, admin, password_hash, doc, created, modified) VALUES (${copied ? '$7, ' : ''}$1, $2, $3, $4, $5, $6)`,
+        res = await write({
+          text: `INSERT INTO ${SCHEMA}.users (${copied ? 'id, ' : ''}login, admin, password_hash, doc, created, modified) VALUES (${copied ? '$7, ' : ''}$1, $2, $3, $4, $5, $6) RETURNING *`,
           values: [login, admin, passwordHash, JSON.stringify(doc), copied?.created ?? t, copied?.modified ?? t, ...(copied ? [copied.id] : [])],
         });
       } catch (e) {
         if (isUniqueViolation(e)) throw conflict(`user ${login} already exists`);
         throw e;
       }
-      if (copied) await advance('users');
-      return (await getUser(login))!;
+      if (copied) await advance('users', copied.id);
+      return userOf(res.rows[0] as RawUser);
     },
     async updateUser(login, patch: UserPatch) {
       const u = await getUser(login);
       if (!u) throw new Error(`user ${login} vanished`);
-      await write({
-        text: `UPDATE ${SCHEMA}.users SET admin = $1, password_hash = $2, doc = $3, modified = $4 WHERE login = $5`,
+      const res = await write({
+        text: `UPDATE ${SCHEMA}.users SET admin = $1, password_hash = $2, doc = $3, modified = $4 WHERE login = $5 RETURNING *`,
         values: [patch.admin ?? u.admin, patch.passwordHash ?? u.passwordHash, JSON.stringify(patch.doc ?? u.doc), now(), login],
       });
-      return (await getUser(login))!;
+      if (!res.rows[0]) throw new Error(`user ${login} vanished`);
+      return userOf(res.rows[0] as RawUser);
     },
     async insert<K extends Kind>(kind: K, r: NewRecord<K>, conflictMessage = `${kind} already exists`, copied?: CopiedRow): Promise<Row<K>> {
       const t = now();
@@ -157,11 +180,12 @@ function ops(query: Query, now: () => string, wrote: () => void): StoreOps {
         if (isUniqueViolation(e)) throw conflict(conflictMessage);
         throw e;
       }
-      if (copied) await advance('records');
+      if (copied) await advance('records', copied.id);
       return rowOf<K>(res.rows[0] as RawRow);
     },
     get,
     async list<K extends Kind>(kind: K, owner?: string, parentId?: number): Promise<Array<Row<K>>> {
+      if (parentId !== undefined && !isId(parentId)) return [];
       const where = ['kind = $1'];
       const values: unknown[] = [kind];
       if (owner !== undefined) where.push(`owner = $${values.push(owner)}`);
@@ -188,18 +212,28 @@ function ops(query: Query, now: () => string, wrote: () => void): StoreOps {
         if (isUniqueViolation(e)) throw conflict(conflictMessage);
         throw e;
       }
+      // Removed between the read and the write (by another connection).
       if (!res.rows[0]) throw new Error(`${kind} ${id} vanished`);
       return rowOf<K>(res.rows[0] as RawRow);
     },
     async remove(kind, id) {
+      if (!isId(id)) return;
       await write({ text: `DELETE FROM ${SCHEMA}.records WHERE kind = $1 AND id = $2`, values: [kind, id] });
     },
   };
 }
 
 export interface PgStoreOptions {
-  /** Connections of the pool (default 10). */
+  /** Connections of the pool (default 10); a transaction holds one from BEGIN to its end. */
   readonly poolSize?: number;
+  /** Where the listening connection's loss and return are told (and an idle pooled connection's error). */
+  readonly log?: Pick<ServerLog, 'warn' | 'info'>;
+  /**
+   * How often the listening connection is asked `SELECT 1`, and how long its answer may take (default
+   * 10 000 ms): a connection dropped without a word (a firewall's idle timeout, a host gone) sends no
+   * error, and a listener that hears nothing would keep every cache forever.
+   */
+  readonly listenerCheckMs?: number;
 }
 
 type PgModule = typeof import('pg');
@@ -211,7 +245,8 @@ export class PgStore implements Store {
   private writes = 0;
   private listening = false;
   private listener: Client | undefined;
-  private reconnect: NodeJS.Timeout | undefined;
+  /** The next connection attempt of the listener, or its next check. */
+  private timer: NodeJS.Timeout | undefined;
   private readonly locks: PoolClient[] = [];
   private closed = false;
 
@@ -220,6 +255,7 @@ export class PgStore implements Store {
     private readonly url: string,
     private readonly pool: Pool,
     private readonly clock: Clock,
+    private readonly o: PgStoreOptions,
   ) {
     this.where = shownUrl(url);
     this.ops = ops((q) => this.pool.query(q), () => this.now(), () => void this.writes++);
@@ -228,17 +264,18 @@ export class PgStore implements Store {
   static async open(url: string, clock: Clock, o: PgStoreOptions = {}): Promise<PgStore> {
     let pg: PgModule;
     try {
+      // A real import() in the CommonJS build (module node16 keeps it): pg's CommonJS exports are its `default`.
       pg = (await import('pg')).default;
     } catch (e) {
       throw new ServerConfigError(`--database-url needs the package pg, an optional peer dependency of appliance-forge: npm install pg (${(e as Error).message.split('\n')[0]})`, { cause: e });
     }
     const pool = new pg.Pool({ connectionString: url, max: o.poolSize ?? 10, application_name: 'appliance-forge store' });
+    const store = new PgStore(pg, url, pool, clock, o);
     // An idle client's error (the server restarted) must not end the process: the next query reconnects.
-    pool.on('error', () => undefined);
-    const store = new PgStore(pg, url, pool, clock);
+    pool.on('error', (e) => o.log?.warn({ database: store.where }, `an idle connection to ${store.where} failed: ${describe(e)}`));
     try {
       await store.migrate();
-      await store.listen();
+      await store.listen(0, true);
     } catch (e) {
       await store.close();
       throw e instanceof ServerConfigError ? e : new ServerConfigError(`the database ${store.where} cannot be used: ${describe(e)}`, { cause: e });
@@ -264,12 +301,14 @@ export class PgStore implements Store {
   /** Applies the missing schema steps once, whichever node starts first (the others wait on the lock). */
   private async migrate(): Promise<void> {
     const c = await this.pool.connect();
+    // A connection that may still hold the session lock (its unlock failed) is not handed out again.
+    let broken = true;
     try {
       await c.query('SELECT pg_advisory_lock($1, $2)', [LOCK_SPACE, MIGRATION_LOCK]);
       try {
         await c.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
         await c.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_migrations (version integer PRIMARY KEY, applied text NOT NULL)`);
-        const done = new Set((await c.query(`SELECT version FROM ${SCHEMA}.schema_migrations`)).rows.map((r: { version: number }) => r.version));
+        const done = new Set((await c.query<{ version: number }>(`SELECT version FROM ${SCHEMA}.schema_migrations`)).rows.map((r) => r.version));
         for (const [i, step] of MIGRATIONS.entries()) {
           if (done.has(i + 1)) continue;
           await c.query('BEGIN');
@@ -285,42 +324,71 @@ export class PgStore implements Store {
       } finally {
         await c.query('SELECT pg_advisory_unlock($1, $2)', [LOCK_SPACE, MIGRATION_LOCK]);
       }
+      broken = false;
     } finally {
-      c.release();
+      c.release(broken);
     }
   }
 
-  /** The listening connection; lost, it is made again with a growing delay (1 s to 10 s). */
-  private async listen(attempt = 0): Promise<void> {
-    const client = new this.pg.Client({ connectionString: this.url, application_name: 'appliance-forge listener' });
-    const lost = (): void => {
+  /**
+   * The listening connection. Lost (an error, its end, or a check unanswered), it is made again after
+   * 1 s, then 2, 4, 8, 10 s while attempts fail. The `initial` attempt's failure is open()'s.
+   */
+  private async listen(attempt: number, initial = false): Promise<void> {
+    const checkMs = this.o.listenerCheckMs ?? 10_000;
+    // A connection that hangs (a host gone) is an attempt that failed, not a listener that never comes back.
+    const client = new this.pg.Client({ connectionString: this.url, application_name: LISTENER_NAME, connectionTimeoutMillis: Math.max(checkMs, 10_000) });
+    let connected = false;
+    const lost = (e: unknown): void => {
       if (this.listener !== client) return;
       this.listener = undefined;
       this.listening = false;
+      clearTimeout(this.timer);
       client.removeAllListeners('notification');
+      // With a query unanswered, end() drops the socket at once rather than wait for a goodbye.
       void client.end().catch(() => undefined);
-      if (!this.closed) this.reconnect = setTimeout(() => void this.listen(attempt + 1).catch(() => undefined), Math.min(10_000, 1000 * 2 ** Math.min(attempt, 4)));
-      this.reconnect?.unref();
+      if (this.closed || (initial && !connected)) return;
+      const next = connected ? 0 : attempt + 1;
+      const delay = Math.min(10_000, 1000 * 2 ** next);
+      this.o.log?.warn({ database: this.where }, `${connected ? 'lost the connection listening to' : 'cannot listen to'} ${this.where} (${describe(e)}): caches are off until it is back; again in ${delay} ms`);
+      this.timer = setTimeout(() => void this.listen(next).catch(() => undefined), delay);
+      this.timer.unref();
     };
     client.on('error', lost);
-    client.on('end', lost);
+    client.on('end', () => lost(new Error('the server ended the connection')));
     client.on('notification', () => void this.writes++);
     this.listener = client;
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
     } catch (e) {
-      lost();
-      if (attempt === 0) throw e;
-      return;
+      lost(e);
+      throw e;
     }
-    if (this.closed) {
+    if (this.closed || this.listener !== client) {
       await client.end().catch(() => undefined);
       return;
     }
+    connected = true;
     // Commits made while no one listened may have been missed: whatever was kept is dropped.
     this.writes++;
     this.listening = true;
+    if (!initial) this.o.log?.info({ database: this.where }, `listening to ${this.where} again`);
+    const check = (): void => {
+      let late: NodeJS.Timeout | undefined;
+      const unanswered = new Promise<never>((_, reject) => (late = setTimeout(() => reject(new Error(`SELECT 1 unanswered after ${checkMs} ms`)), checkMs)));
+      Promise.race([client.query('SELECT 1'), unanswered]).then(
+        () => {
+          clearTimeout(late);
+          if (this.listener === client) this.timer = setTimeout(check, checkMs).unref();
+        },
+        (e: unknown) => {
+          clearTimeout(late);
+          lost(e);
+        },
+      );
+    };
+    this.timer = setTimeout(check, checkMs).unref();
   }
 
   tx<T>(body: (t: StoreTx) => Promise<T>): Promise<T> {
@@ -332,6 +400,7 @@ export class PgStore implements Store {
     let open = true;
     const committed: Array<() => void> = [];
     const query: Query = (q) => (open ? c.query(q) : Promise.reject(new Error('a transaction handle used after its transaction ended')));
+    // pg-boss (send with `db`) runs its statements here, so that a job exists only if the transaction commits.
     const executor: SqlExecutor = { executeSql: async (text, values) => ({ rows: (await query({ text, values: values ?? [] })).rows as unknown[] }) };
     const handle: StoreTx = { ...ops(query, () => this.now(), () => void this.writes++), executor, afterCommit: (fn) => void committed.push(fn) };
     // A connection whose transaction could not be ended is not handed to another caller.
@@ -340,6 +409,9 @@ export class PgStore implements Store {
       let result: T;
       try {
         await c.query('BEGIN');
+        // One lock for every write transaction of every node, held to COMMIT or ROLLBACK: they run one
+        // after the other as SQLite's do, so what a body read still holds when it writes. Reads outside
+        // transactions do not take it.
         await c.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_SPACE, WRITE_LOCK]);
         result = await body(handle);
       } catch (e) {
@@ -349,8 +421,9 @@ export class PgStore implements Store {
       try {
         await c.query('COMMIT');
       } catch (e) {
-        // A COMMIT refused by the server has rolled back; one lost with the connection leaves it unusable.
-        broken = (e as { code?: unknown }).code === undefined || typeof (e as { code?: unknown }).code !== 'string' || !/^[0-9A-Z]{5}$/.test((e as { code: string }).code);
+        // A COMMIT the server refused (an SQLSTATE) has rolled back; one lost with the connection leaves it unusable.
+        const code = (e as { code?: unknown } | null)?.code;
+        broken = typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code);
         throw e;
       }
       open = false;
@@ -358,6 +431,7 @@ export class PgStore implements Store {
       return result;
     } finally {
       open = false;
+      // A rollback undoes writes that reads inside the transaction saw: whatever was derived from them is stale.
       this.writes++;
       c.release(broken);
     }
@@ -369,7 +443,11 @@ export class PgStore implements Store {
     return this.writes;
   }
 
-  /** Other nodes' commits arrive as notifications, whenever they come: there is nothing to ask at a request's start. */
+  /**
+   * Nothing to ask: other nodes' commits arrive as notifications on the listening connection, and move
+   * the generation as they come (within milliseconds of the commit; a request that reaches this node
+   * in that window may still be answered from what was kept just before).
+   */
   lookForCommits(): void {}
 
   async ping(): Promise<void> {
@@ -392,10 +470,11 @@ export class PgStore implements Store {
     return false;
   }
 
+  /** Ends the listener, the held locks and the pool (after the transactions in progress release theirs); twice is harmless. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.reconnect);
+    clearTimeout(this.timer);
     const l = this.listener;
     this.listener = undefined;
     this.listening = false;
@@ -410,11 +489,12 @@ export function openPgStore(url: string, clock: Clock, o?: PgStoreOptions): Prom
   return PgStore.open(url, clock, o);
 }
 
-/** A connection failure's words: its code and message, without anything the URL carried. */
+/** A connection failure's words: its message (or its parts', for an AggregateError of several addresses) and code; pg's never hold the URL. */
 function describe(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code;
-  const message = e instanceof Error ? e.message : String(e);
-  return typeof code === 'string' ? `${message} (${code})` : message;
+  let message = e instanceof Error ? e.message : String(e);
+  if (!message && e instanceof AggregateError) message = e.errors.map((x: unknown) => (x instanceof Error ? x.message : String(x))).join('; ');
+  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
 }
 
 function rowOf<K extends Kind>(r: RawRow): Row<K> {
