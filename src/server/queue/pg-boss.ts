@@ -69,16 +69,18 @@ export class PgBossQueue implements JobQueue {
       max: 4,
       superviseIntervalSeconds: supervise,
       monitorIntervalSeconds: supervise,
+      // A sent job wakes a waiting worker at once (NOTIFY); polling stays as the floor.
+      useListenNotify: true,
     });
     boss.on('error', (e: unknown) => o.log.error({ err: e }, `job queue: ${messageOf(e)}`));
     await boss.start();
     const heartbeatSeconds = Math.max(10, o.heartbeatSeconds ?? 10);
     for (const name of Object.values(QUEUES)) {
       await boss.createQueue(deadLetter(name));
-      const options = { retryLimit: RETRIES, retryDelay: 0, expireInSeconds: o.expireSeconds, heartbeatSeconds, deadLetter: deadLetter(name) };
-      await boss.createQueue(name, options);
+      const options = { retryLimit: RETRIES, retryDelay: 0, expireInSeconds: o.expireSeconds, deadLetter: deadLetter(name), notify: true };
+      await boss.createQueue(name, { ...options, heartbeatSeconds });
       // A queue made by an older start keeps its settings until updated (createQueue leaves it as it is).
-      await boss.updateQueue(name, { retryLimit: RETRIES, retryDelay: 0, expireInSeconds: o.expireSeconds, deadLetter: deadLetter(name) });
+      await boss.updateQueue(name, options);
     }
     return new PgBossQueue(boss, store, o);
   }
@@ -93,7 +95,7 @@ export class PgBossQueue implements JobQueue {
 
   async work(handlers: Handlers): Promise<void> {
     const concurrency = Math.max(1, this.o.concurrency ?? 1);
-    const options = { localConcurrency: concurrency, pollingIntervalSeconds: 1, heartbeatRefreshSeconds: 2 };
+    const options = { localConcurrency: concurrency, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 5, heartbeatRefreshSeconds: 2 };
     await this.boss.work<BuildOrder>(QUEUES.image, options, async ([job]) => this.run(QUEUES.image, job!, (c) => handlers.build(c as Claim<BuildOrder>)));
     await this.boss.work<PublishOrder>(QUEUES.pimage, options, async ([job]) => this.run(QUEUES.pimage, job!, (c) => handlers.publish(c as Claim<PublishOrder>)));
     for (const kind of ['image', 'pimage'] as const) {
