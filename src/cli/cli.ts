@@ -12,6 +12,7 @@ import { peerHint } from '../engine/peer-packages';
 const COMMANDS: CommandTable = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
   users: { summary: 'manage users of a server data dir (users add <login>)', load: async () => (await import('./commands/users.js')).users },
+  migrate: { summary: "copy a server's data folder into a build farm's PostgreSQL and S3", load: async () => (await import('./commands/migrate.js')).migrate },
   validate: { summary: 'check a declaration FILE offline: no service, no credentials', load: async () => (await import('./commands/validate.js')).validate },
   plan: { summary: 'say what apply would change for a declaration FILE (changes nothing)', load: async () => (await import('./commands/plan.js')).plan },
   apply: { summary: 'build and publish the images a declaration FILE describes', load: async () => (await import('./commands/apply.js')).apply },

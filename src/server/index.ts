@@ -2,6 +2,7 @@
 export { startServer, startWorker, createUser, type StartOptions, type NodeOptions, type RunningServer, type RunningWorker } from './start';
 export { SERVER_ROLES, topologyProblem, type ServerRole } from './backends';
 export { ServerConfigError } from './config-error';
+export { migrateDataFolder, type MigrateOptions, type MigrateResult } from './migrate';
 export { buildServer, type BuiltServer } from './app';
 export type { ServerDeps } from './context';
 export type { Limits } from '../model/limits';

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, lstatSync, openSync, closeSync, fsyncSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { copyFile, open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Digester } from '../../digest';
 import { DataFolderError, realFolder } from '../data-folder';
@@ -106,6 +106,25 @@ export class LocalBlobs implements BlobStore {
     }
     syncDir(this.abs(area));
     return key;
+  }
+
+  /** Copied under `tmp/`, synced, then renamed into place: a crash never leaves part of it under `key`. */
+  async copyIn(localPath: string, key: string): Promise<void> {
+    const target = this.abs(key);
+    const tmp = this.abs(this.fresh('tmp', 'copy'));
+    try {
+      await copyFile(localPath, tmp);
+      const fd = openSync(tmp, 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      await rename(tmp, target);
+    } finally {
+      await rm(tmp, { force: true });
+    }
+    syncDir(dirname(target));
   }
 
   async open(key: string): Promise<Readable> {

@@ -44,6 +44,11 @@ export interface BlobStore {
   scratchPath(suffix: string): string;
   /** Takes the finished local file under a fresh key of `area` (moved or uploaded, then removed); its digests are the caller's. */
   adopt(localPath: string, area: BlobArea, suffix: string, signal?: AbortSignal): Promise<string>;
+  /**
+   * Stores a copy of the local file under exactly `key` (`appliance-forge migrate`, which keeps every
+   * key of the data folder it copies); the local file is left as it is.
+   */
+  copyIn(localPath: string, key: string, signal?: AbortSignal): Promise<void>;
   /** The blob's bytes from its start; a key that is not one of this store's is an error, never another file. */
   open(key: string): Promise<Readable>;
   /** Copies the blob to a new local file `dest` (a build's input on a worker). */

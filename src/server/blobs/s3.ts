@@ -160,16 +160,20 @@ export class S3Blobs implements BlobStore {
    */
   async adopt(localPath: string, area: BlobArea, suffix: string, signal?: AbortSignal): Promise<string> {
     const key = this.fresh(area, suffix);
-    if (signal?.aborted) throw abortError(signal, 'blob upload');
+    await this.copyIn(localPath, key, signal, 'blob upload');
+    await rm(localPath, { force: true });
+    return key;
+  }
+
+  async copyIn(localPath: string, key: string, signal?: AbortSignal, what = 'blob copy'): Promise<void> {
+    if (signal?.aborted) throw abortError(signal, what);
     const { size } = await stat(localPath);
     const file = createReadStream(localPath);
     try {
-      await this.upload(key, file, { length: size, partSize: partSizeFor(size, this.partSize), signal, what: 'blob upload' });
+      await this.upload(key, file, { length: size, partSize: partSizeFor(size, this.partSize), signal, what });
     } finally {
       file.destroy();
     }
-    await rm(localPath, { force: true });
-    return key;
   }
 
   /** The object's bytes; a missing one is a 404 ServiceError (service-error.ts), as the routes answer it. */
@@ -240,7 +244,7 @@ export class S3Blobs implements BlobStore {
     let batch: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.call('ListObjectsV2', () => this.client.send(new s3.ListObjectsV2Command({ Bucket: this.bucket, Prefix: under, ...(token ? { ContinuationToken: token } : {}) })));
+      const page = await this.call('ListObjectsV2', () => this.client.send(new s3.ListObjectsV2Command({ Bucket: this.bucket, Prefix: under, ContinuationToken: token })));
       for (const { Key, LastModified } of page.Contents ?? []) {
         if (Key === undefined || !Key.startsWith(under)) continue;
         const rel = Key.slice(under.length);
@@ -259,7 +263,7 @@ export class S3Blobs implements BlobStore {
     let uploadIdMarker: string | undefined;
     do {
       const page = await this.call('ListMultipartUploads', () => this.client.send(new s3.ListMultipartUploadsCommand({
-        Bucket: this.bucket, Prefix: under, ...(keyMarker ? { KeyMarker: keyMarker } : {}), ...(uploadIdMarker ? { UploadIdMarker: uploadIdMarker } : {}),
+        Bucket: this.bucket, Prefix: under, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker,
       })));
       for (const { Key, UploadId, Initiated } of page.Uploads ?? []) {
         if (Key === undefined || UploadId === undefined || !isKey(Key.slice(under.length)) || !old(Initiated)) continue;
@@ -302,7 +306,7 @@ export class S3Blobs implements BlobStore {
     const body = Readable.from(measured(source, stop, o), { objectMode: true, highWaterMark: 2 });
     const up = new this.sdk.storage.Upload({
       client: this.client,
-      params: { Bucket: this.bucket, Key, Body: body, ContentType: 'application/octet-stream', ...(o.length !== undefined ? { ContentLength: o.length } : {}) },
+      params: { Bucket: this.bucket, Key, Body: body, ContentType: 'application/octet-stream', ContentLength: o.length },
       partSize: o.partSize,
       queueSize: this.queueSize,
       leavePartsOnError: false,
