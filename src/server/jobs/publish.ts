@@ -66,13 +66,21 @@ export async function runPublish(ctx: PublishDeps, claim: Claim<PublishOrder>): 
           percentage: p.bytesTotal > 0 ? Math.min(99, Math.floor((p.bytesLoaded / p.bytesTotal) * 100)) : 1,
         }),
     });
-    await claim.fenced(async (t) => {
+    const kept = await claim.fenced(async (t) => {
       const r = await t.get('pimage', id);
-      if (!r) return;
+      if (!r) return false;
       // Even when cancelled at the last moment the Glance image exists: keep its id so DELETE can remove it.
       const status = isTerminal(r.doc.status) ? r.doc.status : { ...r.doc.status, complete: true, published: true, percentage: 100, message: 'published', bytesLoaded: file.size };
       await t.update('pimage', id, { ...r.doc, cloudId: imageId, status });
+      return true;
     }, { last: true });
+    // The publication was deleted while this upload ran (a DELETE does not wait for a worker elsewhere):
+    // nothing names the Glance image any more, so it goes too. (A stale claim leaves it to the current attempt.)
+    if (kept === false) {
+      await ctx.openstack.deleteGlanceImage({ ...publicationCredentials(ctx, pub), imageId }).catch((e: unknown) =>
+        ctx.log.warn({ err: e }, `the Glance image ${imageId} of deleted publication ${id} could not be removed`),
+      );
+    }
   } catch (e) {
     const why = claim.reason();
     if (why === 'lost') return;
