@@ -31,17 +31,17 @@ export interface NodeOptions {
   /** The node's own folder: its secret key (unless `secretKeyFile`), and the records and blobs when no shared backend is given. */
   dataDir: string;
   /** `postgres://…`: records and the job queue in PostgreSQL, shared by the nodes of a farm. */
-  databaseUrl?: string;
+  databaseUrl?: string | undefined;
   /** `s3://BUCKET[/PREFIX][?endpoint=…&region=…&path-style=true]`: blobs in a bucket. */
-  blobStore?: string;
+  blobStore?: string | undefined;
   /** The key every node of a farm shares (default `<dataDir>/secret.key`, made on first use). */
-  secretKeyFile?: string;
+  secretKeyFile?: string | undefined;
   limits?: Partial<Limits>;
   clock?: Clock;
   /** OS layers and downloaded packages (`serve --cache-dir`); default: `defaultCacheDir()`. */
-  cacheDir?: string;
+  cacheDir?: string | undefined;
   /** Bound on the OS layer cache's disk usage (layers, downloaded .deb files, builds in progress), in bytes (LRU). */
-  maxCacheBytes?: number;
+  maxCacheBytes?: number | undefined;
   /** Debian mirror of the image builds (`serve --mirror`); default: the host's first Debian apt source. */
   mirror?: MirrorConfig;
   /** Image builds this node runs at once (`serve --max-builds`); default 1. */
@@ -62,9 +62,9 @@ export interface StartOptions extends NodeOptions {
   /** true: request log and errors; 'errors': failed jobs (their whole error) and 5xx only; on stdout. */
   logger?: boolean | 'errors';
   /** The public base URL for `Location` and `requestUri` (behind a proxy); the Host header otherwise. */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
   /** URL prefixes users may publish to (keystoneUrl/glanceUrl); any when absent. */
-  cloudEndpoints?: readonly string[];
+  cloudEndpoints?: readonly string[] | undefined;
   jobs?: JobRunner;
   catalog?: CatalogPort;
   /** Of a farm's API node: blobs no record names, older than this, are swept every hour (default an hour). */
@@ -273,7 +273,7 @@ function stderrLog(): ServerLog {
  */
 export async function createUser(
   dataDir: string,
-  o: { login: string; password?: string; admin?: boolean } & Partial<Pick<NodeOptions, 'databaseUrl' | 'secretKeyFile'>>,
+  o: { login: string; password?: string | undefined; admin?: boolean } & Pick<NodeOptions, 'databaseUrl' | 'secretKeyFile'>,
 ): Promise<CreatedUser> {
   const dir = openDataFolder(dataDir);
   const box = o.secretKeyFile !== undefined ? SecretBox.fromFile(o.secretKeyFile) : SecretBox.open(dir);

@@ -123,9 +123,9 @@ const run: Command = async (args) => {
   if (problem !== undefined) throw new UsageError(problem);
   const node = {
     dataDir,
-    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
-    ...(blobStore !== undefined ? { blobStore } : {}),
-    ...(values['secret-key-file'] !== undefined ? { secretKeyFile: values['secret-key-file'] } : {}),
+    databaseUrl,
+    blobStore,
+    secretKeyFile: values['secret-key-file'],
   };
   const maxCache = values['max-cache-mib'];
   if (maxCache !== undefined && (!/^\d{1,9}$/.test(maxCache) || Number(maxCache) < 1024)) throw new UsageError('--max-cache-mib must be a number of MiB, at least 1024');
@@ -134,8 +134,8 @@ const run: Command = async (args) => {
   const building = {
     mirror,
     maxBuilds: Number(maxBuilds),
-    ...(values['cache-dir'] !== undefined ? { cacheDir: values['cache-dir'] } : {}),
-    ...(maxCache !== undefined ? { maxCacheBytes: Number(maxCache) * 1024 * 1024 } : {}),
+    cacheDir: values['cache-dir'],
+    maxCacheBytes: maxCache === undefined ? undefined : Number(maxCache) * 1024 * 1024,
     ...(Object.keys(limits).length ? { limits } : {}),
   };
   const say = (line: string): void => {
@@ -160,8 +160,8 @@ const run: Command = async (args) => {
     // Without --log the operator still sees why a job failed (its whole error: paths, tool output).
     logger: values.log ? true : 'errors',
     catalog,
-    ...(publicUrl !== undefined ? { publicUrl } : {}),
-    ...(cloudEndpoints !== undefined ? { cloudEndpoints } : {}),
+    publicUrl,
+    cloudEndpoints,
   }).catch(async (e: unknown) => {
     await catalog.close();
     return configured(e);

@@ -39,10 +39,10 @@ const run: Command = async (args) => {
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new UsageError('--database-url must be a postgres:// URL (APPLIANCE_FORGE_DATABASE_URL too)');
   const u = await createUser(dataDir, {
     login,
-    ...(values.password !== undefined ? { password: values.password } : {}),
+    password: values.password,
     admin: values.admin,
-    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
-    ...(values['secret-key-file'] !== undefined ? { secretKeyFile: values['secret-key-file'] } : {}),
+    databaseUrl,
+    secretKeyFile: values['secret-key-file'],
   }).catch((e: unknown) => {
     if (e instanceof ServerConfigError) throw new UsageError(e.message);
     throw e;

@@ -43,7 +43,7 @@ export interface CreatedUser {
   secretKey: string;
 }
 
-export async function addUser(store: Store, box: SecretBox, o: { login: string; password?: string; admin?: boolean }): Promise<CreatedUser> {
+export async function addUser(store: Store, box: SecretBox, o: { login: string; password?: string | undefined; admin?: boolean }): Promise<CreatedUser> {
   if (!LOGIN.test(o.login)) throw badRequest(`invalid login ${JSON.stringify(o.login)}: letters, digits, ".", "_" and "-" only`);
   const hash = o.password ? await hashPassword(o.password) : null;
   return store.tx(async (t) => {
