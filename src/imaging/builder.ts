@@ -7,6 +7,7 @@ import type { BuiltImage } from './build';
 import { defaultCacheDir } from './cache-dir';
 import type { DiskFormat } from './formats';
 import { OsLayerCache } from './os/cache';
+import type { SharedLayerTier } from './os/shared-tier';
 import type { BuildProgress } from './progress';
 import { imageSeed } from './reproducible';
 import { renderManifest, type ManifestSpec } from './manifest';
@@ -61,6 +62,8 @@ export interface ImageBuilderOptions {
   readonly maxCacheBytes?: number | undefined;
   /** What went wrong after a build's answer (OsLayerCache's default when undefined: the debug log). */
   readonly onWarning?: ((message: string) => void) | undefined;
+  /** OS layers shared with other machines (OsLayerCache's `shared`). */
+  readonly sharedLayers?: SharedLayerTier | undefined;
 }
 
 /** Share of the whole build that the OS layer takes. */
@@ -69,7 +72,7 @@ const LAYER_PERCENT = 40;
 export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
   // Layers under <cache>/os: the other stages may keep their own folders beside it.
   const cacheDir = join(o.cacheDir ?? defaultCacheDir(), 'os');
-  const cache = new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes, onWarning: o.onWarning });
+  const cache = new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes, onWarning: o.onWarning, shared: o.sharedLayers });
   return {
     cacheDir,
     sweep: () => cache.sweep(),

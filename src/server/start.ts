@@ -25,6 +25,8 @@ import { checkSecretKey } from './auth/key-check';
 import { openDataFolder } from './data-folder';
 import { openPgStore } from './store/postgres/store';
 import { SqliteStore } from './store/sqlite/store';
+import { SHARED_LAYER_DAYS, sharedLayers } from './shared-layers';
+import type { SharedLayerTier } from '../imaging/os/shared-tier';
 
 /** Where a node keeps its records, blobs and jobs, and what it does (README "Running a build farm"). */
 export interface NodeOptions {
@@ -95,8 +97,8 @@ const realOpenStack: OpenStackPort = {
 };
 
 /** The real imaging port: the image library's builder (OS layers cached under `<cacheDir>/os`). */
-export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>, onWarning?: (message: string) => void): ImagingPort {
-  const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes, onWarning });
+export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>, onWarning?: (message: string) => void, sharedLayers?: SharedLayerTier): ImagingPort {
+  const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes, onWarning, sharedLayers });
   return { targetFormats: TARGET_FORMATS, mirror: o.mirror ?? defaultMirror(), cacheDir: builder.cacheDir, sweep: builder.sweep, settle: builder.settle, build: builder.build };
 }
 
@@ -113,12 +115,16 @@ function lateLog(): { log: ServerLog; to(log: ServerLog): void } {
   return { log: { error: (d, m) => target?.error(d, m), warn: (d, m) => target?.warn(d, m), info: (d, m) => target?.info(d, m) }, to: (l) => (target = l) };
 }
 
-/** The imaging port, with a layer not kept after its build's answer said in the log and the debug log. */
-function imagingOf(o: NodeOptions, log: ServerLog): ImagingPort {
+/**
+ * The imaging port, with a layer not kept after its build's answer said in the log and the debug log.
+ * On a farm (a database with a layer index, blobs every node reaches) OS layers are shared between workers.
+ */
+function imagingOf(o: NodeOptions, log: ServerLog, b: Pick<Backends, 'store' | 'blobs'>): ImagingPort {
+  const tier = b.store.layers && b.blobs.shared ? sharedLayers(b.store.layers, b.blobs) : undefined;
   return o.imaging ?? realImaging(o, (m) => {
     buildNote(`warning: ${m}`);
     log.warn({}, m);
-  });
+  }, tier);
 }
 
 async function backendsOf(o: NodeOptions, role: ServerRole, log: ServerLog): Promise<Backends> {
@@ -136,7 +142,14 @@ async function backendsOf(o: NodeOptions, role: ServerRole, log: ServerLog): Pro
 function sweepBlobsEvery(ctx: Pick<Ctx, 'store' | 'blobs' | 'log'>, everyMs: number, graceMs: number): () => void {
   const sweep = async (): Promise<void> => {
     try {
-      const { removed } = await ctx.blobs.sweep(await liveBlobKeys(ctx.store), graceMs);
+      const live = await liveBlobKeys(ctx.store);
+      const layers = ctx.store.layers;
+      if (layers) {
+        // Shared OS layers no worker used for a while (a mirror moved on) go; the others' archives stay.
+        await layers.expire(new Date(Date.now() - SHARED_LAYER_DAYS * 86_400_000).toISOString());
+        for (const k of await layers.blobKeys()) live.add(k);
+      }
+      const { removed } = await ctx.blobs.sweep(live, graceMs);
       if (removed > 0) ctx.log.warn({ removed }, `the blob sweep removed ${removed} blob(s) or interrupted upload(s) that no record names`);
     } catch (e) {
       ctx.log.warn({ err: e }, `the blob sweep failed: ${messageOf(e)}`);
@@ -162,7 +175,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     await blobs.sweep(await liveBlobKeys(store), 0);
   }
   const jobs = o.jobs ?? new JobRunner();
-  const imaging = imagingOf(o, late.log);
+  const imaging = imagingOf(o, late.log, backends);
   // A build killed with the server may have left /proc, /sys, /dev/pts and /dev/shm mounted in the
   // cache: unmount and remove them now, not at the next build. Started before the app is built, so that
   // its file system calls (libuv's thread pool) run while the routes are set up; awaited before the
@@ -230,7 +243,7 @@ export async function startWorker(o: NodeOptions): Promise<RunningWorker> {
   const backends = await backendsOf(o, 'worker', late.log);
   const log = stderrLog();
   late.to(log);
-  const imaging = imagingOf(o, log);
+  const imaging = imagingOf(o, log, backends);
   try {
     await imaging.sweep?.();
   } catch (e) {

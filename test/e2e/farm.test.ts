@@ -3,7 +3,7 @@
 // declaration applied while the worker building it is killed with SIGKILL mid-build; another worker
 // takes the job and the apply completes with one image of the format, whose bytes are the bucket's.
 // Through the API: a cancel mid-build reaches the building worker (its build tools stop) and leaves no
-// image blob. Costs: two builds from the shared OS layer cache (one of them begun twice), about a minute.
+// image blob. The OS layer the builds used is shared through the bucket. Costs: two builds from the shared OS layer cache (one of them begun twice), about a minute.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -102,6 +102,13 @@ describe.skipIf(skip !== undefined)('build farm: PostgreSQL, S3, an API node and
     // No other image file in the bucket: the killed attempt wrote none.
     const imageBlobs = (await farm.s3.objects()).filter((o) => o.Key?.startsWith(`${farm.blobPrefix}/images/`) && o.Key.endsWith('.qcow2'));
     expect(imageBlobs.map((o) => o.Key)).toEqual([`${farm.blobPrefix}/${doc.file.path}`]);
+    // The OS layer the build used is shared with the farm (in the background, once): indexed once, its archive in the bucket.
+    const layers = await until(async () => {
+      const rows = await sql<{ blob: string }>(farm.databaseUrl, 'SELECT blob FROM appliance_forge.os_layers');
+      return rows.length > 0 ? rows : undefined;
+    }, 180_000, 'the OS layer shared');
+    expect(layers).toHaveLength(1);
+    expect((await farm.s3.objects()).map((o) => o.Key)).toContain(`${farm.blobPrefix}/${layers[0]!.blob}`);
   }, 1_200_000);
 
   it('a cancel mid-build reaches the building worker within seconds: its tools stop, no image blob is left', async () => {

@@ -41,6 +41,7 @@ import { copyTree } from '../tree';
 import type { OsLayerProgress } from './progress';
 import { buildNote, timed } from '../stage-log';
 import { RECIPE_VERSION, checkSpec, mmdebstrapArgs } from './recipe';
+import { packLayer, unpackLayer, type SharedLayerTier } from './shared-tier';
 
 export const DEFAULT_MAX_BYTES = 8 * 1024 ** 3;
 /**
@@ -80,6 +81,8 @@ export interface OsLayerCacheOptions {
   readonly memoryBytes?: number | undefined;
   /** What went wrong after a build's answer (a layer built in memory not kept on disk); default: the debug log. */
   readonly onWarning?: ((message: string) => void) | undefined;
+  /** Layers other machines built (a build farm's bucket): restored before one is built, shared once built here. */
+  readonly shared?: SharedLayerTier | undefined;
 }
 
 /** A layer built in memory in this process: leased from there until it is kept on disk and its last lease ends. */
@@ -106,14 +109,32 @@ interface Meta {
 
 const OWNER = processOwner();
 
+/** The shared tier of a layer being acquired, with the layer's key there. */
+interface Shared {
+  readonly tier: SharedLayerTier;
+  readonly key: string;
+}
+
 /** The canonical form of everything that determines the tree, and its sha256: the cache key. */
 export function layerKey(spec: OsLayerSpec, indexes: Record<string, string>, sandbox: Sandbox = { kind: 'privileged', reason: '' }): { key: string; canonical: unknown } {
+  // The host ids of the tree's owners: a tree made in a namespace is read only through the same one.
+  return keyOf(spec, indexes, sandbox.kind === 'userns' ? [sandbox.uid0, sandbox.gid0, sandbox.uidBase, sandbox.gidBase].join(':') : 'host');
+}
+
+/**
+ * The key of a layer in the shared tier (shared-tier.ts): the same, but for the host ids, which its
+ * archive does not hold. How it was built (as root, or in a namespace) stays part of it.
+ */
+export function sharedLayerKey(spec: OsLayerSpec, indexes: Record<string, string>, sandbox: Sandbox): string {
+  return keyOf(spec, indexes, sandbox.kind === 'userns' ? 'namespace' : 'host').key;
+}
+
+function keyOf(spec: OsLayerSpec, indexes: Record<string, string>, owners: string): { key: string; canonical: unknown } {
   const canonical = {
     recipe: RECIPE_VERSION,
     // Built with SOURCE_DATE_EPOCH: the newest date of the indexes below (mirror-state.ts).
     sourceDateEpoch: 'newest InRelease Date',
-    // The host ids of the tree's owners: a tree made in a namespace is read only through the same one.
-    owners: sandbox.kind === 'userns' ? [sandbox.uid0, sandbox.gid0, sandbox.uidBase, sandbox.gidBase].join(':') : 'host',
+    owners,
     suite: spec.suite,
     arch: spec.arch,
     profile: spec.profile,
@@ -177,9 +198,13 @@ export class OsLayerCache {
   private leaseCount = 0;
   private readonly inMemory = new Map<string, MemoryLayer>();
   private readonly keeping = new Set<Promise<void>>();
+  private readonly shared: SharedLayerTier | undefined;
+  /** Shared keys this process knows the tier has (or is sharing): a cache hit looks once. */
+  private readonly sharedKeys = new Set<string>();
 
   constructor(o: OsLayerCacheOptions) {
     this.dir = o.dir;
+    this.shared = o.shared;
     this.maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
     this.memoryBytes = o.memoryBytes;
     this.warn = o.onWarning ?? ((m) => buildNote(`warning: ${m}`));
@@ -200,9 +225,11 @@ export class OsLayerCache {
     const sandbox = currentSandbox();
     const state = await timed('reading the mirror state', () => mirrorState(s, o.signal));
     const { key, canonical } = layerKey(s, state.indexes, sandbox);
+    const shared = this.shared && { tier: this.shared, key: sharedLayerKey(s, state.indexes, sandbox) };
     for (;;) {
       const hit = await this.lease(key);
       if (hit) {
+        if (shared) this.shareLater(shared, key, sandbox);
         o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (from the cache)' });
         return hit;
       }
@@ -223,14 +250,26 @@ export class OsLayerCache {
           o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (built by another job)' });
           return again;
         }
-        const built = await this.build(s, { key, canonical, sourceDateEpoch: state.releaseDate }, sandbox, o);
+        let unlockShared: (() => Promise<void>) | undefined;
+        if (shared) {
+          const got = await this.fromTier(shared, { key, canonical }, sandbox, o);
+          if (got.layer) return got.layer;
+          unlockShared = got.unlock;
+        }
+        let built: { layer: OsLayer; keeping?: Promise<void> };
+        try {
+          built = await this.build(s, { key, canonical, sourceDateEpoch: state.releaseDate }, sandbox, o);
+        } catch (e) {
+          await unlockShared?.().catch(() => undefined);
+          throw e;
+        }
         if (built.keeping) {
           // The lock holds until the layer is on disk: another process waits for the entry, not a second build.
           handedOff = true;
-          const p = built.keeping.finally(() => release().catch(() => undefined));
-          this.keeping.add(p);
-          void p.finally(() => this.keeping.delete(p));
+          this.background(built.keeping.finally(() => release().catch(() => undefined)));
         }
+        // The tier's lock holds until the layer is shared: another machine waits for it, not a second build.
+        if (shared) this.shareLater(shared, key, sandbox, unlockShared);
         return built.layer;
       } finally {
         if (!handedOff) await release().catch(() => undefined);
@@ -238,9 +277,131 @@ export class OsLayerCache {
     }
   }
 
-  /** Resolves once every layer built in memory here is kept on disk (or failed to be: a warning). */
+  /** Resolves once every layer built in memory here is kept on disk and every layer being shared is (or failed to be: a warning). */
   async settle(): Promise<void> {
     while (this.keeping.size > 0) await Promise.all([...this.keeping]);
+  }
+
+  /** Work that outlives the build that started it: `settle()` waits for it. */
+  private background(p: Promise<void>): void {
+    this.keeping.add(p);
+    void p.finally(() => this.keeping.delete(p));
+  }
+
+  /**
+   * The layer from the shared tier, or the tier's lock of its key to build it here. While another machine
+   * holds the lock (it builds the layer), wait and look again. A tier that fails is a warning: the layer
+   * is then built here without it.
+   */
+  private async fromTier(shared: Shared, ids: Pick<Meta, 'key' | 'canonical'>, sandbox: Sandbox, o: OsLayerOptions): Promise<{ layer?: OsLayer; unlock?: () => Promise<void> }> {
+    try {
+      for (;;) {
+        const restored = await this.restore(shared, ids, sandbox, o);
+        if (restored) return { layer: restored };
+        const unlock = await shared.tier.tryLock(shared.key);
+        if (unlock) {
+          // Shared between the look and the lock.
+          const late = await this.restore(shared, ids, sandbox, o).catch(async (e: unknown) => {
+            await unlock().catch(() => undefined);
+            throw e;
+          });
+          if (!late) return { unlock };
+          await unlock().catch(() => undefined);
+          return { layer: late };
+        }
+        o.onProgress?.({ phase: 'resolving', fraction: 0, message: 'waiting for the same OS layer being built by another worker' });
+        await sleep(2000, undefined, { signal: o.signal });
+      }
+    } catch (e) {
+      if (o.signal?.aborted) throw new AbortedError('image build aborted');
+      if (e instanceof AbortedError) throw e;
+      this.warn(`the shared OS layers at ${shared.tier.where} cannot be used (this layer is built here): ${messageOf(e)}`);
+      return {};
+    }
+  }
+
+  /** The layer of `ids.key` restored from the shared tier into this cache and leased; undefined when the tier has none. */
+  private async restore(shared: Shared, { key, canonical }: Pick<Meta, 'key' | 'canonical'>, sandbox: Sandbox, o: OsLayerOptions): Promise<OsLayer | undefined> {
+    if (!(await shared.tier.has(shared.key))) return undefined;
+    assertReachable(sandbox, this.dir, 'cache folder');
+    await this.makeRoom();
+    const work = this.p('tmp', `${OWNER}-restore-${randomBytes(4).toString('hex')}`);
+    const [uid, gid] = [hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid')];
+    try {
+      await mkdir(work);
+      const archive = join(work, 'layer.tar');
+      o.onProgress?.({ phase: 'resolving', fraction: 0.05, message: `fetching the OS layer from ${shared.tier.where}` });
+      const meta = await timed('fetching the OS layer from the shared tier', () => shared.tier.fetch(shared.key, archive, o.signal));
+      if (!meta) {
+        await removeTree(work, sandbox);
+        return undefined;
+      }
+      // Read by the namespace's root, which unpacks it into a folder of its own.
+      await lchown(archive, uid, gid);
+      const tree = join(work, 'tree');
+      await mkdir(tree);
+      await lchown(tree, uid, gid);
+      o.onProgress?.({ phase: 'installing', fraction: 0.5, message: 'unpacking the OS layer built by another worker' });
+      await timed('unpacking the shared OS layer', () => unpackLayer(archive, tree, sandbox, o.signal));
+      await rm(archive, { force: true });
+      const entry: Meta = { key, bytes: await diskUsage(work), installed: [...meta.installed], canonical, builtAt: new Date().toISOString(), sourceDateEpoch: meta.sourceDateEpoch };
+      await writeFile(join(work, 'meta.json'), `${JSON.stringify(entry)}\n`);
+      await writeFile(join(work, 'used'), '');
+      await timed('syncing the layer', () => runTool('sync', ['--file-system', work], { signal: o.signal }));
+      await this.withLock('cache', () => rename(work, this.p('layers', key)));
+    } catch (e) {
+      await removeTree(work, sandbox).catch(() => undefined);
+      throw o.signal?.aborted ? new AbortedError('image build aborted') : e;
+    }
+    this.sharedKeys.add(shared.key);
+    const layer = await this.lease(key);
+    if (!layer) throw new ImagingError('tool', `OS layer ${key} vanished right after it was restored`);
+    await timed('evicting old layers', () => this.evict());
+    o.onProgress?.({ phase: 'installing', fraction: 1, message: 'OS layer ready (built by another worker)' });
+    return layer;
+  }
+
+  /**
+   * In the background, the local layer `key` packed and put in the shared tier, unless the tier has it.
+   * `unlock`: the tier's lock of its key, held already (this process built it), freed once shared.
+   */
+  private shareLater(shared: Shared, key: string, sandbox: Sandbox, unlock?: () => Promise<void>): void {
+    if (this.sharedKeys.has(shared.key)) {
+      void unlock?.().catch(() => undefined);
+      return;
+    }
+    this.sharedKeys.add(shared.key);
+    this.background((async () => {
+      let done = false;
+      try {
+        if (!unlock) {
+          if (await shared.tier.has(shared.key)) return void (done = true);
+          unlock = await shared.tier.tryLock(shared.key);
+          // Another machine builds or shares it.
+          if (!unlock) return void (done = true);
+          if (await shared.tier.has(shared.key)) return void (done = true);
+        }
+        const layer = await this.lease(key);
+        if (!layer) return;
+        const work = this.p('tmp', `${OWNER}-share-${randomBytes(4).toString('hex')}`);
+        try {
+          await mkdir(work);
+          await lchown(work, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+          const archive = join(work, 'layer.tar');
+          await timed('sharing the OS layer: packing it', () => packLayer(layer.dir, archive, sandbox));
+          await timed('sharing the OS layer: storing it', () => shared.tier.put(shared.key, archive, { installed: layer.installed, sourceDateEpoch: layer.sourceDateEpoch }));
+          done = true;
+        } finally {
+          await layer.release();
+          await removeTree(work, sandbox).catch(() => undefined);
+        }
+      } catch (e) {
+        this.warn(`the OS layer ${key.slice(0, 12)} could not be shared through ${shared.tier.where} (the next hit tries again): ${messageOf(e)}`);
+      } finally {
+        if (!done) this.sharedKeys.delete(shared.key);
+        await unlock?.().catch(() => undefined);
+      }
+    })());
   }
 
   /**

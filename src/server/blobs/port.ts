@@ -4,7 +4,8 @@
 // is written once and never changed: a new file is a new key, the database says which one is live.
 import type { Readable } from 'node:stream';
 
-export type BlobArea = 'files' | 'images';
+/** `layers`: the OS layers a farm's workers share (shared-layers.ts), in a bucket only. */
+export type BlobArea = 'files' | 'images' | 'layers';
 
 export interface WrittenBlob {
   /** `<area>/<name>`, what records keep as a file's `path`. */

@@ -52,7 +52,7 @@ const MAX_PART = 64 * MIB;
 const MAX_PARTS = 10_000;
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
-const AREAS: readonly BlobArea[] = ['files', 'images'];
+const AREAS: readonly BlobArea[] = ['files', 'images', 'layers'];
 
 const tooLarge = (maxBytes: number): ServiceError => new ServiceError(413, `upload larger than the limit of ${maxBytes} bytes`);
 

@@ -95,5 +95,29 @@ export interface Store extends StoreOps {
    * another node holds it (one node alone may serve the farm's database with blobs on its own disk).
    */
   holdLock?(name: string): Promise<boolean>;
+  /** PostgreSQL: the index of the OS layers a farm's workers share (server/shared-layers.ts). */
+  readonly layers?: LayerIndex;
   close(): Promise<void>;
+}
+
+/** A shared OS layer: its archive's blob key and digest, and the layer's meta (JSON text). */
+export interface LayerEntry {
+  readonly key: string;
+  readonly blob: string;
+  readonly sha256: string;
+  readonly size: number;
+  readonly meta: string;
+}
+
+export interface LayerIndex {
+  /** The entry of `key`, marked used now; undefined when there is none. */
+  get(key: string): Promise<LayerEntry | undefined>;
+  /** Adds the entry: false (nothing changed) when `key` has one already. */
+  put(entry: LayerEntry): Promise<boolean>;
+  /** The blob keys of every entry (they are live for the blob sweep). */
+  blobKeys(): Promise<string[]>;
+  /** Removes the entries not used since `before` (ISO time): their blobs, for removal. */
+  expire(before: string): Promise<string[]>;
+  /** The farm-wide lock `name` until the returned function frees it; undefined while another holds it. A dead holder's lock is freed with its connection. */
+  tryLock(name: string): Promise<(() => Promise<void>) | undefined>;
 }

@@ -99,3 +99,13 @@ export function startWorker(args: unknown, env: NodeJS.ProcessEnv = process.env)
     next: () => (read < all.length ? Promise.resolve(all[read++]) : new Promise((r) => waiters.push((m) => { read++; r(m); }))),
   };
 }
+
+/**
+ * A tree as find(1) and sha256sum(1) see it: each entry's path, type, mode, owner and link target, then
+ * (`contents`) each file's size and digest.
+ */
+export function listing(tree: string, contents: boolean): string {
+  const entries = `find . -printf '%p %y %m %U:%G %l\\n' | LC_ALL=C sort`;
+  const files = `find . -type f -printf '%p %s\\n' | LC_ALL=C sort && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum`;
+  return execFileSync('sh', ['-c', `cd "$1" && ${entries}${contents ? ` && ${files}` : ''}`, 'sh', tree], { encoding: 'utf8', maxBuffer: 256 * 1024 ** 2 });
+}

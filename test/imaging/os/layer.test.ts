@@ -15,7 +15,7 @@ import { STANDARD_GROUPS, SYSTEM_USERS, TAKEN_GROUPS } from '../../../src/model/
 import { releaseBySuite } from '../../../src/model/releases';
 import { MEMORY_DIR } from '../../../src/imaging/memory-folder';
 import { processOwner } from '../../../src/imaging/os/owner';
-import { TEST_CACHE, countMmdebstrap, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
+import { TEST_CACHE, countMmdebstrap, listing, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');
 afterAll(() => {
@@ -35,16 +35,6 @@ afterAll(() => {
 /** This process's folders of layers built in memory (memory-folder.ts names them `<owner>-layer-…`). */
 const MEMORY_LAYERS = join(MEMORY_DIR, `${processOwner()}-layer-`);
 const memoryLayers = (): string[] => readdirSync(MEMORY_DIR).filter((n) => join(MEMORY_DIR, n).startsWith(MEMORY_LAYERS));
-
-/**
- * A tree as find(1) and sha256sum(1) see it: each entry's path, type, mode, owner and link target, then
- * (`contents`) each file's size and digest.
- */
-function listing(tree: string, contents: boolean): string {
-  const entries = `find . -printf '%p %y %m %U:%G %l\\n' | LC_ALL=C sort`;
-  const files = `find . -type f -printf '%p %s\\n' | LC_ALL=C sort && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum`;
-  return execFileSync('sh', ['-c', `cd "$1" && ${entries}${contents ? ` && ${files}` : ''}`, 'sh', tree], { encoding: 'utf8', maxBuffer: 256 * 1024 ** 2 });
-}
 
 function dpkgQuery(tree: string): { name: string; version: string; arch: string }[] {
   const out = execFileSync('dpkg-query', [`--admindir=${tree}/var/lib/dpkg`, '-W', '-f=${db:Status-Abbrev} ${Package} ${Version} ${Architecture}\n'], { encoding: 'utf8' });

@@ -19,7 +19,7 @@ import type { Clock } from '../../ports';
 import { ServerConfigError } from '../../config-error';
 import { conflict } from '../../service-error';
 import type { Kind, KindDocs, UserDoc, UserRow } from '../docs';
-import type { CopiedRow, NewRecord, Row, SqlExecutor, Store, StoreOps, StoreTx, UserPatch } from '../port';
+import type { CopiedRow, LayerEntry, LayerIndex, NewRecord, Row, SqlExecutor, Store, StoreOps, StoreTx, UserPatch } from '../port';
 
 const SCHEMA = 'appliance_forge';
 const CHANNEL = 'appliance_forge_changes';
@@ -62,6 +62,10 @@ const MIGRATIONS: readonly string[] = [
   // An operator's TRUNCATE (a farm reset) changes rows too, and fires no row or INSERT/UPDATE/DELETE trigger.
   `CREATE TRIGGER users_truncated AFTER TRUNCATE ON ${SCHEMA}.users FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.notify_change();
    CREATE TRIGGER records_truncated AFTER TRUNCATE ON ${SCHEMA}.records FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.notify_change();`,
+  // The OS layers the workers share (shared-layers.ts): no cache reads them, so no trigger.
+  `CREATE TABLE ${SCHEMA}.os_layers (
+     key text PRIMARY KEY, blob text NOT NULL, sha256 text NOT NULL, size bigint NOT NULL, meta text NOT NULL,
+     created text NOT NULL, used text NOT NULL)`,
 ];
 
 interface RawRow {
@@ -455,20 +459,50 @@ export class PgStore implements Store {
   }
 
   async holdLock(name: string): Promise<boolean> {
+    const c = await this.tryAdvisoryLock(LOCK_SPACE + 1, name);
+    if (c) this.locks.push(c);
+    return c !== undefined;
+  }
+
+  /** A pooled connection holding the session lock (`space`, `name`), or undefined while another session holds it. */
+  private async tryAdvisoryLock(space: number, name: string): Promise<PoolClient | undefined> {
     const c = await this.pool.connect();
     try {
-      const r = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [LOCK_SPACE + 1, name]);
-      if (r.rows[0]?.ok) {
-        this.locks.push(c);
-        return true;
-      }
+      const r = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [space, name]);
+      if (r.rows[0]?.ok) return c;
     } catch (e) {
       c.release(true);
       throw e;
     }
     c.release();
-    return false;
+    return undefined;
   }
+
+  readonly layers: LayerIndex = {
+    get: async (key) => {
+      const r = await this.pool.query<LayerEntry>({ text: `UPDATE ${SCHEMA}.os_layers SET used = $2 WHERE key = $1 RETURNING key, blob, sha256, size::float8 AS size, meta`, values: [key, this.now()] });
+      return r.rows[0];
+    },
+    put: async ({ key, blob, sha256, size, meta }) => {
+      const t = this.now();
+      const r = await this.pool.query({ text: `INSERT INTO ${SCHEMA}.os_layers (key, blob, sha256, size, meta, created, used) VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (key) DO NOTHING RETURNING key`, values: [key, blob, sha256, size, meta, t] });
+      return r.rowCount === 1;
+    },
+    blobKeys: async () => (await this.pool.query<{ blob: string }>(`SELECT blob FROM ${SCHEMA}.os_layers`)).rows.map((r) => r.blob),
+    expire: async (before) => (await this.pool.query<{ blob: string }>({ text: `DELETE FROM ${SCHEMA}.os_layers WHERE used < $1 RETURNING blob`, values: [before] })).rows.map((r) => r.blob),
+    tryLock: async (name) => {
+      const c = await this.tryAdvisoryLock(LOCK_SPACE + 2, name);
+      if (!c) return undefined;
+      this.locks.push(c);
+      // Ending the connection frees its session lock whatever state it is in (close() ends those still held).
+      return async () => {
+        const i = this.locks.indexOf(c);
+        if (i < 0) return;
+        this.locks.splice(i, 1);
+        c.release(true);
+      };
+    },
+  };
 
   /** Ends the listener, the held locks and the pool (after the transactions in progress release theirs); twice is harmless. */
   async close(): Promise<void> {

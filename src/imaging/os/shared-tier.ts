@@ -1,0 +1,45 @@
+// The OS layer cache's shared tier: a layer one machine built, restored by the others instead of
+// running mmdebstrap again (a build farm's workers share it through its database and bucket).
+//
+// A layer travels as a tar archive made inside the build's namespace: its owners are the image's ids
+// (0…65535), never a host's subordinate ids, so a machine with another id mapping restores the same
+// tree. Its key is the layer's own key without the host ids (`sharedLayerKey`).
+import type { Sandbox } from '../../host/sandbox';
+import type { InstalledPackage } from '../system';
+import { runTool } from '../run';
+
+/** What a restored layer needs besides its tree. */
+export interface SharedLayerMeta {
+  readonly installed: readonly InstalledPackage[];
+  readonly sourceDateEpoch: number;
+}
+
+export interface SharedLayerTier {
+  /** Where the tier is, for messages (the bucket's place). */
+  readonly where: string;
+  /** Writes the archive of `key` to `dest` (its digest checked) and answers its meta; undefined when the tier has none. */
+  fetch(key: string, dest: string, signal?: AbortSignal): Promise<SharedLayerMeta | undefined>;
+  /** True when the tier has `key` (one look, no download). */
+  has(key: string): Promise<boolean>;
+  /** Keeps the archive under `key` (a key kept already stays as it is); the file stays the caller's. */
+  put(key: string, archive: string, meta: SharedLayerMeta, signal?: AbortSignal): Promise<void>;
+  /** The tier-wide lock of `key` (one machine builds a key at a time): undefined while another holds it. */
+  tryLock(key: string): Promise<(() => Promise<void>) | undefined>;
+}
+
+// Numeric owners, modes, ACLs and every extended attribute (file capabilities: ping's cap_net_raw).
+const KEPT = ['--numeric-owner', '--xattrs', '--xattrs-include=*', '--acls'];
+
+/** The tree's archive at `archive` (a file the namespace's root may create), made inside the namespace. */
+export async function packLayer(tree: string, archive: string, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
+  await runTool('tar', ['--create', '--file', archive, '--format=posix', '--sort=name', ...KEPT, '--one-file-system', '-C', tree, '.'], { sandbox, signal });
+}
+
+/**
+ * The archive unpacked into `tree` (an empty folder the namespace's root owns), inside the namespace:
+ * as that root it can give only the namespace's ids, and GNU tar refuses members that climb out of
+ * the folder and sets links that point out of it only after every file is written.
+ */
+export async function unpackLayer(archive: string, tree: string, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
+  await runTool('tar', ['--extract', '--file', archive, '--same-permissions', '--same-owner', '--delay-directory-restore', ...KEPT, '-C', tree], { sandbox, signal });
+}
