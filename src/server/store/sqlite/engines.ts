@@ -72,11 +72,29 @@ function nodeSqlite(): NodeSqlite | undefined {
   }
 }
 
+/**
+ * The Node-API version better-sqlite3's addon is built for: 10 from major 13 on (its binding.gyp's
+ * NAPI_VERSION, its prebuilds too); major 12 builds for the running Node's ABI. A Node with an older
+ * Node-API (Node 20, Node 22.0 to 22.13) does not refuse such an addon: it dies with SIGSEGV as it loads.
+ */
+function betterSqliteNapi(version: string): number {
+  return parseInt(version, 10) >= 13 ? 10 : 0;
+}
+
 let better: { ctor?: new (file: string) => BetterDatabase; error?: unknown } | undefined;
 function betterSqlite(): new (file: string) => BetterDatabase {
   if (!better) {
     try {
-      const ctor = createRequire(__filename)('better-sqlite3') as new (file: string) => BetterDatabase;
+      const load = createRequire(__filename);
+      const { version } = load('better-sqlite3/package.json') as { version: string };
+      const needs = betterSqliteNapi(version);
+      const has = Number(process.versions['napi']);
+      if (!(has >= needs)) {
+        throw new Error(
+          `better-sqlite3 ${version} is a Node-API ${needs} addon (Node 22.14 or later) and Node ${process.versions.node} has Node-API ${has}: loading it would crash Node; npm install better-sqlite3@12 for this Node`,
+        );
+      }
+      const ctor = load('better-sqlite3') as new (file: string) => BetterDatabase;
       // The package loads its native addon on first open: probe it, so that an addon built for
       // another Node's ABI counts as unavailable rather than failing later.
       new ctor(':memory:').close();
