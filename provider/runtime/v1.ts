@@ -2,6 +2,11 @@
 // functions and their arguments never change: state written by any release carries provider code that
 // calls them. New behaviour goes behind them; state from older releases must keep working (the kinds and
 // property names below are part of that promise).
+// Its first statement checks the Node version (node-floor.ts): the host may load it without the package's index.
+import { exitIfNodeTooOld } from '../../src/node-floor';
+
+exitIfNodeTooOld();
+
 import type { Client } from '../../src/client';
 import type { ResourceKind } from '../shapes';
 import { checkConnection, connect, readSettings, settingsFor, type ConfigReader, type Settings } from './connection';

@@ -1,4 +1,9 @@
-// The embedded reference server (package export `appliance-forge/server`).
+// The embedded reference server (package export `appliance-forge/server`). Its first statement checks the
+// Node version (node-floor.ts) before anything of the server loads.
+import { exitIfNodeTooOld } from '../node-floor';
+
+exitIfNodeTooOld();
+
 export { startServer, startWorker, createUser, type StartOptions, type NodeOptions, type RunningServer, type RunningWorker } from './start';
 export { SERVER_ROLES, topologyProblem, type ServerRole } from './backends';
 export { ServerConfigError } from './config-error';

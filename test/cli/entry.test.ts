@@ -54,14 +54,14 @@ describe('the entry and the one-file build', () => {
   }
 
   it('runs the build when it is not older than the entry, the tree after a later compile', () => {
-    expect(loaded()).toEqual(['dist/src/cli/main.js', 'dist/cli/appliance-forge.js']);
+    expect(loaded()).toEqual(['dist/src/cli/main.js', 'dist/src/node-floor.js', 'dist/cli/appliance-forge.js']);
     const later = new Date(Date.now() + 60_000);
     utimesSync(main, later, later);
     const tree = loaded();
     expect(tree).toContain('dist/src/cli/cli.js');
     expect(tree).not.toContain('dist/cli/appliance-forge.js');
     utimesSync(bundle, later, later);
-    expect(loaded()).toEqual(['dist/src/cli/main.js', 'dist/cli/appliance-forge.js']);
+    expect(loaded()).toEqual(['dist/src/cli/main.js', 'dist/src/node-floor.js', 'dist/cli/appliance-forge.js']);
   });
 
   it('a no-op plan through the build: the same output and exit code as through the tree, and a few files loaded', () => {
@@ -76,11 +76,11 @@ describe('the entry and the one-file build', () => {
     const viaTree = plan();
     expect(viaBundle).toEqual(viaTree);
     expect(viaBundle).toEqual(first);
-    // The package's files a no-op plan loads through the build: the entry and the build.
-    expect(counted.stderr).toContain('MODULES 2\n');
-    // Fastify and the rest are in the build (the preloaded counter is the third file); TLS and HTTP/2,
+    // The package's files a no-op plan loads through the build: the entry, its Node version check and the build.
+    expect(counted.stderr).toContain('MODULES 3\n');
+    // Fastify and the rest are in the build (the preloaded counter is the fourth file); TLS and HTTP/2,
     // which nothing here speaks, are not loaded.
-    expect(counted.stderr).toContain('FILES 3\n');
+    expect(counted.stderr).toContain('FILES 4\n');
     expect(counted.stderr).toContain('BUILTINS \n');
     const countedTree = plan(['-r', path.join(copy, 'count.js')]);
     expect(Number(/MODULES (\d+)/.exec(countedTree.stderr)?.[1])).toBeGreaterThan(100);

@@ -105,7 +105,7 @@ describe('npm pack → npm install into an empty project', () => {
     // The installed command runs its one-file build: npm gives the packed files one time, so it is not older than the entry.
     const entry = path.join(project, 'node_modules/appliance-forge/dist/src/cli/main.js');
     const script = `require(${JSON.stringify(entry)}).loadCli(); console.log(Object.keys(require.cache).flatMap((f) => f.split('node_modules/appliance-forge/')[1] ?? []).join(','))`;
-    expect(execFileSync(process.execPath, ['-e', script], { cwd: project, encoding: 'utf8' })).toBe('dist/src/cli/main.js,dist/cli/appliance-forge.js\n');
+    expect(execFileSync(process.execPath, ['-e', script], { cwd: project, encoding: 'utf8' })).toBe('dist/src/cli/main.js,dist/src/node-floor.js,dist/cli/appliance-forge.js\n');
     expect(readFileSync(path.join(project, 'node_modules/appliance-forge/LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} appliance-forge contributors\n/);
     expect(pkg.license).toBe('MIT');
     expect(pkg.repository.url).toMatch(/^git\+https:\/\/.+\.git$/);
