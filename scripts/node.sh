@@ -67,6 +67,7 @@ if ! file=$(cd "$work" && npm pack "node-linux-$arch@$major" --loglevel=error --
 fi
 tar -xzf "$work/$file" -C "$work"
 version=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$work/package/package.json" | head -n 1)
+version=${version#v} # Node 12's package writes v12.22.12: the folder is named as the lookup above expects
 # Another process may have unpacked the same version meanwhile: theirs is as good.
 mv -T "$work/package" "$cache/$version" 2>/dev/null || true
 if ! fits "$cache/$version/bin/node"; then
