@@ -1,5 +1,5 @@
-// End to end, as a user checks a build: a Debian 12 declaration (examples/local.yml on release 12, an ssh key
-// in place of the password: a password is hashed with a random salt) applied twice by the command line on the
+// End to end, as a user checks a build: a Debian 12 declaration (examples/local.yml on release 12, its plain
+// root password, whose salt comes from the template, and an ssh key) applied twice by the command line on the
 // embedded server, each from cold (its own data folder and cache: two OS layers built from the mirror), gives
 // the same sha256 for the raw and the qcow2: the first copies the OS layer into memory for its base disk, the
 // second onto the disk (`APPLIANCE_FORGE_TREE_IN_MEMORY=0`, src/imaging/memory-folder.ts). A changed software
@@ -47,10 +47,10 @@ describe.runIf(process.getuid?.() === 0)('real image, reproducible: Debian 12 tw
     const key = readFileSync(path.join(dir, 'key.pub'), 'utf8').trim();
     const decl = readFileSync(path.join(dir, 'local.yml'), 'utf8')
       .replace("    version: '13'", "    version: '12'")
-      .replace(/    rootUser:\n      password: forge-demo\n/, `    rootUser:\n      sshKeys:\n        - { name: e2e, publicKey: "${key}" }\n`)
+      .replace(/    rootUser:\n      password: forge-demo\n/, `    rootUser:\n      password: forge-demo\n      sshKeys:\n        - { name: e2e, publicKey: "${key}" }\n`)
       .replace('builders:\n', 'builders:\n  - type: Raw Virtual Disk\n');
     expect(decl).toContain("version: '12'");
-    expect(decl).not.toContain('password: forge-demo');
+    expect(decl).toContain('publicKey: "ssh-ed25519 ');
     writeFileSync(path.join(dir, 'local12.yml'), decl);
     built.a = await apply('a', 'a');
     built.b = await apply('b', 'b', { APPLIANCE_FORGE_TREE_IN_MEMORY: '0' });

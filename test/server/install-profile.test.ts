@@ -204,6 +204,30 @@ describe('install profile at the API', () => {
     expect(JSON.parse(set.text).appliance.installProfile.users.user[0]).toEqual({ name: 'alice' });
   });
 
+  it('a plain password is salted from the template and account, not at random: two servers store the same hash', async () => {
+    // The salt computed apart from the server (Python's hashlib), the hash by openssl.
+    const saltOf = (name: string, version: string, account: string): string => execFileSync('python3', ['-c',
+      'import hashlib,sys;a="./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";'
+      + 'd=hashlib.sha256(("appliance-forge password salt\\0%s\\0%s\\0%s" % tuple(sys.argv[1:4])).encode()).digest();'
+      + 'print("".join(a[b & 63] for b in d[:16]))', name, version, account], { encoding: 'utf8' }).trim();
+    const other = await startTestServer({ limits: { maxDiskMiB: 8192 } });
+    try {
+      const stored: string[] = [];
+      for (const [server, name] of [[t, 'Salted'], [other, 'Salted'], [t, 'Salted 2']] as const) {
+        const r = await server.raw('POST', 'users/alice/appliances', { headers: JSON_H, body: JSON.stringify({ appliance: { name, version: '3', distributionUri: 'distributions/1', installProfile: { rootUser: { password: ROOT_PW } } } }) });
+        expect(r.status).toBe(201);
+        const doc = (await server.stored.recordDoc('appliance', JSON.parse(r.text).appliance.dbId as number)) ?? '';
+        stored.push(/\$6\$[./0-9A-Za-z]{16}\$[./0-9A-Za-z]{86}/.exec(doc)![0]);
+      }
+      expect(stored[0]).toBe(opensslSha512(saltOf('Salted', '3', 'root'), ROOT_PW));
+      expect(stored[1]).toBe(stored[0]);
+      expect(stored[2]).toBe(opensslSha512(saltOf('Salted 2', '3', 'root'), ROOT_PW));
+      expect(stored[2]).not.toBe(stored[0]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a Windows template is refused at generation with a 400', async () => {
     const r = await send('POST', 'users/alice/appliances', { appliance: { name: 'win', version: '1', distributionUri: 'distributions/2' } });
     const wid = JSON.parse(r.text).appliance.dbId;

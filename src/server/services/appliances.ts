@@ -63,11 +63,12 @@ export const appliances = {
 
   async create(ctx: Ctx, uid: string, v: Appliance): Promise<Located<Appliance>> {
     if (v.orgUri !== undefined && v.orgUri.replace(/^\//, '') !== uris.org(DEFAULT_ORG_ID)) throw badRequest(`orgUri must be ${uris.org(DEFAULT_ORG_ID)}`);
-    const installProfile = await checkInstallProfile(v.installProfile, ctx.limits);
+    const [name, version] = [requireText(v.name, 'name'), requireText(v.version, 'version')];
+    const installProfile = await checkInstallProfile(v.installProfile, ctx.limits, { name, version });
     const d: ApplianceDoc = {
       uuid: randomUUID(),
-      name: requireText(v.name, 'name'),
-      version: requireText(v.version, 'version'),
+      name,
+      version,
       distId: distIdOf(ctx, v.distributionUri),
       softwareIds: await softwareIds(ctx, uid, v.mySoftwareList ?? []),
       revision: 0,
@@ -91,7 +92,7 @@ export const appliances = {
     if (v.version !== undefined) next.version = requireText(v.version, 'version');
     if (v.description !== undefined) next.description = v.description;
     if (v.tag !== undefined) next.tag = v.tag;
-    if (v.installProfile !== undefined) next.installProfile = (await checkInstallProfile(v.installProfile, ctx.limits, row.doc.installProfile))!;
+    if (v.installProfile !== undefined) next.installProfile = (await checkInstallProfile(v.installProfile, ctx.limits, next, row.doc.installProfile))!;
     if (v.mySoftwareList !== undefined) next.softwareIds = await softwareIds(ctx, uid, v.mySoftwareList);
     return applianceView(ctx, await saveAppliance(ctx.store, row, next));
   },

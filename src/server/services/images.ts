@@ -48,7 +48,7 @@ async function assertGeneratable(ctx: Ctx, appliance: Row<'appliance'>): Promise
 async function imageProfile(ctx: Ctx, appliance: Row<'appliance'>, asked: InstallProfile | undefined): Promise<InstallProfile> {
   // Checked again even when nothing is asked: a profile stored under older rules (or limits) is refused here, not by the job.
   const stored = appliance.doc.installProfile ?? {};
-  return (await checkInstallProfile({ ...stored, ...asked }, ctx.limits, stored)) ?? {};
+  return (await checkInstallProfile({ ...stored, ...asked }, ctx.limits, appliance.doc, stored)) ?? {};
 }
 
 /**
