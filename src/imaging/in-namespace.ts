@@ -21,7 +21,7 @@ export type NamespaceReport =
   | { readonly error: { readonly name: string; readonly kind?: ImagingErrorKind | undefined; readonly message: string } };
 
 const ABORT_GRACE_MS = 15_000;
-const ERROR_KINDS: readonly ImagingErrorKind[] = ['input', 'disk-full', 'tool', 'prerequisite'];
+const ERROR_KINDS: readonly ImagingErrorKind[] = ['input', 'disk-full', 'tool', 'prerequisite', 'setup'];
 
 
 export async function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promise<BuiltImage> {

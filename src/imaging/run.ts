@@ -42,7 +42,13 @@ export async function runTool(command: string, args: readonly string[], opts: Ru
 
 /** Refuses a folder the build's namespace root cannot reach (the cache, a work dir), saying what to change. */
 export function assertReachable(sandbox: Sandbox, dir: string, what: string): void {
+  const problem = unreachable(sandbox, dir, what);
+  if (problem !== undefined) throw new ImagingError('setup', problem);
+}
+
+/** Why the build's namespace root cannot reach `dir` (what to change), or undefined when it can. */
+export function unreachable(sandbox: Sandbox, dir: string, what: string): string | undefined {
   const blocked = blockedFolder(sandbox, dir);
-  if (blocked === undefined) return;
-  throw new ImagingError('prerequisite', `the ${what} ${dir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`);
+  if (blocked === undefined) return undefined;
+  return `the ${what} ${dir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`;
 }

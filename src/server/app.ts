@@ -52,6 +52,8 @@ export function buildServer(deps: ServerDeps): BuiltServer {
     logger: deps.logger
       ? {
           level: deps.logger === 'errors' ? 'error' : 'info',
+          // Failed jobs and server errors alone go where an operator looks for them (a service's stderr).
+          stream: deps.logger === 'errors' ? process.stderr : process.stdout,
           redact: ['req.headers.authorization'],
           // A signed URL replays as a credential: the log keeps the path and query without apiKey/signature.
           serializers: {

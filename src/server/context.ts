@@ -30,7 +30,7 @@ export interface ServerDeps {
   /** The base URL's path, `/api` by default. */
   servicePath?: string | undefined;
   limits?: Partial<Limits> | undefined;
-  /** true: every request and every error on stdout (pino JSON lines); 'errors': failed jobs and 5xx only; false: nothing. */
+  /** true: every request and every error on stdout (pino JSON lines); 'errors': failed jobs and 5xx only, on stderr; false: nothing. */
   logger?: boolean | 'errors' | undefined;
   /** The service's public base URL (`https://forge.example.org/api`): `Location` and `requestUri` use it, not the Host header. */
   publicUrl?: string | undefined;

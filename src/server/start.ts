@@ -61,7 +61,7 @@ export interface StartOptions extends NodeOptions {
   host?: string;
   port?: number;
   servicePath?: string;
-  /** true: request log and errors; 'errors': failed jobs (their whole error) and 5xx only; on stdout. */
+  /** true: request log and errors; 'errors': failed jobs (their whole error) and 5xx only, on stderr. */
   logger?: boolean | 'errors';
   /** The public base URL for `Location` and `requestUri` (behind a proxy); the Host header otherwise. */
   publicUrl?: string | undefined;

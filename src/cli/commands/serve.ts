@@ -4,12 +4,13 @@
 import { SERVER_ROLES, ServerConfigError, startServer, startWorker, topologyProblem, type ServerRole } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';
 import { isPublicBaseUrl } from '../../server/http/errors';
-import { defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../imaging';
+import { defaultCacheDir, defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../imaging';
 import { ignoreInGit } from '../../engine/embedded';
 import { DEFAULT_DATA_DIR, UsageError, type Command, type CommandModule } from '../command';
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
 import { messageOf } from '../../errors';
 import { currentSandbox } from '../../host/sandbox';
+import { unreachable } from '../../imaging/run';
 
 const HELP = `usage: appliance-forge serve [options]
 
@@ -42,7 +43,7 @@ options:
       --cache-dir DIR           cached OS layers
       --max-cache-mib N         their size bound
       --max-builds N            image builds at once (default 1)
-      --log                     request log on stdout (without it, failed jobs and server errors only)
+      --log                     request log on stdout (without it, failed jobs and server errors only, on stderr)
   -q, --quiet                   no catalog refresh notes on stderr
   -h, --help
 `;
@@ -141,11 +142,18 @@ const run: Command = async (args) => {
   const say = (line: string): void => {
     if (!values.quiet) process.stderr.write(`appliance-forge serve: ${line}\n`);
   };
+  // How builds run; a cache folder they cannot reach is said at start (even with -q), not by each failed build.
+  const builds = (): void => {
+    const sandbox = currentSandbox();
+    const problem = unreachable(sandbox, building.cacheDir ?? defaultCacheDir(), 'cache folder');
+    if (problem === undefined) return say(sandbox.reason);
+    process.stderr.write(`appliance-forge serve: ${sandbox.reason}; but ${problem}: every build fails until then\n`);
+  };
   if (role === 'worker') {
     const worker = await startWorker({ ...node, ...building }).catch(configured);
     ignoreInGit(dataDir);
     process.stderr.write(`appliance-forge serve: ${worker.summary}\n`);
-    say(currentSandbox().reason);
+    builds();
     await untilSignal(() => worker.close());
     return 0;
   }
@@ -170,7 +178,7 @@ const run: Command = async (args) => {
   process.stdout.write(`${server.url}\n`);
   // One line on the node's role and backends (always: an operator reads it in the service's log), one on how builds run.
   process.stderr.write(`appliance-forge serve: ${server.summary}\n`);
-  if (role === 'all') say(currentSandbox().reason);
+  if (role === 'all') builds();
   await untilSignal(() => Promise.all([catalog.close(), server.close()]));
   return 0;
 };

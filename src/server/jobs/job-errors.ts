@@ -46,6 +46,8 @@ export function jobErrorWords(e: unknown, stage: JobStage, serverDirs: readonly 
         return diskFull(at);
       case 'prerequisite':
         return `${at} failed: this server lacks a tool image builds need; ${ASK_OPERATOR}`;
+      case 'setup':
+        return `${at} failed: a folder this server builds in (its cache or work folder) cannot be reached by its builds, which run as another user; ${ASK_OPERATOR}`;
       case 'tool':
         if (/^Debian mirror/.test(e.message)) return `${at} failed: the Debian mirror could not be reached or answered with an error; retry later, and if it persists ${ASK_OPERATOR}`;
         return `${at} failed: a build tool stopped with an error; retry, and if it fails again ${ASK_OPERATOR}`;
