@@ -7,10 +7,11 @@
 //  3. A worker killed during the build, during the upload and between the upload and the commit:
 //     the time from the kill to the image's completion by another worker.
 //  4. A signed GET of an appliance on an API node over PostgreSQL against the embedded server (SQLite).
+//  5. A shared OS layer restored from the bucket against the cold build of the same layer.
 // Build first (`npx tsc -p tsconfig.json`); root, for the services' start scripts. BENCH_PARTS=1,4 runs some.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ const { signTarget } = require('../dist/src/auth/signer.js');
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SHARED = join(ROOT, '..', 'shared');
-const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3,4').split(','));
+const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3,4,5').split(','));
 const FAKE_SECONDS = Number(process.env.FAKE_SECONDS ?? 10);
 const FAKE_MIB = Number(process.env.FAKE_MIB ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -283,6 +284,50 @@ try {
     summary('scale-out', 'signed GET req/s on PostgreSQL', Math.round(rps('postgres')), Math.round(rps('sqlite')), Number(ratio.toFixed(2)), 'against the embedded server on SQLite');
     for (const s of Object.values(servers)) await new Promise((r) => (s.proc.once('exit', r), s.proc.kill('SIGTERM')));
     await f.close();
+  }
+  if (PARTS.has('5')) {
+    // A shared OS layer restored from the bucket against the cold build of the same layer (mmdebstrap, the
+    // packages fetched from the mirror), both into empty caches of their own, the cold one first.
+    const { openPgStore } = require('../dist/src/server/store/postgres/store.js');
+    const { openS3Blobs } = require('../dist/src/server/blobs/s3.js');
+    const { sharedLayers } = require('../dist/src/server/shared-layers.js');
+    const { OsLayerCache, defaultMirror } = require('../dist/src/imaging/os/index.js');
+    const db = `af_bench_layers_${randomBytes(3).toString('hex')}`;
+    await query(pgEnv.DATABASE_URL, `CREATE DATABASE ${db}`);
+    const u = new URL(pgEnv.DATABASE_URL);
+    u.pathname = `/${db}`;
+    const store = await openPgStore(u.toString(), { now: () => new Date() });
+    const blobs = await openS3Blobs(`s3://${s3Env.S3_BUCKET}/bench-layers-${randomBytes(3).toString('hex')}?endpoint=${encodeURIComponent(s3Env.S3_ENDPOINT)}&region=${s3Env.S3_REGION}&path-style=true`);
+    const tier = sharedLayers(store.layers, blobs);
+    const spec = { suite: 'bookworm', arch: 'amd64', profile: 'Minimal', packages: [{ name: 'nginx' }], kernel: 'cloud', cloudInit: false, mirror: defaultMirror() };
+    chmodSync(work, 0o711); // the build's user namespace passes through to the caches
+    const cacheOf = (name) => {
+      const dir = mkdtempSync(join(work, `layers-${name}-`));
+      chmodSync(dir, 0o711);
+      return new OsLayerCache({ dir, shared: tier });
+    };
+    try {
+      const timedAcquire = async (cache) => {
+        const t0 = performance.now();
+        const layer = await cache.acquire(spec);
+        const seconds = (performance.now() - t0) / 1000;
+        await layer.release();
+        return seconds;
+      };
+      const cold = cacheOf('cold');
+      const coldSeconds = await timedAcquire(cold);
+      const s0 = performance.now();
+      await cold.settle();
+      const shareSeconds = (performance.now() - s0) / 1000;
+      const hitSeconds = await timedAcquire(cacheOf('hit'));
+      const [entry] = await query(u.toString(), 'SELECT size FROM appliance_forge.os_layers');
+      rows.push(['shared OS layer hit (Debian 12 Minimal + nginx)', `${hitSeconds.toFixed(1)} s to restore`, `cold build: ${coldSeconds.toFixed(1)} s`, (hitSeconds / coldSeconds).toFixed(2), `archive ${(Number(entry.size) / 1024 ** 2).toFixed(0)} MiB, shared in ${shareSeconds.toFixed(1)} s after the cold build's answer`]);
+      summary('scale-out', 'shared OS layer hit, s', Number(hitSeconds.toFixed(1)), Number(coldSeconds.toFixed(1)), Number((hitSeconds / coldSeconds).toFixed(2)), 'against the cold build');
+    } finally {
+      blobs.close();
+      await store.close();
+      await query(pgEnv.DATABASE_URL, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+    }
   }
 } finally {
   console.log('\n| case | value | baseline (same run) | ratio | note |\n|---|---|---|---|---|');
