@@ -2,17 +2,21 @@
 // (sfdisk --json), the root filesystem's superblock (dumpe2fs -h), then every file of the root
 // filesystem (type, mode, owner, size, sha256 or link target, times, extended attributes), read
 // with debugfs by inode number. The images are hostile input: they must be self-contained (the boot
-// check's rules), every tool that reads them runs in the build's sandbox, names from the image never
-// become host paths (contents are dumped to files named by inode number), and the walk, the listings
-// and the report are bounded.
+// check's rules: QEMU's own reading, boot/image.ts); qemu-img runs confined to the image and the
+// scratch folder (host/confine.ts) and copies a non-raw image's virtual disk only once its map says it
+// holds no more data than the bound (boot/qemu-img.ts's dataLimit); every other tool that reads them runs
+// in the build's sandbox, names from the image never become host paths (contents are dumped to files
+// named by inode number), and the walk, the listings and the report are bounded.
 import { createReadStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { Digester } from '../digest';
 import { currentSandbox, type Sandbox } from '../host/sandbox';
 import { hasControl } from '../model/text-rules';
-import { checkImage, QEMU_FORMAT } from './boot/image';
+import { BootCheckError } from './boot/errors';
+import { inspectImage, type CheckedImage } from './boot/image';
+import { copyRange, DATA_FLOOR_BYTES, DATA_RATIO, dataBytes, dataLimit } from './boot/qemu-img';
 import { ImagingError } from './errors';
 import { runTool, runToolOutput } from './run';
 
@@ -120,15 +124,38 @@ function compareFiles(a: Map<string, Fields>, b: Map<string, Fields>): Differenc
   return out;
 }
 
+/** The boot check's error as diff's: a refused image is 'input', a missing tool or confinement a 'prerequisite'. */
+function asImagingError(e: unknown): unknown {
+  if (!(e instanceof BootCheckError)) return e;
+  return new ImagingError(e.kind === 'input' ? 'input' : e.kind === 'qemu' ? 'tool' : 'prerequisite', e.message, e);
+}
+
+/**
+ * A raw copy of a non-raw image's whole virtual disk in `scratch`, by qemu-img confined to the image
+ * and `scratch`, once QEMU's map has said it holds at most dataLimit bytes of data (zeros are holes).
+ */
+async function rawCopy(image: CheckedImage, side: string, work: string, scratch: string, signal?: AbortSignal): Promise<string> {
+  const root = join(work, `root-${side}`);
+  await mkdir(root);
+  const confine = { root, paths: [{ path: image.path }, { path: scratch, writable: true }], cwd: scratch };
+  const disk = { offset: 0, length: image.virtualSize };
+  const limit = dataLimit(image.fileSize);
+  if ((await dataBytes(image.path, image.format, disk, limit, confine, signal)) === undefined) {
+    throw new ImagingError('input', `${image.name}: its virtual disk holds more than ${limit} bytes of data (QEMU's map of it), more than diff copies out of a ${image.fileSize}-byte image file (its size times ${DATA_RATIO}, at least ${DATA_FLOOR_BYTES})`);
+  }
+  const raw = join(scratch, `${side}.raw`);
+  await copyRange(image.path, image.format, disk, raw, confine, signal);
+  return raw;
+}
+
 /** The image as raw bytes (converted when needed), then its table, superblock and files. */
 async function readImage(image: string, side: string, work: string, scratch: string, sandbox: Sandbox, signal?: AbortSignal): Promise<ImageView> {
-  const format = await checkImage(image).catch((e: unknown) => {
-    throw new ImagingError('input', e instanceof Error ? e.message : String(e));
-  });
-  let raw = resolve(image);
-  if (format !== 'raw') {
-    raw = join(scratch, `${side}.raw`);
-    await runTool('qemu-img', ['convert', '-f', QEMU_FORMAT[format], '-O', 'raw', '--', resolve(image), raw], { signal, sandbox });
+  let raw: string;
+  try {
+    const checked = await inspectImage(image, undefined, signal);
+    raw = checked.format === 'raw' ? checked.path : await rawCopy(checked, side, work, scratch, signal);
+  } catch (e) {
+    throw asImagingError(e);
   }
   // e2fsprogs reads `NAME?offset=N`: a link of our own name, so nothing in the image's path is read as an option.
   const link = join(work, side);

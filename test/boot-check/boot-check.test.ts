@@ -80,12 +80,12 @@ describe('bootCheck: what does not boot, and bad input (seconds)', () => {
     expect(qemuPidsFor(image)).toEqual([]);
   });
 
-  it('QEMU refusing the image (a qcow2 whose cluster size printf | dd set to 2^8) is a BootCheckError with its message', async () => {
+  it('QEMU refusing the image (a qcow2 whose cluster size printf | dd set to 2^8) is an input error in its words: qemu-img reads the image before QEMU starts', async () => {
     const image = blank('small-clusters.qcow2', 'qcow2');
     patch(image, 20, [0, 0, 0, 8]);
     const e = await bootCheck({ image, timeoutMs: 60_000 }).catch((x: unknown) => x);
-    expect(isBootCheckError(e, 'qemu')).toBe(true);
-    expect((e as Error).message).toMatch(/qemu-system-x86_64 exited \(code 1\):.*Unsupported cluster size: 2\^8/);
+    expect(isBootCheckError(e, 'input')).toBe(true);
+    expect((e as Error).message).toBe(`${image} cannot be opened by QEMU as a qcow2 image confined to this one file: Could not open '${image}': Unsupported cluster size: 2^8`);
     expect(qemuPidsFor(image)).toEqual([]);
   });
 
@@ -107,15 +107,15 @@ describe('bootCheck: what does not boot, and bad input (seconds)', () => {
     expect(qemuPidsFor(gz)).toEqual([]);
   });
 
-  it('names the Debian package when qemu-system-x86_64 is missing (qemu-img is not needed: the format is read by Node)', async () => {
+  it('names the Debian packages when qemu-system-x86_64 and qemu-img are missing (qemu-img reads every image first: image.ts)', async () => {
     const image = loopingDisk(work, 'tools.raw');
     const saved = process.env.PATH;
     try {
       process.env.PATH = path.join(work, 'empty');
       const e1 = await bootCheck({ image }).catch((x: unknown) => x);
       expect(isBootCheckError(e1, 'missing-tool')).toBe(true);
-      expect(e1).toMatchObject({ packages: ['qemu-system-x86'] });
-      expect((e1 as Error).message).toContain('apt-get install qemu-system-x86');
+      expect(e1).toMatchObject({ packages: ['qemu-system-x86', 'qemu-utils'] });
+      expect((e1 as Error).message).toContain('apt-get install qemu-system-x86 qemu-utils');
     } finally {
       process.env.PATH = saved;
     }

@@ -1,17 +1,17 @@
 // What `boot` accepts and refuses before QEMU starts, on images made by qemu-img, dd and printf
 // (vectors.ts), and what QEMU then opens, asked of QEMU itself (qmp.ts: -S, no guest runs). Seconds.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBootCheckError, type ImageFormat } from '../../src/imaging/boot';
 import { checkImage } from '../../src/imaging/boot/image';
-import { qemuArgs } from '../../src/imaging/boot/qemu';
+import { qemuArgs, startQemu } from '../../src/imaging/boot/qemu';
 import { cliBundle, runCli } from '../cli/helpers/cli';
 import { openedByQemu } from './qmp';
-import { loopingDisk, patch, qemuImg, rawWithQcow2Header } from './vectors';
+import { loopingDisk, patch, qemuImg, rawWithQcow2Header, vmdkWithExtent } from './vectors';
 
 const work = mkdtempSync(path.join(tmpdir(), 'af-image-check-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -89,14 +89,22 @@ describe('checkImage: the format is the extension (or the format given), checked
     expect(await refusal(copy(readme, 'readme.raw'))).toContain('(found text)');
     expect(await refusal(copy(readme, 'readme.vmdk'))).toContain('is not a vmdk image: found text');
     for (const name of ['empty.raw', 'empty.qcow2', 'empty.vmdk']) expect(await refusal(emptyFile(name))).toBe(`${at(name)} is empty: it is no disk image`);
-    // Just a magic (head -c of a qemu-img image): too short to be the image it names.
-    for (const [from, bytes, name] of [['v3.qcow2', 8, 'cut.qcow2'], ['sparse.vmdk', 8, 'cut.vmdk'], ['fixed.vhd', 0, 'cut.vhd']] as const) {
-      execFileSync('sh', ['-c', bytes ? 'head -c "$1" "$2" > "$3"' : 'tail -c 512 "$2" | head -c 100 > "$3"', 'sh', String(bytes), at(from), at(name)]);
-      expect(await refusal(at(name))).toContain('is a truncated');
-    }
+    // A VHD footer cut short (tail -c of a qemu-img image): too short to be the image it names.
+    execFileSync('sh', ['-c', 'tail -c 512 "$1" | head -c 100 > "$2"', 'sh', at('fixed.vhd'), at('cut.vhd')]);
+    expect(await refusal(at('cut.vhd'))).toContain('is a truncated VHD image');
     writeFileSync(at('v3.qcow2.gz'), gzipSync(readFileSync(at('v3.qcow2'))));
     expect(await refusal(at('v3.qcow2.gz'))).toContain(`is gzip-compressed data: decompress it first (gunzip -k ${at('v3.qcow2.gz')})`);
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('checkImage: what QEMU itself cannot open as the format named is refused with its words', () => {
+  it('just a magic (head -c of a qemu-img image): QEMU\'s own message, on one line', async () => {
+    for (const [from, name, said] of [['v3.qcow2', 'cut.qcow2', 'Unsupported cluster size'], ['sparse.vmdk', 'cut.vmdk', 'L1 entry size is invalid']] as const) {
+      execFileSync('sh', ['-c', 'head -c 8 "$1" > "$2"', 'sh', at(from), at(name)]);
+      const format = name.endsWith('.qcow2') ? 'qcow2' : 'vmdk';
+      expect(await refusal(at(name))).toBe(`${at(name)} cannot be opened by QEMU as a ${format} image confined to this one file: Could not open '${at(name)}': ${said}${said === 'Unsupported cluster size' ? ': 2^0' : ''}`);
+    }
   });
 });
 
@@ -120,9 +128,10 @@ describe('checkImage: only self-contained images (one file, one layer)', () => {
   });
 
   it('refuses a VMDK that names other files, a VHD differencing disk and a VDI differencing image', async () => {
+    // A descriptor (text) whose extents are other files: QEMU, confined to this one file, finds none of them.
     const flat = qemuImg(work, 'flat.vmdk', 'vmdk', '-o', 'subformat=monolithicFlat');
-    expect(await refusal(flat)).toContain('is a VMDK descriptor: its data is in other files (FLAT "flat-flat.vmdk")');
-    expect(await refusal(qemuImg(work, 'split.vmdk', 'vmdk', '-o', 'subformat=twoGbMaxExtentSparse'))).toContain('is a VMDK descriptor: its data is in other files (SPARSE "split-s001.vmdk")');
+    expect(await refusal(flat)).toBe(`${flat} cannot be opened by QEMU as a vmdk image confined to this one file: Could not open '${flat}': Could not open '${at('flat-flat.vmdk')}': No such file or directory`);
+    expect(await refusal(qemuImg(work, 'split.vmdk', 'vmdk', '-o', 'subformat=twoGbMaxExtentSparse'))).toContain(`Could not open '${at('split-s001.vmdk')}': No such file or directory`);
     const delta = qemuImg(work, 'delta.vmdk', 'vmdk', '-b', at('sparse.vmdk'), '-F', 'vmdk');
     expect(await refusal(delta)).toContain(`is a VMDK delta disk with the parent "${at('sparse.vmdk')}"`);
     // Disk type 4 (differencing) in both footer copies, written by printf | dd.
@@ -132,6 +141,53 @@ describe('checkImage: only self-contained images (one file, one layer)', () => {
     const vdi = qemuImg(work, 'diff.vdi', 'vdi');
     patch(vdi, 0x4c, [4, 0, 0, 0]);
     expect(await refusal(vdi)).toContain('is a VDI differencing image');
+  });
+});
+
+interface VmdkExtentInfo { readonly 'format-specific': { readonly data: { readonly extents: ReadonlyArray<{ readonly filename: string }> } } }
+
+/** The extents of a VMDK as QEMU itself reads them: qemu-img info, run here without any confinement. */
+const extentsSeenByQemu = (image: string): string[] =>
+  (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', '-f', 'vmdk', image], { encoding: 'utf8' })) as VmdkExtentInfo)['format-specific'].data.extents.map((e) => e.filename);
+
+describe('a VMDK whose descriptor names a host file where a hand-written check did not look (issue 37 F1)', () => {
+  // The extent's 64 sectors are within the canary (44 000 bytes), so QEMU maps them all.
+  const vectors = [
+    ['signed.vmdk', `RW +64 FLAT "${canary}" 0`, 0],
+    // The header's descriptor size is one sector; QEMU reads on, up to 1 MiB from the descriptor.
+    ['padded.vmdk', `RW 64 FLAT "${canary}" 0`, 12 * 1024],
+  ] as const;
+
+  it('QEMU reads the canary as the disk\'s extent (qemu-img info itself); boot refuses the image, in QEMU\'s words', async () => {
+    for (const [name, line, pad] of vectors) {
+      const image = vmdkWithExtent(work, name, line, pad);
+      expect(extentsSeenByQemu(image), name).toEqual([canary]);
+      expect(await refusal(image)).toBe(`${image} cannot be opened by QEMU as a vmdk image confined to this one file: Could not open '${image}': Could not open '${canary}': No such file or directory`);
+    }
+    // An extent that is the image itself is the image: taken (QEMU confined sees it, at its own path).
+    const self = vmdkWithExtent(work, 'self.vmdk', `RW 64 FLAT "${at('self.vmdk')}" 0`);
+    expect(extentsSeenByQemu(self)).toEqual([self]);
+    expect(await checkImage(self)).toBe('vmdk');
+  });
+
+  it('QEMU started on such an image anyway (past every check) cannot open the canary: it is confined to the image', async () => {
+    for (const [name, line, pad] of vectors) {
+      const image = vmdkWithExtent(work, `qemu-${name}`, line, pad);
+      // Control: unconfined, QEMU holds the canary open as part of the guest's disk.
+      expect((await openedByQemu(qemuArgs({ image, format: 'vmdk', memoryMiB: 128, network: 'none' }))).openFiles).toContain(canary);
+      const dir = mkdtempSync(path.join(tmpdir(), 'af-confined-qemu-'));
+      try {
+        for (const sub of ['root', 'tmp']) mkdirSync(path.join(dir, sub));
+        const qemu = startQemu({ image, format: 'vmdk', memoryMiB: 128, network: 'none' }, { root: path.join(dir, 'root'), paths: [{ path: image }, { path: path.join(dir, 'tmp'), writable: true }], tmp: path.join(dir, 'tmp') }, () => undefined);
+        const timer = setTimeout(() => void qemu.kill(), 30_000);
+        const exit = await qemu.exited;
+        clearTimeout(timer);
+        expect(exit.code, exit.stderr).toBe(1);
+        expect(exit.stderr).toContain(`Could not open '${canary}': No such file or directory`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
   });
 });
 
@@ -175,6 +231,8 @@ describe('appliance-forge boot refuses a file that is no disk image at once (the
       [randomFile('random-cli.raw'), 'is no bootable raw disk'],
       [emptyFile('empty-cli.raw'), 'is empty: it is no disk image'],
       [crafted, `is a qcow2 image with a backing file "${canary}"`],
+      [vmdkWithExtent(work, 'signed-cli.vmdk', `RW +64 FLAT "${canary}" 0`), `Could not open '${canary}': No such file or directory`],
+      [vmdkWithExtent(work, 'padded-cli.vmdk', `RW 64 FLAT "${canary}" 0`, 12 * 1024), `Could not open '${canary}': No such file or directory`],
     ] as const) {
       const started = Date.now();
       const r = await runCli(['boot', image, '--timeout', '300']);
@@ -183,6 +241,7 @@ describe('appliance-forge boot refuses a file that is no disk image at once (the
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain(message);
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).not.toContain('a file of the host');
     }
   });
 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BASE_KERNEL_PARAMS } from '../../src/imaging/bootdisk';
 import { directCommandLine, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS } from '../../src/imaging/boot/fast-params';
+import { inspectImage } from '../../src/imaging/boot/image';
 import { commandLineOf, extractBootFiles, parseDebugfsStat, resolveLink, rootPartitionOffset } from '../../src/imaging/boot/kernel-files';
 import { qemuArgs } from '../../src/imaging/boot/qemu';
 import { RULES } from '../../src/model/field-rules';
@@ -50,7 +51,7 @@ describe('reading the kernel out of an image', () => {
       const qcow2 = `${d.file}.qcow2`;
       execFileSync('qemu-img', ['convert', '-O', 'qcow2', d.file, qcow2]);
       for (const [image, format] of [[d.file, 'raw'], [qcow2, 'qcow2']] as const) {
-        const files = await extractBootFiles(image, format);
+        const files = await extractBootFiles(await inspectImage(image, format));
         try {
           expect(readFileSync(files.kernel).equals(d.kernel)).toBe(true);
           expect(readFileSync(files.initrd).equals(d.initrd)).toBe(true);
@@ -65,7 +66,7 @@ describe('reading the kernel out of an image', () => {
 
   it('no grub.cfg, or one with a word that is not a plain kernel word: the base command line', async () => {
     const none = disk('nocfg', 'dos', standard);
-    const files = await extractBootFiles(none.file, 'raw');
+    const files = await extractBootFiles(await inspectImage(none.file));
     expect(files.append).toBe(BASE_KERNEL_PARAMS.join(' '));
     await files.dispose();
     expect(commandLineOf('linux /vmlinuz root=LABEL=root init=/bin/sh;reboot\n')).toBeUndefined();
@@ -91,7 +92,7 @@ describe('reading the kernel out of an image', () => {
     const before = execFileSync('ls', [tmpdir()], { encoding: 'utf8' }).split('\n').filter((n) => n.startsWith('af-boot-')).length;
     for (const [name, fill, message] of cases) {
       const d = disk(name, 'dos', fill);
-      await expect(extractBootFiles(d.file, 'raw')).rejects.toMatchObject({ name: 'BootCheckError', kind: 'input', message: expect.stringMatching(message) });
+      await expect(inspectImage(d.file).then((i) => extractBootFiles(i))).rejects.toMatchObject({ name: 'BootCheckError', kind: 'input', message: expect.stringMatching(message) });
     }
     // A link that climbs out of the filesystem stays inside it, as the kernel resolves it.
     expect(resolveLink('/vmlinuz', '../../../etc/shadow')).toBe('/etc/shadow');

@@ -15,7 +15,8 @@ const HELP = `usage: appliance-forge boot IMAGE [options]
 
 Boots IMAGE under QEMU (qemu-system-x86_64, TCG; the image is never modified) and reports whether it
 reached a login prompt on the serial console. With --login, logs in there and runs each --run command.
-IMAGE must be self-contained: a backing file, data file, extents or parent in another file is refused.
+IMAGE must be self-contained: a backing file, data file, extents or parent in another file is refused
+(as qemu-img info reads it). QEMU's programs run confined to the image (read only) and private folders.
 
 options:
   --format F          ${IMAGE_FORMATS.join('|')} (default: from the extension; .img is raw); either
@@ -27,7 +28,8 @@ options:
   --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
   --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
-                      grub.cfg command line (read from a private copy), no firmware or boot loader;
+                      grub.cfg command line (read by debugfs; of a non-raw image, a copy of its root
+                      partition only, refused past 8x the file's size of data), no firmware or boot loader;
                       adds kernel words that cut TCG work (the gettys of tty1..6, drm, debugfs,
                       tracefs, FUSE's control mount, configfs, hugetlbfs and the units that only
                       keep state for the next boot masked; a key type and a self-test of the

@@ -12,7 +12,8 @@ const HELP = `usage: appliance-forge diff IMAGE_A IMAGE_B [options]
 Compares two disk images (qcow2, raw, vmdk, vhd, vdi; self-contained, as boot takes them) and names
 the first differences: partition table and ids, the root filesystem's superblock (dumpe2fs -h),
 then its files by path (type, mode, owner, size, sha256 or link target, times, extended attributes).
-The images are read in the build sandbox, never mounted or booted.
+The images are read in the build sandbox, never mounted or booted; qemu-img runs confined to each image,
+and copies a non-raw image's disk only if it holds at most 8x the file's size of data (at least 64 MiB).
 
 options:
   --max N    differences listed (default 20); the count of the others follows

@@ -1,7 +1,11 @@
 // Boot an image under QEMU (TCG) and report whether it reached a login prompt; optionally log in
 // over the serial console and run commands. The image is never modified (snapshot=on), and no QEMU
 // outlives the call: timeout, abort and errors all kill its process group.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { ConfinedPath } from '../../host/confine';
 import { AbortedError } from '../../errors';
 import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
 import { hasControl } from '../../model/text-rules';
@@ -9,7 +13,7 @@ import { SerialConsole } from './console';
 import { BootCheckError } from './errors';
 import { FIRMWARE_FILES, FIRMWARES, isFirmware, prepareFirmware, type Firmware } from './firmware';
 import { requireBootTools } from './host-tools';
-import { checkImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
+import { inspectImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
 import { freeLoopbackPort, probeHttp, type ProbeState } from './http-probe';
 import { directCommandLine } from './fast-params';
 import { extractBootFiles, type BootFiles } from './kernel-files';
@@ -142,8 +146,9 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   checkOptions(o);
   if (o.signal?.aborted) throw new AbortedError('boot check aborted');
   const firmware = o.firmware ?? 'bios';
-  requireBootTools(['qemu-system-x86_64', ...FIRMWARE_FILES[firmware], ...(o.directKernel ? (['qemu-img', 'sfdisk', 'debugfs'] as const) : [])]);
-  const format = await checkImage(o.image, o.format);
+  requireBootTools(['qemu-system-x86_64', 'qemu-img', ...FIRMWARE_FILES[firmware], ...(o.directKernel ? (['sfdisk', 'debugfs'] as const) : [])]);
+  const image = await inspectImage(o.image, o.format, o.signal);
+  const format = image.format;
   const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
   const password = o.login?.password;
   const mask = (s: string): string => maskSecrets(s, password ? [password] : []);
@@ -159,22 +164,42 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const con = new SerialConsole(mask, onLine);
   const state: SessionState = { reachedLogin: false };
 
+  // QEMU's own folder: the mount point of its confinement's root, and $TMPDIR for snapshot=on's overlay.
+  const session = await mkdtemp(path.join(tmpdir(), 'af-qemu-'));
+  const disposeSession = (): Promise<void> => rm(session, { recursive: true, force: true });
   let files: BootFiles | undefined;
-  if (o.directKernel) files = await extractBootFiles(o.image, format, o.signal);
+  let fw: Awaited<ReturnType<typeof prepareFirmware>> | undefined;
+  try {
+    await mkdir(path.join(session, 'root'));
+    await mkdir(path.join(session, 'tmp'));
+    if (o.directKernel) files = await extractBootFiles(image, o.signal);
+    fw = await prepareFirmware(firmware);
+  } catch (e) {
+    await files?.dispose();
+    await disposeSession();
+    throw e;
+  }
   const network = o.http ? 'user' : (o.network ?? 'none');
   const kernel = files && { kernel: files.kernel, initrd: files.initrd, append: directCommandLine(files.append, o.fastParams ?? true, network === 'user') };
   const hostPort = o.http ? await freeLoopbackPort() : undefined;
   const probe: ProbeState = {};
-  const fw = await prepareFirmware(firmware).catch(async (e: unknown) => {
-    await files?.dispose();
-    throw e;
-  });
+  const fwSetup = fw.setup;
+  const paths: ConfinedPath[] = [
+    { path: image.path },
+    { path: path.join(session, 'tmp'), writable: true },
+    ...(fwSetup.kind === 'uefi' ? [{ path: path.dirname(fwSetup.vars), writable: true }] : []),
+    ...(files ? [{ path: files.dir }] : []),
+  ];
   const qemuStarted = performance.now();
   const qemu = await fw.using(() => startQemu({
-    image: o.image, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network,
+    image: image.path, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network,
     forwards: o.http && hostPort !== undefined ? [{ hostPort, guestPort: o.http.port }] : [],
-    kernel, cpus: o.cpus ?? DEFAULT_CPUS, firmware: fw.setup,
-  }, (b) => con.feed(b)));
+    kernel, cpus: o.cpus ?? DEFAULT_CPUS, firmware: fwSetup,
+  }, { root: path.join(session, 'root'), paths, tmp: path.join(session, 'tmp') }, (b) => con.feed(b))).catch(async (e: unknown) => {
+    await files?.dispose();
+    await disposeSession();
+    throw e;
+  });
   const phase = (): string => (!state.reachedLogin ? 'login prompt' : state.loggedIn !== true ? 'login' : 'commands');
   const timer = setTimeout(() => stop.abort(new SessionStop(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the ${phase()}`)), timeoutMs);
   const onAbort = (): void => stop.abort(new AbortedError('boot check aborted'));
@@ -213,6 +238,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     await qemu.kill();
     await fw.dispose();
     await files?.dispose();
+    await disposeSession();
   }
   if (early) throw early;
   return {

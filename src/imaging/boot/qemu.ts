@@ -1,10 +1,13 @@
 // Running qemu-system-x86_64 for a boot check: its own process group (killed as a whole: QEMU and
-// anything it started), the serial console on stdin/stdout, and no QEMU left behind when the check
-// ends, fails, or this Node process exits.
+// anything it started), the serial console on stdin/stdout, no QEMU left behind when the check ends,
+// fails, or this Node process exits, and confined (host/confine.ts) to the image, read only, and the
+// check's private folders: whatever the image's metadata names, QEMU can open no other file of the host.
 import path from 'node:path';
 import { start, type ChildExit } from '../../host/child';
+import { confinedPrefix, type ConfineSpec } from '../../host/confine';
 import { firmwareArgs, type FirmwareSetup } from './firmware';
-import { QEMU_FORMAT, type ImageFormat } from './image';
+import type { ImageFormat } from './image-format';
+import { blockdevOf } from './qemu-img';
 import { USER_NETWORK } from './user-network';
 
 export interface QemuOptions {
@@ -24,13 +27,13 @@ export interface QemuOptions {
 }
 
 /**
- * The disk as QEMU block options: the format named (QEMU never probes), the protocol `file` named (a
- * path never reads as `nbd:…`), and `backing: null`, so no backing file is opened whatever the header
- * says. Given to `-drive` as a `json:` filename, where `snapshot=on` still applies; commas are doubled.
+ * The disk as QEMU block options (qemu-img.ts): the format named (QEMU never probes), the protocol
+ * `file` named, and `backing: null`, so no backing file is opened whatever the header says. Given to
+ * `-drive` as a `json:` filename, where `snapshot=on` still applies (the image is opened read only, the
+ * guest's writes go to a temporary overlay in $TMPDIR); commas are doubled.
  */
 function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
-  const blockdev = { driver: QEMU_FORMAT[o.format], backing: null, file: { driver: 'file', filename: path.resolve(o.image) } };
-  return `file=json:${JSON.stringify(blockdev).replace(/,/g, ',,')},if=virtio,snapshot=on`;
+  return `file=json:${JSON.stringify(blockdevOf(path.resolve(o.image), o.format)).replace(/,/g, ',,')},if=virtio,snapshot=on`;
 }
 
 /**
@@ -75,9 +78,13 @@ export interface QemuProcess {
   kill(): Promise<QemuExit>;
 }
 
-/** QEMU in a process group of its own, killed as a whole, and with this process (host/child.ts). */
-export function startQemu(o: QemuOptions, onConsole: (bytes: Buffer) => void): QemuProcess {
-  const child = start({ command: 'qemu-system-x86_64', args: qemuArgs(o), group: true, interactive: true });
+/**
+ * QEMU in a process group of its own, killed as a whole, and with this process (host/child.ts),
+ * confined by `confine` (which holds the image, the firmware's and kernel's files, and `tmp`, a
+ * writable folder for snapshot=on's overlay).
+ */
+export function startQemu(o: QemuOptions, confine: ConfineSpec & { readonly tmp: string }, onConsole: (bytes: Buffer) => void): QemuProcess {
+  const child = start({ command: 'qemu-system-x86_64', args: qemuArgs(o), within: confinedPrefix(confine), env: { TMPDIR: confine.tmp }, group: true, interactive: true });
   child.stdout.on('data', onConsole);
   const exited = child.exited.then(({ error, ...x }): QemuExit => (error ? { ...x, stderr: `${x.stderr}\n${error.message}`.trim() } : x));
   return { pid: child.pid ?? -1, write: (text) => child.write(text), exited, kill: () => child.kill().then(() => exited) };
