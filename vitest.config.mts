@@ -13,7 +13,7 @@ const shared = {
 // The API suite again on a build farm (test/support/farm.ts): PostgreSQL, S3, an API node and two worker
 // processes, where this machine can start them (root on Debian, the ../shared scripts beside the checkout).
 const FARM_SUITE = [
-  'test/server/{auth,catalog-stream,durability,errors,flow,install-profile,jobs,operations,package-pins,publication,upload-large}.test.ts',
+  'test/server/{auth,catalog-stream,durability,errors,flow,install-profile,jobs,operations,package-pins,publication,storage-quota,upload-large}.test.ts',
   'test/client/reference-{server,jobs}.test.ts',
   'test/e2e/every-endpoint.test.ts',
 ];

@@ -34,6 +34,8 @@ export interface Limits {
   buildTimeoutMs: number;
   /** Images (any status) one user may hold; one more is a 403 (`serve --max-images-per-user`). */
   imagesPerUser: number;
+  /** Bytes of uploaded software files one user may keep in all (→ 507; `serve --max-storage-mib-per-user`). */
+  storageBytesPerUser: number;
 }
 
 /** Smallest disk: a Minimal Debian with its kernel and initramfs takes about 400 MiB, with room to run. */
@@ -56,6 +58,7 @@ export const DEFAULT_LIMITS: Limits = {
   authFailuresPerMinute: 60,
   buildTimeoutMs: 60 * 60_000,
   imagesPerUser: 50,
+  storageBytesPerUser: 20 * 1024 ** 3,
 };
 
 /** What one install profile and one software file may hold: fixed, the same on every server. */

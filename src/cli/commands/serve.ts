@@ -34,6 +34,8 @@ options:
       --max-jobs-per-user N     running jobs per user
       --max-jobs N              running jobs in all
       --max-images-per-user N   images one user may keep (default 50)
+      --max-storage-mib-per-user N
+                                uploaded software files one user may keep, in MiB (default 20480)
       --max-build-minutes N     a longer build is stopped and fails (default 60)
       --public-url URL          the base URL clients see (behind a proxy)
       --cloud-endpoint URL      an OpenStack endpoint publications may reach; repeatable
@@ -63,6 +65,7 @@ const OPTIONS = {
       'max-jobs-per-user': { type: 'string' },
       'max-jobs': { type: 'string' },
       'max-images-per-user': { type: 'string' },
+      'max-storage-mib-per-user': { type: 'string' },
       'max-build-minutes': { type: 'string' },
       'public-url': { type: 'string' },
       'cloud-endpoint': { type: 'string', multiple: true },
@@ -94,6 +97,8 @@ const run: Command = async (args) => {
   for (const [name, v] of [['max-jobs-per-user', perUser], ['max-jobs', allJobs], ['max-images-per-user', images]] as const) {
     if (v !== undefined && !/^[1-9]\d{0,5}$/.test(v)) throw new UsageError(`--${name} must be a whole number ≥ 1`);
   }
+  const storageMiB = values['max-storage-mib-per-user'];
+  if (storageMiB !== undefined && !/^[1-9]\d{0,8}$/.test(storageMiB)) throw new UsageError('--max-storage-mib-per-user must be a whole number of MiB ≥ 1');
   const buildMinutes = values['max-build-minutes'];
   // Node's setTimeout waits at most 2^31 - 1 ms (about 24.8 days, 35,791 minutes).
   if (buildMinutes !== undefined && (!/^[1-9]\d{0,4}$/.test(buildMinutes) || Number(buildMinutes) > 35_791)) {
@@ -110,6 +115,7 @@ const run: Command = async (args) => {
     ...(perUser !== undefined ? { jobsPerUser: Number(perUser) } : {}),
     ...(allJobs !== undefined ? { jobsTotal: Number(allJobs) } : {}),
     ...(images !== undefined ? { imagesPerUser: Number(images) } : {}),
+    ...(storageMiB !== undefined ? { storageBytesPerUser: Number(storageMiB) * 1024 ** 2 } : {}),
     ...(buildMinutes !== undefined ? { buildTimeoutMs: Number(buildMinutes) * 60_000 } : {}),
   };
   const maxBuilds = values['max-builds'];

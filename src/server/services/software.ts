@@ -215,12 +215,23 @@ export const software = {
     const fileName = checkFileName(fileNameParam ?? art.doc.origName ?? art.doc.name);
     const declared = body.declaredBytes;
     if (declared !== undefined && declared > ctx.limits.uploadBytes) throw new ServiceError(413, `upload larger than the limit of ${ctx.limits.uploadBytes} bytes`);
-    const written = await ctx.blobs.write(body.source, 'files', 'upload', ctx.limits.uploadBytes, declared, { lateDigests: true });
+    // The owner's other files count against the quota; the file this one replaces does not.
+    const room = ctx.limits.storageBytesPerUser - (await storedBytes(ctx, art.owner, art.id));
+    if (declared !== undefined && declared > room) throw overQuota(ctx, room);
+    const max = Math.min(ctx.limits.uploadBytes, Math.max(room, 0));
+    const written = await ctx.blobs.write(body.source, 'files', 'upload', max, declared, { lateDigests: true }).catch((e: unknown) => {
+      // Cut off at the quota rather than at the upload limit: the quota's 507.
+      throw max < ctx.limits.uploadBytes && e instanceof ServiceError && e.statusCode === 413 ? overQuota(ctx, room) : e;
+    });
     const mime = (body.contentType ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
     let old: string | undefined;
+    let over = false;
     const row = await ctx.store.tx(async (t) => {
       const cur = await t.get('artifact', art.id);
       if (!cur) return undefined;
+      // Uploads of the same owner at once: the quota is checked again where the records are written.
+      const others = (await t.list('artifact', art.owner)).reduce((n, a) => n + (a.id === art.id ? 0 : (a.doc.file?.size ?? 0)), 0);
+      if (others + written.size > ctx.limits.storageBytesPerUser) return void (over = true);
       old = cur.doc.file?.path;
       const next: ArtifactDoc = {
         ...cur.doc,
@@ -233,7 +244,7 @@ export const software = {
     });
     if (!row) {
       await ctx.blobs.remove(written.key);
-      throw notFound('the artifact was deleted during the upload');
+      throw over ? overQuota(ctx, ctx.limits.storageBytesPerUser - (await storedBytes(ctx, art.owner, art.id))) : notFound('the artifact was deleted during the upload');
     }
     if (old && old !== written.key) await ctx.blobs.remove(old);
     if (written.sha256 === undefined || written.md5 === undefined) lateDigestsOf(ctx).schedule(art.id);
@@ -245,3 +256,14 @@ export const software = {
     return artifactFile(ctx, await afterDigests(ctx, [row], () => loadArtifact(ctx, uid, msid, said), row), fileName);
   },
 };
+
+/** The bytes of the files `owner` keeps, but for artifact `except`'s (which an upload replaces). */
+async function storedBytes(ctx: Ctx, owner: string, except: number): Promise<number> {
+  return (await ctx.store.list('artifact', owner)).reduce((n, a) => n + (a.id === except ? 0 : (a.doc.file?.size ?? 0)), 0);
+}
+
+/** 507: the owner's quota of stored files has `room` bytes left (maybe none). */
+function overQuota(ctx: Ctx, room: number): ServiceError {
+  const mib = (n: number): string => `${Math.max(0, Math.floor(n / 1024 ** 2))} MiB`;
+  return new ServiceError(507, `this upload does not fit in your storage quota of ${mib(ctx.limits.storageBytesPerUser)} for software files (${mib(room)} left): delete files you no longer need, or ask the server's operator for more`);
+}
