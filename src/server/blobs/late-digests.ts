@@ -6,17 +6,19 @@
 // on the record, read back from the file one file at a time (sha256 on the main thread between reads,
 // md5 in the hash worker, side by side). A read of the artifact or of its file waits for its own, so a
 // read after the upload's answer always has them; a record that a stop left without them gets them at
-// its first read (no scan of every record at start).
+// its first read (no scan of every record at start). Files take turns between owners by the build slots'
+// rule (queue/build-slots.ts), so one owner's pile of large uploads never holds another's read for long.
 import { pipeline } from 'node:stream/promises';
 import { Digester } from '../../digest';
 import { digestBeside, type SizedDigests, type UploadAlgorithm } from '../../hash-workers';
 import type { Ctx } from '../context';
+import { BuildSlots } from '../queue/build-slots';
 import type { Row } from '../store/port';
 import type { UploadedFile } from '../store/docs';
 
 export interface LateDigests {
-  /** Fill the artifact's checksums now: its upload answered without them. */
-  schedule(artifactId: number): void;
+  /** Fill the checksums of `owner`'s artifact now: its upload answered without them. */
+  schedule(artifactId: number, owner: string): void;
   /**
    * What a read of `row` waits for: its checksums being filled in (started here when a stop left them
    * missing); undefined when there is nothing to wait for, so that a read stays synchronous.
@@ -39,28 +41,31 @@ export function lateDigestsOf(ctx: Deps): LateDigests {
 }
 
 function lateDigests(ctx: Deps): LateDigests {
-  let tail: Promise<void> = Promise.resolve();
+  // One file at a time (each digest is one sequential chain), in fair turns between owners.
+  const turns = new BuildSlots(1);
   const pending = new Map<number, Promise<void>>();
   let seq = 0;
-  const schedule = (id: number): void => {
-    const before = tail;
+  const schedule = (id: number, owner: string): void => {
     // A job of the runner: the server's close aborts it, a test's `jobs.idle()` waits for it.
     const done = new Promise<void>((resolve) =>
       ctx.jobs.start(`digests-${++seq}`, async (signal) => {
         try {
-          await before;
-          if (!signal.aborted) await fill(ctx, id, signal);
+          const release = await turns.acquire(signal, undefined, owner);
+          try {
+            if (!signal.aborted) await fill(ctx, id, signal);
+          } finally {
+            release();
+          }
         } finally {
           resolve();
         }
       }),
     );
-    tail = done;
     pending.set(id, done);
     void done.then(() => pending.get(id) === done && pending.delete(id));
   };
   const pendingFor = (row: Row<'artifact'>): Promise<void> | undefined => {
-    if (!pending.has(row.id) && row.doc.file && missing(row.doc.file).length > 0) schedule(row.id);
+    if (!pending.has(row.id) && row.doc.file && missing(row.doc.file).length > 0) schedule(row.id, row.owner);
     return pending.get(row.id);
   };
   return { schedule, pendingFor };

@@ -247,7 +247,7 @@ export const software = {
       throw over ? overQuota(ctx, ctx.limits.storageBytesPerUser - (await storedBytes(ctx, art.owner, art.id))) : notFound('the artifact was deleted during the upload');
     }
     if (old && old !== written.key) await ctx.blobs.remove(old);
-    if (written.sha256 === undefined || written.md5 === undefined) lateDigestsOf(ctx).schedule(art.id);
+    if (written.sha256 === undefined || written.md5 === undefined) lateDigestsOf(ctx).schedule(art.id, art.owner);
     return artifactView(row);
   },
 
