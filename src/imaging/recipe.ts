@@ -26,6 +26,7 @@ export interface LayerRequest {
   readonly cloudInit: boolean;
   readonly settings: SystemSettings;
   readonly mirror: OsLayerSpec['mirror'];
+  readonly partition?: string | undefined;
 }
 
 /** The OsLayerSpec of an image: the template's packages plus what the format and the settings need. */
@@ -40,5 +41,6 @@ export function osLayerSpecOf(r: LayerRequest): OsLayerSpec {
     kernel: kernelFor(r.disk),
     cloudInit: r.cloudInit,
     mirror: r.mirror,
+    partition: r.partition,
   };
 }

@@ -35,6 +35,11 @@ export interface OsLayerSpec {
   /** cloud-init for `OpenStack *` formats: key pair, hostname and network from the cloud's metadata. */
   readonly cloudInit: boolean;
   readonly mirror: MirrorConfig;
+  /**
+   * Layers of this partition only (`serve --layers-per-owner`: the owner's login), so that how fast a
+   * build finds its layer tells no one what another owner built. Part of the key when set.
+   */
+  readonly partition?: string | undefined;
 }
 
 /** A package as installed in a tree (`dpkg-query`), recorded in the manifest. */

@@ -31,6 +31,8 @@ export interface ImagingPort extends Pick<ImageBuilder, 'build'> {
   readonly targetFormats: readonly TargetFormatSpec[];
   /** The Debian mirror the OS layers are installed from. */
   readonly mirror: MirrorConfig;
+  /** OS layers keyed by their owner too (`serve --layers-per-owner`): no cache hit across owners. */
+  readonly layersPerOwner?: boolean | undefined;
   /** The cache folder of the OS layers, when there is one (its paths never reach a user). */
   readonly cacheDir?: string | undefined;
   /** Remove what builds of dead processes left in the cache (mounts, then trees): called when the server starts. */

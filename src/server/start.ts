@@ -42,6 +42,8 @@ export interface NodeOptions {
   clock?: Clock;
   /** OS layers and downloaded packages (`serve --cache-dir`); default: `defaultCacheDir()`. */
   cacheDir?: string | undefined;
+  /** OS layers keyed by their owner too (`serve --layers-per-owner`): a cache hit tells no one what another owner built. */
+  layersPerOwner?: boolean | undefined;
   /** Bound on the OS layer cache's disk usage (layers, downloaded .deb files, builds in progress), in bytes (LRU). */
   maxCacheBytes?: number | undefined;
   /** Debian mirror of the image builds (`serve --mirror`); default: the host's first Debian apt source. */
@@ -97,9 +99,9 @@ const realOpenStack: OpenStackPort = {
 };
 
 /** The real imaging port: the image library's builder (OS layers cached under `<cacheDir>/os`). */
-export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror'>, onWarning?: (message: string) => void, sharedLayers?: SharedLayerTier): ImagingPort {
+export function realImaging(o: Pick<StartOptions, 'cacheDir' | 'maxCacheBytes' | 'mirror' | 'layersPerOwner'>, onWarning?: (message: string) => void, sharedLayers?: SharedLayerTier): ImagingPort {
   const builder = imageBuilder({ cacheDir: o.cacheDir, maxCacheBytes: o.maxCacheBytes, onWarning, sharedLayers });
-  return { targetFormats: TARGET_FORMATS, mirror: o.mirror ?? defaultMirror(), cacheDir: builder.cacheDir, sweep: builder.sweep, settle: builder.settle, build: builder.build };
+  return { targetFormats: TARGET_FORMATS, mirror: o.mirror ?? defaultMirror(), layersPerOwner: o.layersPerOwner, cacheDir: builder.cacheDir, sweep: builder.sweep, settle: builder.settle, build: builder.build };
 }
 
 /** What a job needs of a node: no routes, no HTTP. */

@@ -44,6 +44,7 @@ options:
       --no-catalog-refresh      keep the shipped package catalog
       --cache-dir DIR           cached OS layers
       --max-cache-mib N         their size bound
+      --layers-per-owner        OS layers keyed by their owner too: a cache hit tells no one what others built
       --max-builds N            image builds at once (default 1)
       --log                     request log on stdout (without it, failed jobs and server errors only, on stderr)
   -q, --quiet                   no catalog refresh notes on stderr
@@ -75,6 +76,7 @@ const OPTIONS = {
       'no-catalog-refresh': { type: 'boolean', default: false },
       'cache-dir': { type: 'string' },
       'max-cache-mib': { type: 'string' },
+      'layers-per-owner': { type: 'boolean', default: false },
       'max-builds': { type: 'string', default: '1' },
 } as const;
 
@@ -142,6 +144,7 @@ const run: Command = async (args) => {
     mirror,
     maxBuilds: Number(maxBuilds),
     cacheDir: values['cache-dir'],
+    layersPerOwner: values['layers-per-owner'],
     maxCacheBytes: maxCache === undefined ? undefined : Number(maxCache) * 1024 * 1024,
     ...(Object.keys(limits).length ? { limits } : {}),
   };

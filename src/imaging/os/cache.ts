@@ -143,6 +143,8 @@ function keyOf(spec: OsLayerSpec, indexes: Record<string, string>, owners: strin
     mirror: { archive: spec.mirror.archive, security: spec.mirror.security ?? null },
     packages: [...spec.packages].map((p) => [p.name, p.arch ?? '', p.version ?? '']).sort((a, b) => (a.join('\0') < b.join('\0') ? -1 : 1)),
     indexes: Object.keys(indexes).sort().map((u) => [u, indexes[u]]),
+    // Left out of the JSON when unset: the keys of layers without one stay what they were.
+    partition: spec.partition,
   };
   return { key: createHash('sha256').update(JSON.stringify(canonical)).digest('hex'), canonical };
 }

@@ -60,7 +60,7 @@ export async function buildOrder(
   const asked = packageRequestsOf(ctx.catalog, profile.doc);
   const settings = systemSettingsOf(d.name, profileOfImage);
   const cloudInit = format.credAccountType === 'openstack';
-  const os = osLayerSpecOf({ suite, profile: asked.profile, packages: asked.packages, disk: format.disk, cloudInit, settings, mirror: ctx.imaging.mirror });
+  const os = osLayerSpecOf({ suite, profile: asked.profile, packages: asked.packages, disk: format.disk, cloudInit, settings, mirror: ctx.imaging.mirror, partition: ctx.imaging.layersPerOwner ? appliance.owner : undefined });
   const sw = await softwareFiles(store, appliance.owner, d.softwareIds);
   const files = sw.flatMap(({ artifact }): OrderFile[] => {
     const a = artifact.doc;

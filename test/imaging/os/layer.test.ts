@@ -168,6 +168,10 @@ describe('a real OS layer', () => {
     expect(k(nginx)).not.toBe(k({ ...nginx, kernel: 'generic' }));
     expect(k(nginx)).not.toBe(layerKey(nginx, { u: 'y' }).key);
     expect(k(spec({ packages: [{ name: 'a' }, { name: 'b' }] }))).toBe(k(spec({ packages: [{ name: 'b' }, { name: 'a' }] })));
+    // serve --layers-per-owner: one key per owner; without a partition the key is the one it always was.
+    expect(k({ ...nginx, partition: 'alice' })).not.toBe(k(nginx));
+    expect(k({ ...nginx, partition: 'alice' })).not.toBe(k({ ...nginx, partition: 'bob' }));
+    expect(k({ ...nginx, partition: undefined })).toBe(k(nginx));
   });
 });
 
