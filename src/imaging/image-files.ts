@@ -28,8 +28,13 @@ export interface ImageFilesOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** One argument of a debugfs command: its parser (ss) takes `"…"` with `""` for a quote. */
+/**
+ * One argument of a debugfs command: its parser (ss) takes `"…"` with `""` for a quote. A control
+ * character is refused whatever checked the name before: a newline would start a line of the request
+ * with text of the user's (a line starting with `!` runs a shell).
+ */
 function arg(s: string): string {
+  if (/\p{Cc}/u.test(s)) throw new ImagingError('input', `refused a path with a control character for debugfs: ${JSON.stringify(s)}`);
   return `"${s.replaceAll('"', '""')}"`;
 }
 
