@@ -5,7 +5,7 @@ import type { OsLayerSpec, PackageRequest } from '../system';
 import { OS_RELEASES, releaseBySuite, type OsRelease } from '../../model/releases';
 
 /** Bumped whenever the recipe below changes what a spec builds, so old cache entries are not reused. */
-export const RECIPE_VERSION = 3;
+export const RECIPE_VERSION = 4;
 
 /**
  * What every image needs to boot and reach the network (the boot loader comes from the host's GRUB:
@@ -130,7 +130,8 @@ export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: stri
     ...DPKG_OPTIONS.map((o) => `--dpkgopt=${o}`),
     `--include=${includeList(spec).join(',')}`,
     '--skip=essential/unlink,cleanup/apt/cache',
-    `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && { cp -a${debs === 'link' ? 'l' : ''} ${shellQuote(`${debCache}/.`)} "$1/var/cache/apt/archives/" 2>/dev/null || true; }`,
+    // cp -a gives the folder the cache folder's owner, which the namespace sees as nobody: the image's root owns it.
+    `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && { cp -a${debs === 'link' ? 'l' : ''} ${shellQuote(`${debCache}/.`)} "$1/var/cache/apt/archives/" 2>/dev/null || true; } && chown 0:0 "$1/var/cache/apt/archives"`,
     // dpkg fsyncs every unpacked file; a half-built tree is thrown away anyway, and the cache syncs the
     // finished tree once before it is kept. A hook, not --dpkgopt, so the option does not stay in the image.
     `--setup-hook=mkdir -p "$1/etc/dpkg/dpkg.cfg.d" && echo force-unsafe-io > "$1/etc/dpkg/dpkg.cfg.d/${BUILD_ONLY_DPKG_CFG}"`,

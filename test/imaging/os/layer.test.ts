@@ -15,6 +15,7 @@ import { STANDARD_GROUPS, SYSTEM_USERS, TAKEN_GROUPS } from '../../../src/model/
 import { releaseBySuite } from '../../../src/model/releases';
 import { MEMORY_DIR } from '../../../src/imaging/memory-folder';
 import { processOwner } from '../../../src/imaging/os/owner';
+import { currentSandbox, hostId } from '../../../src/host/sandbox';
 import { TEST_CACHE, countMmdebstrap, listing, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
 const counterDir = scratch('count');
@@ -106,6 +107,13 @@ describe('a real OS layer', () => {
     for (const f of readdirSync(dpkgCfg)) expect(readFileSync(join(dpkgCfg, f), 'utf8'), f).not.toMatch(/unsafe-io/);
     const mounts = execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' }).split('\n');
     expect(mounts.filter((m) => m.startsWith(layer.dir))).toEqual([]);
+  });
+
+  it("has no file owned by an id the image does not give (nobody, 65534, where the host's ids were unmapped)", () => {
+    const sandbox = currentSandbox();
+    const [uid, gid] = [hostId(sandbox, 65534, 'uid'), hostId(sandbox, 65534, 'gid')];
+    const found = execFileSync('find', [layer.dir, '-xdev', '(', '-uid', String(uid), '-o', '-gid', String(gid), ')', '-print'], { encoding: 'utf8' });
+    expect(found).toBe('');
   });
 
   it('reports progress that only grows, through resolving, downloading and installing (when built here)', () => {
