@@ -24,7 +24,7 @@ import type { SystemSettings } from './system';
 import type { TreeIndex } from './tree';
 
 /** Changes whenever a base disk's making changes (its layout, what it holds, this format). */
-export const BASE_DISK_VERSION = 1;
+export const BASE_DISK_VERSION = 2;
 export const MAX_ENTRIES = 4;
 export const DEFAULT_MAX_BYTES = 4 * 1024 ** 3;
 
@@ -53,9 +53,28 @@ export interface AccountFile {
 export const ACCOUNT_FILES = ['passwd', 'group', 'shadow', 'gshadow', 'login.defs'];
 
 /** What a base disk is made of: the layer (by its key), the settings, cloud-init, the epoch, the owners' host ids. */
-export function baseKey(i: { layerKey: string; settings: SystemSettings; cloudInit: boolean; reproducible: Reproducible; sandbox: Sandbox }): string {
-  const owners = i.sandbox.kind === 'userns' ? [i.sandbox.uid0, i.sandbox.gid0, i.sandbox.uidBase, i.sandbox.gidBase].join(':') : 'host';
-  const canonical = { v: BASE_DISK_VERSION, layer: i.layerKey, settings: i.settings, cloudInit: i.cloudInit, sourceDateEpoch: i.reproducible.sourceDateEpoch, owners };
+export function baseKey(i: BaseInputs & { layerKey: string }): string {
+  return digestOf(i, i.layerKey, i.sandbox.kind === 'userns' ? [i.sandbox.uid0, i.sandbox.gid0, i.sandbox.uidBase, i.sandbox.gidBase].join(':') : 'host');
+}
+
+/**
+ * The seed of a base disk's ids: its key without host ids or sandbox (the layer's portable key says how
+ * the layer was built; the disk stage of an ordinary user runs in a child that is its namespace's root and
+ * sees itself as privileged), so that root and an ordinary user, on any host, make the same disk.
+ */
+export function baseSeed(i: Omit<BaseInputs, 'sandbox'> & { portableKey: string }): string {
+  return digestOf(i, i.portableKey, 'portable');
+}
+
+interface BaseInputs {
+  settings: SystemSettings;
+  cloudInit: boolean;
+  reproducible: Reproducible;
+  sandbox: Sandbox;
+}
+
+function digestOf(i: Omit<BaseInputs, 'sandbox'>, layer: string, owners: string): string {
+  const canonical = { v: BASE_DISK_VERSION, layer, settings: i.settings, cloudInit: i.cloudInit, sourceDateEpoch: i.reproducible.sourceDateEpoch, owners };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 

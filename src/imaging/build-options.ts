@@ -46,7 +46,8 @@ export interface BuildImageOptions {
    * Keep a reproducible build's base disk (the layer with the settings applied, base-disk.ts) in `dir`
    * for the next build of the same layer (`layerKey`, the OS layer cache's key) and settings.
    */
-  readonly baseCache?: { readonly dir: string; readonly layerKey: string; readonly maxBytes?: number | undefined } | undefined;
+  /** `portableKey`: the layer's key without host ids (OsLayer.portableKey), which the base disk's ids derive from. */
+  readonly baseCache?: { readonly dir: string; readonly layerKey: string; readonly portableKey?: string | undefined; readonly maxBytes?: number | undefined } | undefined;
 }
 
 export interface BuiltImage extends Digests {

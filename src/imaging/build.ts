@@ -10,7 +10,7 @@ import { AbortedError } from '../errors';
 import { currentSandbox, hostId, sandboxProblem, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 import { checkFree, diskTooSmall, writeBootableRaw } from './bootdisk';
-import { ACCOUNT_FILES, BaseDiskCache, baseKey, type AccountFile, type BaseMeta } from './base-disk';
+import { ACCOUNT_FILES, BaseDiskCache, baseKey, baseSeed, type AccountFile, type BaseMeta } from './base-disk';
 import { applyPasswords, hasPasswords, withoutPasswords } from './accounts';
 import { reproducibleEnv } from './reproducible';
 import { rootBytes } from './gpt';
@@ -147,7 +147,9 @@ async function baseDisk(o: BuildImageOptions, sandbox: Sandbox, buildDir: string
       return hit;
     }
   }
-  const reproducible = o.reproducible && { seed: key ?? o.reproducible.seed, sourceDateEpoch: o.reproducible.sourceDateEpoch };
+  const portableKey = o.baseCache?.portableKey;
+  const seed = key && o.reproducible && portableKey ? baseSeed({ portableKey, settings: withoutPasswords(o.settings), cloudInit: o.cloudInit, reproducible: o.reproducible }) : key;
+  const reproducible = o.reproducible && { seed: seed ?? o.reproducible.seed, sourceDateEpoch: o.reproducible.sourceDateEpoch };
   const settings = withoutPasswords(o.settings);
   // The copy lives a few seconds: in memory when there is room (memory-folder.ts), else on disk.
   const memory = o.layerBytes === undefined ? undefined : await memoryFolder(o.layerBytes, sandbox);

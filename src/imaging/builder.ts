@@ -98,7 +98,7 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),
           // Base disks beside the layers: a rebuild after a software change starts from its base.
-          baseCache: { dir: join(o.cacheDir ?? defaultCacheDir(), 'disks'), layerKey: layer.key },
+          baseCache: { dir: join(o.cacheDir ?? defaultCacheDir(), 'disks'), layerKey: layer.key, portableKey: layer.portableKey },
           signal, progressRange: { from: LAYER_PERCENT, to: 100 },
           onProgress: (p) => progress({ ...p, stage: 'disk' }),
         }));

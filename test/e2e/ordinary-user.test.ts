@@ -3,7 +3,8 @@
 // through the built command line and the embedded server. mmdebstrap, the package scripts and the
 // disk stage run as root of that user's namespace: the image's owners are its own ids, the files on
 // the host belong to the user. Run as root (CI), which makes the user; the cold OS layer of that user
-// is this file's cost (1.5 to 3 minutes on 2 cores).
+// is this file's cost (1.5 to 3 minutes on 2 cores). Root then builds the same declaration: the two
+// images are the same bytes (sha256sum) and `diff` finds nothing (no id of an image depends on who built it).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, cpSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,5 +69,20 @@ describe.runIf(canRun)('the first command as an ordinary user', () => {
     const layers = path.join(u.home, '.cache/appliance-forge/os/layers');
     const [key] = execFileSync('ls', [layers], { encoding: 'utf8' }).trim().split('\n');
     expect(statSync(path.join(layers, key!, 'tree/etc/passwd')).uid).toBe(u.uid);
-  }, 1_800_000);
+
+    // The same declaration built by root (its own data folder; the suite's cache): the same bytes, as diff says.
+    const mine = mkdtempSync(path.join(tmpdir(), 'af-root-'));
+    try {
+      cpSync(path.join(root, 'examples'), path.join(mine, 'examples'), { recursive: true });
+      const byRoot = spawnSync(process.execPath, [cli, 'apply', 'examples/local.yml', '--output', 'images'], { cwd: mine, encoding: 'utf8', timeout: 1_500_000 });
+      expect(byRoot.status, `${byRoot.stdout}\n${byRoot.stderr}`).toBe(0);
+      const rootImage = path.join(mine, 'images/example-web-1.0.qcow2');
+      const diff = spawnSync(process.execPath, [cli, 'diff', rootImage, image], { encoding: 'utf8', timeout: 600_000 });
+      expect([diff.status, diff.stdout], diff.stderr).toEqual([0, expect.stringMatching(/^identical \(\d+ files\)\n$/)]);
+      expect(execFileSync('sha256sum', [rootImage, image], { encoding: 'utf8' }).split('\n').slice(0, 2).map((l) => l.split(' ')[0])).toEqual(
+        Array(2).fill(execFileSync('sha256sum', [image], { encoding: 'utf8' }).split(' ')[0]));
+    } finally {
+      rmSync(mine, { recursive: true, force: true });
+    }
+  }, 2_400_000);
 });

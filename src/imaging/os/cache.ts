@@ -64,6 +64,11 @@ export interface OsLayer {
   readonly bytes: number;
   /** The SOURCE_DATE_EPOCH the layer was built with: the newest Release date of its mirror state. */
   readonly sourceDateEpoch: number;
+  /**
+   * The key without the host ids of the tree's owners (`sharedLayerKey`): the same for every host and
+   * user that builds this spec from this mirror state, so what derives from it (a disk's ids) is too.
+   */
+  readonly portableKey?: string | undefined;
   /** Ends the lease: the entry may be evicted again. Idempotent. */
   release(): Promise<void>;
 }
@@ -227,7 +232,13 @@ export class OsLayerCache {
     const sandbox = currentSandbox();
     const state = await timed('reading the mirror state', () => mirrorState(s, o.signal));
     const { key, canonical } = layerKey(s, state.indexes, sandbox);
-    const shared = this.shared && { tier: this.shared, key: sharedLayerKey(s, state.indexes, sandbox) };
+    const portableKey = sharedLayerKey(s, state.indexes, sandbox);
+    const shared = this.shared && { tier: this.shared, key: portableKey };
+    return { ...(await this.take(s, key, canonical, state.releaseDate, sandbox, shared, o)), portableKey };
+  }
+
+  /** The layer of `key`: from this cache, from another process building it, from the shared tier, or built here. */
+  private async take(s: OsLayerSpec, key: string, canonical: unknown, releaseDate: number, sandbox: Sandbox, shared: Shared | undefined, o: OsLayerOptions): Promise<OsLayer> {
     for (;;) {
       const hit = await this.lease(key);
       if (hit) {
@@ -260,7 +271,7 @@ export class OsLayerCache {
         }
         let built: { layer: OsLayer; keeping?: Promise<void> };
         try {
-          built = await this.build(s, { key, canonical, sourceDateEpoch: state.releaseDate }, sandbox, o);
+          built = await this.build(s, { key, canonical, sourceDateEpoch: releaseDate }, sandbox, o);
         } catch (e) {
           await unlockShared?.().catch(() => undefined);
           throw e;
