@@ -1,4 +1,4 @@
-// Bounded work on an untrusted image (issue 37 F2): `boot --direct-kernel` and `diff` on a qcow2 bomb
+// Bounded work on an untrusted image: `boot --direct-kernel` and `diff` on a qcow2 bomb
 // (vectors.ts: a few hundred KiB whose 100 GiB virtual disk holds 256 MiB of data) end at once with a
 // clear error, having written next to nothing to $TMPDIR; the bytes are measured from outside, by
 // polling what the command's private $TMPDIR holds on disk. Seconds.

@@ -150,7 +150,7 @@ interface VmdkExtentInfo { readonly 'format-specific': { readonly data: { readon
 const extentsSeenByQemu = (image: string): string[] =>
   (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', '-f', 'vmdk', image], { encoding: 'utf8' })) as VmdkExtentInfo)['format-specific'].data.extents.map((e) => e.filename);
 
-describe('a VMDK whose descriptor names a host file where a hand-written check did not look (issue 37 F1)', () => {
+describe('a VMDK whose descriptor names a host file where a hand-written check did not look', () => {
   // The extent's 64 sectors are within the canary (44 000 bytes), so QEMU maps them all.
   const vectors = [
     ['signed.vmdk', `RW +64 FLAT "${canary}" 0`, 0],

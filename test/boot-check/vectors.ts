@@ -44,7 +44,7 @@ export function rawWithQcow2Header(dir: string, name: string, canary: string): s
 
 /**
  * A 64 KiB VMDK sparse header (`KDMV`, version 1, capacity 0) whose descriptor, at sector 1, is
- * `createType="monolithicFlat"` with one extent line, after `pad` newlines: the case of issue 37 F1.
+ * `createType="monolithicFlat"` with one extent line, after `pad` newlines: an extent the descriptor check of old never read.
  * QEMU reads a descriptor there when the capacity is 0, up to 1 MiB of it (not the `descSize` sectors
  * the header gives, 1 here), and reads an extent's sector count with sscanf's %lld (a sign allowed).
  * Written with Buffer from the VMDK 1.1 layout; tests confirm with `qemu-img info` what QEMU sees in it.
@@ -68,7 +68,7 @@ export function vmdkWithExtent(dir: string, name: string, extentLine: string, pa
 }
 
 /**
- * A qcow2 bomb (issue 37 F2): a 100 GiB virtual disk whose GPT (sfdisk, on a sparse raw file) has one
+ * A qcow2 bomb: a 100 GiB virtual disk whose GPT (sfdisk, on a sparse raw file) has one
  * Linux partition from 1 MiB to the end, and whose `mib` MiB from 2 MiB on are 64 KiB
  * clusters of the byte 0x55, each written compressed with zstd by qemu-io: a file of a few hundred
  * KiB whose virtual disk holds `mib` MiB of data that is not zeros.

@@ -1,4 +1,4 @@
-// No crash on an old Node (issue 37, item 7). Under Node 20, `serve`, a no-op `plan` and the Action's `plan`
+// No crash on an old Node. Under Node 20, `serve`, a no-op `plan` and the Action's `plan`
 // died with SIGSEGV: the store loaded better-sqlite3 13, a Node-API 10 addon, which Node 20 (Node-API 9) does
 // not refuse but crashes on. Every entry (the command, the Action's action/dist/index.js, `appliance-forge/server`,
 // `appliance-forge/pulumi` and its runtime) now checks the Node version first (src/node-floor.ts): under
