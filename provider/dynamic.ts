@@ -17,7 +17,7 @@ export function providerFor(kind: ResourceKind): pulumi.dynamic.ResourceProvider
       (require('appliance-forge/pulumi/runtime/v1') as Runtime).configure(holder, req.config);
     },
     async check(olds: runtime.Props, news: runtime.Props) {
-      return (require('appliance-forge/pulumi/runtime/v1') as Runtime).check(kind, olds, news);
+      return (require('appliance-forge/pulumi/runtime/v1') as Runtime).check(kind, olds, news, holder);
     },
     async diff(id: string, olds: runtime.Props, news: runtime.Props) {
       return (require('appliance-forge/pulumi/runtime/v1') as Runtime).diff(kind, id, olds, news);

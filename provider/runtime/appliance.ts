@@ -9,9 +9,11 @@ import type { Appliance, InstallProfile, MySoftware } from '../../src/model/reso
 import { uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import { shapes } from '../shapes';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
-import { checkNamed, type Inputs, type Named } from './inputs';
+import { ProviderError, inputError } from './errors';
+import { checkNamed, type CheckFailure, type Inputs, type Named } from './inputs';
 import { installationFailures } from './installation';
-import { isRecord, isUnknown, stringOf, stringsOf } from './plain';
+import { containsUnknown, isRecord, isUnknown, type Props, stringOf, stringsOf } from './plain';
+import { notIn, VOCABULARIES } from '../../src/engine/vocabularies';
 import { changeProfilePackages, settleOsProfile, type SettledProfile } from '../../src/engine/os-profile';
 import { planOsProfile } from '../../src/engine/plan';
 import { removeObject } from '../../src/engine/remove';
@@ -38,11 +40,17 @@ const SOFTWARE_URI = uriPattern('mySoftware_get');
 function checkDistribution(r: Inputs): DistributionSpec | string | undefined {
   const raw = r.raw('distribution');
   if (typeof raw === 'string') return r.string('distribution', { pattern: DISTRIBUTION_URI, hint: `must be a URI ${uriShapeText('os_get')} or {name, version, arch}` });
-  return r.object('distribution', (d) => ({
-    name: d.string('name', { required: true }) ?? '',
-    version: d.string('version', { required: true }) ?? '',
-    arch: d.string('arch'),
-  }), { required: true });
+  return r.object('distribution', (d) => {
+    const spec = { name: d.string('name', { required: true }) ?? '', version: d.string('version', { required: true }) ?? '', arch: d.string('arch') };
+    // The model's closed lists, as `validate` checks a declaration's `os` (vocabularies.ts).
+    const closed = (key: 'name' | 'arch', v: string | undefined, list: typeof VOCABULARIES.osName | typeof VOCABULARIES.arch) => {
+      const problem = v === undefined || v === '' || isUnknown(v) ? undefined : notIn(`distribution.${key}`, v, list);
+      if (problem) d.fail(key, problem);
+    };
+    closed('name', spec.name, VOCABULARIES.osName);
+    closed('arch', spec.arch, VOCABULARIES.arch);
+    return spec;
+  }, { required: true });
 }
 
 function checkPackage(p: Inputs, raw: unknown): PackageSpec | undefined {
@@ -79,46 +87,108 @@ function checkInstallation(r: Inputs): InstallationInput | string | undefined {
 const profileOf = (inputs: ApplianceInputs): InstallProfile | undefined =>
   inputs.installation ? installProfileOf(inputs.installation, true) : undefined;
 
-async function resolveDistribution(client: Client, spec: string | DistributionSpec): Promise<string> {
-  if (typeof spec === 'string') return spec;
-  const list = await client.os_getAll({
-    params: { query: fiql.and(fiql.eq('name', spec.name), fiql.eq('version', spec.version), spec.arch ? fiql.eq('arch', spec.arch) : undefined) },
-  });
-  const found = stringsOf((list.distributions ?? []).map((x) => x.uri));
-  const label = `${spec.name} ${spec.version}${spec.arch ? ` ${spec.arch}` : ''}`;
-  const [only, ...more] = found;
-  if (only === undefined) throw new Error(`distribution ${label} is not offered by the service`);
-  if (more.length > 0) throw new Error(`distribution ${label} is ambiguous (${(list.distributions ?? []).map((x) => x.arch).join(', ')}): give its arch`);
-  return only;
+/** What only the service knows of an appliance's inputs, looked up before anything is written. */
+interface Resolution {
+  readonly distributionUri: string;
+  /** `Debian 13 x86_64`: how messages name the distribution. */
+  readonly label: string;
+  readonly base: { readonly name: string; readonly uri: string };
+  readonly packageUris: string[];
 }
 
-/** Package URIs for the specs, in their order, by the engine's recipe (src/engine/package-choice.ts). */
-export async function resolvePackages(client: Client, distUri: string, specs: PackageSpec[]): Promise<string[]> {
-  const { id } = uriParams('os_get', distUri);
-  const out: string[] = [];
-  for (const p of specs) {
-    const hit = await findPackage(client, id, p);
-    if (!hit?.uri) throw new Error(`package ${wantedLabel(p)} is not in ${distUri}`);
-    out.push(hit.uri);
+const distLabel = (d: { name?: string | undefined; version?: string | undefined; arch?: string | undefined }) => [d.name, d.version, d.arch].filter(Boolean).join(' ');
+
+/**
+ * The distribution, base profile and packages as the service offers them, or one failure per property it does
+ * not know (the `check` of a preview, and every create and update before its first write). `skip`: properties
+ * already failed or not known yet.
+ */
+async function resolveOnService(
+  client: Client, i: Props, skip: (property: string) => boolean = () => false,
+): Promise<{ resolution?: Resolution; failures: CheckFailure[] }> {
+  const failures: CheckFailure[] = [];
+  const fail = (property: string, reason: string) => ({ failures: [...failures, { property, reason }] });
+  const spec = i.distribution;
+  if (spec === undefined || containsUnknown(spec) || skip('distribution')) return { failures };
+  let distributionUri: string;
+  let label: string;
+  if (typeof spec === 'string') {
+    const d = await unlessGone(client.os_get(uriParams('os_get', spec)));
+    if (!d) return fail('distribution', `distribution ${spec} is not offered by the service`);
+    distributionUri = d.uri ?? spec;
+    label = distLabel(d) || spec;
+  } else if (isRecord(spec)) {
+    const want = { name: stringOf(spec.name) ?? '', version: stringOf(spec.version) ?? '', arch: stringOf(spec.arch) };
+    label = distLabel(want);
+    const list = await client.os_getAll({
+      params: { query: fiql.and(fiql.eq('name', want.name), fiql.eq('version', want.version), want.arch ? fiql.eq('arch', want.arch) : undefined) },
+    });
+    const found = (list.distributions ?? []).filter((x) => x.uri);
+    if (found.length === 0) {
+      const same = await client.os_getAll({ params: { query: fiql.eq('name', want.name) } });
+      const offered = [...new Set((same.distributions ?? []).map(distLabel))].join(', ');
+      return fail('distribution', `distribution ${label} is not offered by the service (${offered ? `it offers ${offered}` : `no ${want.name} at all`})`);
+    }
+    if (found.length > 1) return fail('distribution.arch', `distribution ${label} is ambiguous (${found.map((x) => x.arch).join(', ')}): give its arch`);
+    distributionUri = found[0]!.uri!;
+    label = distLabel(found[0]!);
+  } else {
+    return { failures };
   }
-  return out;
+  const { id } = uriParams('os_get', distributionUri);
+  const profileName = stringOf(i.osProfile);
+  let base: Resolution['base'] | undefined;
+  if (profileName !== undefined && !isUnknown(profileName) && !skip('osProfile')) {
+    const bases = await client.osTemplate_getAll({ id });
+    const b = (bases.distribProfiles ?? []).find((x) => x.name === profileName);
+    if (b?.uri) base = { name: profileName, uri: b.uri };
+    else failures.push({ property: 'osProfile', reason: `base profile "${profileName}" is not offered for ${label} (offered: ${(bases.distribProfiles ?? []).map((x) => x.name).join(', ') || 'none'})` });
+  }
+  const pkgs = await packagesOnService(client, id, label, Array.isArray(i.packages) && !skip('packages') ? (i.packages as unknown[]) : [], skip);
+  failures.push(...pkgs.failures);
+  return failures.length || !base ? { failures } : { resolution: { distributionUri, label, base, packageUris: pkgs.uris }, failures };
+}
+
+/** Package URIs by the engine's recipe (src/engine/package-choice.ts), in order; a name the service does not know fails at its index. */
+async function packagesOnService(
+  client: Client, distId: string, label: string, pkgs: readonly unknown[], skip: (property: string) => boolean,
+): Promise<{ uris: string[]; failures: CheckFailure[] }> {
+  const uris: string[] = [];
+  const failures: CheckFailure[] = [];
+  for (const [n, p] of pkgs.entries()) {
+    const want: PackageSpec | undefined = typeof p === 'string' ? { name: p } : isRecord(p) && typeof p.name === 'string' ? { name: p.name, version: stringOf(p.version), arch: stringOf(p.arch) } : undefined;
+    if (!want || containsUnknown(p) || skip(`packages[${n}]`)) continue;
+    const hit = await findPackage(client, distId, want);
+    if (hit?.uri) uris.push(hit.uri);
+    else failures.push({ property: `packages[${n}]`, reason: `packages[${n}]: package "${wantedLabel(want)}" is not in ${label}` });
+  }
+  return { uris, failures };
+}
+
+/** Package URIs for the specs, in their order; any the distribution does not offer: a ProviderError (`input`) naming each. */
+export async function resolvePackages(client: Client, distUri: string, specs: PackageSpec[]): Promise<string[]> {
+  const d = await client.os_get(uriParams('os_get', distUri));
+  const r = await packagesOnService(client, uriParams('os_get', distUri).id, distLabel(d) || distUri, specs, () => false);
+  if (r.failures.length > 0) throw inputError(r.failures);
+  return r.uris;
+}
+
+/** resolveOnService for a create or update (every value known): the resolution, or the failures as one ProviderError. */
+async function resolved(client: Client, i: Props): Promise<Resolution> {
+  const r = await resolveOnService(client, i);
+  if (r.failures.length > 0 || !r.resolution) throw inputError(r.failures.length ? r.failures : [{ property: 'distribution', reason: 'the distribution cannot be resolved' }]);
+  return r.resolution;
 }
 
 /**
  * The template's OS profile by the engine's rule and step (planOsProfile, settleOsProfile): made from the
  * named base profile; one made from another base (an adopted template, a change on the service) is replaced.
  */
-async function settleProfile(client: Client, app: Appliance, appUri: string, distUri: string, profileName: string): Promise<SettledProfile> {
-  const bases = await client.osTemplate_getAll(uriParams('os_get', distUri));
-  const base = (bases.distribProfiles ?? []).find((b) => b.name === profileName);
-  if (!base?.uri) {
-    const names = (bases.distribProfiles ?? []).map((b) => b.name).join(', ');
-    throw new Error(`base profile "${profileName}" is not offered for ${distUri} (offered: ${names || 'none'})`);
-  }
+async function settleProfile(client: Client, app: Appliance, appUri: string, base: Resolution['base']): Promise<SettledProfile> {
   const current = app.osProfileUri
     ? { uri: app.osProfileUri, standardProfileUri: (await client.applianceOSProfile_get(uriParams('applianceOSProfile_get', app.osProfileUri))).standardProfileUri }
     : undefined;
-  return settleOsProfile(client, ids(appUri), planOsProfile(current, { name: profileName, uri: base.uri }));
+  return settleOsProfile(client, ids(appUri), planOsProfile(current, base));
 }
 
 async function softwareList(client: Client, uris: string[]): Promise<MySoftware[]> {
@@ -165,40 +235,56 @@ export const appliance: Handler<ApplianceInputs> = {
     };
   },
 
+  /** What only the service knows (distribution, base profile, packages), asked in `check` so that a preview fails on it. */
+  async preflight(client, inputs, skip) {
+    return (await resolveOnService(client, inputs, skip)).failures;
+  },
+
+  /**
+   * Everything the service must know is looked up first (distribution, base profile, packages, software), so a
+   * wrong value fails before the template exists; a failure after it was made deletes it again, so the corrected
+   * `up` creates it anew (no 409, no `adopt`).
+   */
   async create(client, inputs) {
     const { name, version, description, org } = inputs;
-    const distributionUri = await resolveDistribution(client, inputs.distribution);
+    const { distributionUri, base, packageUris } = await resolved(client, inputs);
+    const mySoftwareList = await softwareList(client, inputs.software);
     let app: Appliance | undefined;
     if (inputs.adopt === true) {
       const list = await client.appliance_getAll({ params: { query: fiql.and(fiql.eq('name', name), fiql.eq('version', version)) } });
       app = (list.appliances ?? []).find((a) => a.name === name && a.version === version);
       if (app?.distributionUri && app.distributionUri !== distributionUri) {
-        throw new Error(`cannot adopt appliance ${name} ${version}: it is built on ${app.distributionUri}, not ${distributionUri}`);
+        throw inputError([{ property: 'distribution', reason: `cannot adopt appliance ${name} ${version}: it is built on ${app.distributionUri}, not ${distributionUri}` }]);
       }
     }
+    const made = app === undefined;
     app ??= await created(`appliance ${name} ${version}`, client.appliance_create({
       body: { name, version, distributionUri, description: description || undefined, orgUri: org },
     }));
     const uri = app.uri;
-    if (!uri) throw new Error(`the service returned no uri for appliance ${name} ${version}`);
-    const profile = await settleProfile(client, app, uri, distributionUri, inputs.osProfile);
-    const osProfileUri = profile.uri;
-    const packageUris = await resolvePackages(client, distributionUri, inputs.packages);
-    const { uid, aid } = ids(uri);
-    const current = new Set(profile.packageUris ?? await profilePackageUris(client, osProfileUri));
-    await changeProfilePackages(client, { uid, aid }, osProfileUri, { add: packageUris.filter((u) => !current.has(u)), remove: [] });
-    const sw = inputs.software;
-    const fresh = await client.appliance_get({ uid, aid });
-    const wantDescription = description ?? fresh.description;
-    const installProfile = profileOf(inputs);
-    if (sw.length > 0 || wantDescription !== fresh.description || installProfile) {
-      await client.appliance_update({
-        uid, aid,
-        body: { ...fresh, description: wantDescription, mySoftwareList: await softwareList(client, sw), ...(installProfile ? { installProfile } : {}) },
-      });
+    if (!uri) throw new ProviderError('service', `the service returned no uri for appliance ${name} ${version}`);
+    try {
+      const profile = await settleProfile(client, app, uri, base);
+      const osProfileUri = profile.uri;
+      const { uid, aid } = ids(uri);
+      const current = new Set(profile.packageUris ?? await profilePackageUris(client, osProfileUri));
+      await changeProfilePackages(client, { uid, aid }, osProfileUri, { add: packageUris.filter((u) => !current.has(u)), remove: [] });
+      const fresh = await client.appliance_get({ uid, aid });
+      const wantDescription = description ?? fresh.description;
+      const installProfile = profileOf(inputs);
+      if (mySoftwareList.length > 0 || wantDescription !== fresh.description || installProfile) {
+        await client.appliance_update({
+          uid, aid,
+          body: { ...fresh, description: wantDescription, mySoftwareList, ...(installProfile ? { installProfile } : {}) },
+        });
+      }
+      const final = await client.appliance_get({ uid, aid });
+      return { id: uri, outs: withOutputs('appliance', inputs, outputsOf(final, uri, distributionUri, osProfileUri, packageUris)) };
+    } catch (e) {
+      // Pulumi keeps no state of a create that failed: what it made must not stay behind (an adopted one stays).
+      if (made) await removeObject(client, 'appliance', uri).catch(() => undefined);
+      throw e;
     }
-    const final = await client.appliance_get({ uid, aid });
-    return { id: uri, outs: withOutputs('appliance', inputs, outputsOf(final, uri, distributionUri, osProfileUri, packageUris)) };
   },
 
   async read(client, id, props) {
@@ -228,10 +314,9 @@ export const appliance: Handler<ApplianceInputs> = {
   async update(client, id, olds, news) {
     const { uid, aid } = ids(id);
     const app = await client.appliance_get({ uid, aid });
-    const distributionUri = app.distributionUri ?? stringOf(olds.distributionUri) ?? (await resolveDistribution(client, news.distribution));
-    const profile = await settleProfile(client, app, id, distributionUri, news.osProfile);
+    const { distributionUri, base, packageUris } = await resolved(client, { ...news, distribution: app.distributionUri ?? stringOf(olds.distributionUri) ?? news.distribution });
+    const profile = await settleProfile(client, app, id, base);
     const osProfileUri = profile.uri;
-    const packageUris = await resolvePackages(client, distributionUri, news.packages);
     // A profile made now holds its base's packages only: the old ones went with the old profile.
     const oldUris = profile.packageUris ? [] : stringsOf(olds.packageUris);
     const have = profile.packageUris ?? oldUris;

@@ -8,6 +8,7 @@ import { uriParams } from '../../src/model/uris';
 import { shapes } from '../shapes';
 import { checkAccountFields } from './account';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
+import { ProviderError } from './errors';
 import { created, deleteIfThere, unlessGone } from './service-answers';
 
 export interface CloudAccountInputs extends OpenStackAccountInput, CommonInputs { name: string }
@@ -38,7 +39,7 @@ export const cloudAccount: Handler<CloudAccountInputs> = {
     }
     // The account's fields only: the connection and `adopt` inputs are the provider's, not the service's.
     acc ??= await created(`cloud account ${name}`, client.cloudAccount_create({ body: openStackAccountBody(inputs) }));
-    if (!acc.uri) throw new Error(`the service returned no uri for cloud account ${name}`);
+    if (!acc.uri) throw new ProviderError('service', `the service returned no uri for cloud account ${name}`);
     return { id: acc.uri, outs: withOutputs('cloudAccount', inputs, { uri: acc.uri }) };
   },
 

@@ -3,7 +3,9 @@
 // else the APPLIANCE_FORGE_* variables of the command line.
 // Credentials live only here, in memory of the host process: never in the serialized provider.
 import { createClient, type Client } from '../../src/client';
+import type { ApiError } from '../../src/client/errors';
 import { ForgeError } from '../../src/errors';
+import { ProviderError } from './errors';
 import { CONNECTION_ENV, CONNECTION_SETTINGS, CREDENTIALS, settingsFromEnv, type ConnectionSetting } from '../../src/engine/settings-env';
 import { HTTP_URL_PATTERN } from '../../src/model/field-rules';
 import type { Inputs } from './inputs';
@@ -23,15 +25,42 @@ export interface ConfigReader { get(key: string): string | undefined }
  * or password is never mixed with one from the environment. They stay in this process's memory only.
  */
 export function readSettings(config: ConfigReader | undefined, env: NodeJS.ProcessEnv = process.env): Settings {
-  const get = (k: ConnectionSetting): string | undefined => {
-    const v = config?.get(`${CONFIG_NAMESPACE}:${k}`);
-    return typeof v === 'string' && v !== '' ? v : undefined;
-  };
+  const get = (k: ConnectionSetting): string | undefined => configured(config, k);
   const e = settingsFromEnv(env);
-  const credentialsConfigured = CREDENTIALS.some((k) => get(k) !== undefined);
+  const credentialsConfigured = credentialsFrom(config) === 'config';
   const pick = (k: ConnectionSetting): string | undefined =>
     CREDENTIALS.includes(k) && credentialsConfigured ? get(k) : get(k) ?? e[k];
   return Object.fromEntries(CONNECTION_SETTINGS.map((k) => [k, pick(k)]));
+}
+
+function configured(config: ConfigReader | undefined, k: ConnectionSetting): string | undefined {
+  const v = config?.get(`${CONFIG_NAMESPACE}:${k}`);
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** Where a resource's credentials come from: the stack configuration, the environment, or its `connection` input. */
+export type CredentialsFrom = 'config' | 'env' | 'connection';
+
+/** `config` when the stack configuration sets any credential (they then all come from it), else `env`. */
+export function credentialsFrom(config: ConfigReader | undefined): 'config' | 'env' {
+  return CREDENTIALS.some((k) => configured(config, k) !== undefined) ? 'config' : 'env';
+}
+
+/**
+ * The service refused the credentials (401): the error says at which URL, as which user, and where the
+ * credentials it sent came from (the configuration key or the variable to fix), never their values.
+ */
+export function refusedCredentials(e: ApiError, s: Settings, from: CredentialsFrom): ProviderError {
+  const keys: ConnectionSetting[] = s.apiKey && s.secretKey ? ['apiKey', 'secretKey'] : ['password'];
+  const where = from === 'connection'
+    ? "the resource's `connection` input"
+    : from === 'config'
+      ? `the stack configuration (${keys.map((k) => `${CONFIG_NAMESPACE}:${k}`).join(', ')})`
+      : `the environment (${keys.map((k) => CONNECTION_ENV[k]).join(', ')})`;
+  const credentials = `the ${keys.length === 2 ? 'API key pair' : 'password'} from ${where}`;
+  return new ProviderError('auth', `${e.message}: the service at ${s.url ?? '?'} refused user "${s.user ?? '?'}" with ${credentials}`, {
+    url: s.url, user: s.user, credentials,
+  }, { cause: e });
 }
 
 /** `check` for the optional `connection` input; the same fields as the configuration. */

@@ -4,7 +4,7 @@
 import type { Client } from '../../src/client';
 import type { Outs, ResourceKind } from '../shapes';
 import type { Settings } from './connection';
-import type { Inputs } from './inputs';
+import type { CheckFailure, Inputs } from './inputs';
 import { containsUnknown, isRecord, same, type Props } from './plain';
 
 /** Inputs every kind takes beside its own (their checks are the dispatcher's). */
@@ -31,6 +31,12 @@ export interface Handler<I extends CommonInputs = CommonInputs> {
   readonly identity: readonly string[];
   /** Validates and normalizes inputs; never calls the service (inputs may hold UNKNOWN). */
   check(r: Inputs): Props;
+  /**
+   * After `check`, in the preview too: asks the service (reads only) for what only it knows (a distribution,
+   * a package, a format) and returns one failure per property it does not accept. `skip`: a property that
+   * already failed. Values still UNKNOWN are left alone.
+   */
+  preflight?(client: Client, inputs: Props, skip: (property: string) => boolean): Promise<CheckFailure[]>;
   create(client: Client, inputs: State<I>): Promise<{ id: string; outs: Props }>;
   /** The object as it is now on the service, or undefined when it is gone. */
   read(client: Client, id: string, props: State<I>): Promise<Props | undefined>;

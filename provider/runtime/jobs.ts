@@ -4,6 +4,7 @@ import type { Client } from '../../src/client';
 import { WaitTimeoutError } from '../../src/client/errors';
 import { isForgeError, messageOf } from '../../src/errors';
 import type { Image, PublishImage } from '../../src/model/resources';
+import { ProviderError } from './errors';
 import type { Inputs } from './inputs';
 
 /** Seconds; the default wait for a job. */
@@ -20,7 +21,7 @@ export async function waitOrUndo(client: Client, record: Image | PublishImage, t
   } catch (e) {
     const why = isForgeError(e, WaitTimeoutError) ? `did not finish within ${timeoutS} s (raise \`timeout\`)` : messageOf(e);
     await undo().catch(() => undefined);
-    throw new Error(`${what} failed: ${why}`, { cause: e });
+    throw new ProviderError('job', `${what} failed: ${why}`, {}, { cause: e });
   }
 }
 

@@ -7,9 +7,12 @@ import { SBOM_FORMATS } from '../../src/model/sbom';
 import { uriOf, uriParams, uriPattern, uriShapeText } from '../../src/model/uris';
 import { shapes } from '../shapes';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
+import { ProviderError } from './errors';
 import { checkTimeout, isAlive, waitOrUndo } from './jobs';
 import { removeObject } from '../../src/engine/remove';
 import { created, unlessGone } from './service-answers';
+import { isUnknown } from './plain';
+import { unknownFormat } from '../../src/engine/vocabularies';
 
 export interface MachineImageInputs extends CommonInputs {
   /** An appliance URI. */
@@ -67,6 +70,15 @@ export const machineImage: Handler<MachineImageInputs> = {
     };
   },
 
+  /** The format by the service's own list (the engine's message, resolve.ts): a preview fails on a name it does not offer. */
+  async preflight(client, inputs, skip) {
+    const format = inputs.format;
+    if (typeof format !== 'string' || isUnknown(format) || skip('format')) return [];
+    const list = await client.userTargetFormat_getAll({});
+    const problem = unknownFormat(format, (list.targetFormats ?? []).flatMap((f) => (f.name ? [f.name] : [])));
+    return problem ? [{ property: 'format', reason: `format: ${problem}` }] : [];
+  },
+
   async create(client, inputs) {
     const { uid, aid } = uriParams('appliance_get', inputs.appliance);
     const { format, compress, memorySize, diskSize } = inputs;
@@ -76,7 +88,7 @@ export const machineImage: Handler<MachineImageInputs> = {
         body: { targetFormat: { name: format }, compress, installProfile: { memorySize, diskSize } },
       }));
     const uri = img.uri;
-    if (!uri) throw new Error('the service returned no uri for the image');
+    if (!uri) throw new ProviderError('service', 'the service returned no uri for the image');
     await waitOrUndo(client, img, inputs.timeout, `generation of ${uri}`, () => discard(client, uri));
     const done = await client.machineImage_get(ids(uri));
     return { id: uri, outs: withOutputs('machineImage', inputs, outputsOf(done, uri)) };

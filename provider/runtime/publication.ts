@@ -8,6 +8,7 @@ import { uriOf, uriParams, uriPattern, uriShapeText } from '../../src/model/uris
 import { shapes } from '../shapes';
 import { checkAccountFields } from './account';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
+import { ProviderError } from './errors';
 import { checkTimeout, isAlive, waitOrUndo } from './jobs';
 import { isUnknown } from './plain';
 import { removeObject } from '../../src/engine/remove';
@@ -55,7 +56,7 @@ export const publication: Handler<PublicationInputs> = {
     const p = (inputs.adopt === true ? await findExisting(client, inputs) : undefined) ??
       await client.applianceImage_publish({ uid, aid, itid, body: publishImageBody({ ...inputs, imageUri: inputs.image }) });
     const uri = p.uri;
-    if (!uri) throw new Error('the service returned no uri for the publication');
+    if (!uri) throw new ProviderError('service', 'the service returned no uri for the publication');
     await waitOrUndo(client, p, inputs.timeout, `publication of ${inputs.image}`, () => removeObject(client, 'publication', uri));
     const done = await client.getByUri('publishImage', uri);
     return { id: uri, outs: withOutputs('publication', inputs, outputsOf(done, uri)) };

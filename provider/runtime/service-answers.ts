@@ -3,6 +3,7 @@
 import { ApiError } from '../../src/client/errors';
 import { isForgeError } from '../../src/errors';
 import { isNotFound } from '../../src/engine/remove';
+import { ProviderError } from './errors';
 
 /** The service answered 409: the object exists already. */
 export const isConflict = (e: unknown): boolean => isForgeError(e, ApiError) && e.status === 409;
@@ -17,7 +18,7 @@ export async function created<T>(what: string, p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (e) {
-    if (isConflict(e)) throw new Error(existsMessage(what), { cause: e });
+    if (isConflict(e)) throw new ProviderError('exists', existsMessage(what), {}, { cause: e });
     throw e;
   }
 }

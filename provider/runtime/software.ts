@@ -10,6 +10,7 @@ import type { MySoftware } from '../../src/model/resources';
 import { uriParams } from '../../src/model/uris';
 import { shapes } from '../shapes';
 import { withOutputs, type CommonInputs, type Handler } from './handler';
+import { ProviderError } from './errors';
 import { checkNamed, type Inputs, type Named } from './inputs';
 import { isRecord, isUnknown, stringsOf, UNKNOWN } from './plain';
 import { removeObject } from '../../src/engine/remove';
@@ -63,7 +64,7 @@ async function uploadFile(client: Client, uid: string, msid: string, f: Software
       ownerGroup: f.ownerGroup,
     },
   });
-  if (!artifact.uri) throw new Error(`the service returned no uri for the artifact ${name}`);
+  if (!artifact.uri) throw new ProviderError('service', `the service returned no uri for the artifact ${name}`);
   await client.upload({ uid, msid, said: uriParams('mySoftwareArtifact_get', artifact.uri).said, fileName: name }, { file: resolve(f.source) });
   return artifact.uri;
 }
@@ -124,7 +125,7 @@ export const software: Handler<SoftwareInputs> = {
     } else {
       sw = await created(`software ${name} ${version}`, client.mySoftware_create({ body: { name, version, description } }));
     }
-    if (!sw.uri) throw new Error(`the service returned no uri for software ${name} ${version}`);
+    if (!sw.uri) throw new ProviderError('service', `the service returned no uri for software ${name} ${version}`);
     const artifactUris = await syncFiles(client, sw.uri, [], haveUris, inputs.files);
     return { id: sw.uri, outs: withOutputs('software', inputs, { uri: sw.uri, artifactUris }) };
   },

@@ -38,9 +38,13 @@ export interface Loaded {
   readonly problems: readonly Problem[];
 }
 
-/** Reads and validates a declaration file; throws DeclarationError with every problem. */
+/**
+ * Reads and validates a declaration file; throws DeclarationError with every problem. The checks are
+ * `validate`'s (the model's closed lists, time zones, install profile rules), before any request: what only
+ * the service knows (formats, distributions, packages) is asked by the plan (resolve.ts), before any write.
+ */
 export function loadDeclaration(file: string, options: Pick<ParseOptions, 'env' | 'vars' | 'allowOutsideSources' | 'publish'> = {}): Loaded {
-  const r = parseDeclarationFile(file, options);
+  const r = parseDeclarationFile(file, { ...options, vocabularies: 'model' });
   if (!r.declaration) throw new DeclarationError(r.problems);
   return { declaration: r.declaration, problems: r.problems };
 }

@@ -231,7 +231,8 @@ function readBuilders(r: YamlReader, root: MapView<typeof DECLARATION>, accounts
     const m = r.map(item, `builders[${index}]`, BUILDER, root.keyAt('builders'));
     if (!m) return;
     const type = m.str('type');
-    if (type) r.vocabulary(m.valueAt('type'), () => unknownFormat(type, SHIPPED_FORMATS, 'the reference server'));
+    // The service's own list is asked by plan and apply (resolve.ts): it may offer more than the shipped one.
+    if (type) r.vocabulary(m.valueAt('type'), () => unknownFormat(type, SHIPPED_FORMATS, 'the reference server'), { shipped: true });
     const inst = m.has('installation') ? m.map('installation') : undefined;
     const hw = m.has('hardwareSettings') ? m.map('hardwareSettings') : undefined;
     const diskSize = inst?.int('diskSize');

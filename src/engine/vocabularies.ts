@@ -1,8 +1,8 @@
 // The closed lists the service checks a declaration's values against, as shipped with this package
 // (the embedded server's formats, the model's enumerations; an install profile's accounts are the
 // model's checker's): `validate` checks them offline, with no network call, so that a file it accepts
-// is not refused by plan or apply for one of these values. plan and apply leave them to the service
-// they talk to, whose lists may be longer.
+// is not refused by plan or apply for one of these values. plan and apply check the model's lists the
+// same way (one check, before any request); the image formats they ask of the service, whose list may be longer.
 import { distribution, installProfile } from '../model/resources';
 import { TARGET_FORMATS } from '../imaging/formats';
 import { nearMiss } from './platform-keys';

@@ -23,8 +23,12 @@ export interface ReaderOptions {
   readonly envOptional?: boolean | undefined;
   /** The values of `${var:NAME}` (engine/vars.ts); none by default. */
   readonly vars?: Vars | undefined;
-  /** Values are checked against the closed lists the service checks, as shipped (`validate`: vocabularies.ts). */
-  readonly vocabularies?: boolean | undefined;
+  /**
+   * Values are checked against the closed lists the service checks, as shipped (vocabularies.ts): `true`
+   * (`validate`) all of them, the image formats too; `'model'` (plan, apply) the model's lists and rules only
+   * (names, architectures, keyboards, time zones, install profile), the formats being asked of the service.
+   */
+  readonly vocabularies?: boolean | 'model' | undefined;
 }
 
 export class YamlReader {
@@ -42,9 +46,9 @@ export class YamlReader {
     private readonly options: ReaderOptions = {},
   ) {}
 
-  /** With `vocabularies`: the problem `check` finds (a value outside a closed list) is an error at `at`. */
-  vocabulary(at: Position, check: () => string | undefined): void {
-    if (!this.options.vocabularies) return;
+  /** With `vocabularies`: the problem `check` finds (a value outside a closed list) is an error at `at`; `shipped`: a list only `true` checks. */
+  vocabulary(at: Position, check: () => string | undefined, o: { shipped?: boolean } = {}): void {
+    if (!this.options.vocabularies || (o.shipped === true && this.options.vocabularies !== true)) return;
     const problem = check();
     if (problem) this.problems.add(at, problem);
   }

@@ -249,6 +249,17 @@ describe('the bundled GitHub Action', () => {
     expect(r.stdout).toMatch(/::error::2 problems in the declaration/);
   });
 
+  it('plan runs validate\'s checks first: a misspelled time zone is an annotation at its line, not a plan (issue 41)', async () => {
+    const cwd = workspace();
+    const text = readFileSync(path.join(cwd, 'local.yml'), 'utf8');
+    const line = text.split('\n').findIndex((l) => l.includes('timezone: Etc/UTC')) + 1;
+    writeFileSync(path.join(cwd, 'tz.yml'), text.replace('timezone: Etc/UTC', 'timezone: Europe/Pariss'));
+    const r = await runAction({ file: 'tz.yml', ...creds, mode: 'plan' }, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`::error file=tz.yml,line=${line},col=15::stack.installation.timezone "Europe/Pariss" is not an IANA time zone name`);
+    expect(r.stdout).not.toMatch(/to create/);
+  });
+
   it('a binary file and a file of thousands of problems: bounded annotations and result, in the CLI\'s words', async () => {
     const cwd = workspace();
     writeFileSync(path.join(cwd, 'small.bin'), Buffer.concat([Buffer.from('stack:\n  name: x\n'), Buffer.from([0xff]), randomBytes(200_000)]));

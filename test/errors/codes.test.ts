@@ -54,6 +54,7 @@ const SAMPLE_ARGS: Readonly<Record<string, readonly unknown[]>> = {
   OpenStackError: ['auth', 'Keystone refused the login'],
   BootCheckError: ['input', 'no such image'],
   ConnectionConfigError: ['url'],
+  ProviderError: ['input', 'packages[0]: package "curlx" is not in Debian 13 x86_64', { failures: [{ property: 'packages[0]', reason: 'not found' }] }],
   HostError: ['no sudo'],
 };
 
