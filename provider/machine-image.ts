@@ -36,6 +36,10 @@ export class MachineImage extends pulumi.dynamic.Resource implements OutputsOf<'
   declare readonly fileName: pulumi.Output<string>;
   /** The image's SBOMs on the reference server (relative URIs, like `downloadUri`): `{spdx, cyclonedx}`. */
   declare readonly sbomUris: pulumi.Output<Readonly<Record<SbomFormat, string>>>;
+  /** `downloadUri` under the service's base URL (`https://host/api/users/…/downloads/…`): what to export; fetching it needs the user's credentials. */
+  declare readonly downloadUrl: pulumi.Output<string>;
+  /** `sbomUris` under the service's base URL. */
+  declare readonly sbomUrls: pulumi.Output<Readonly<Record<SbomFormat, string>>>;
 
   constructor(name: string, args: MachineImageArgs, opts?: pulumi.CustomResourceOptions) {
     const app = args.appliance;

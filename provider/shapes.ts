@@ -43,7 +43,7 @@ export const shapes = {
   machineImage: shape({
     type: 'MachineImage',
     inputs: ['appliance', 'applianceRevision', 'format', 'compress', 'memorySize', 'diskSize', 'timeout'],
-    outputs: ['uri', 'sha256', 'fileSize', 'downloadUri', 'fileName', 'sbomUris'],
+    outputs: ['uri', 'sha256', 'fileSize', 'downloadUri', 'fileName', 'sbomUris', 'downloadUrl', 'sbomUrls'],
   }),
   publication: shape({
     type: 'Publication',

@@ -11,7 +11,7 @@ import { ProviderError } from './errors';
 import { checkTimeout, isAlive, waitOrUndo } from './jobs';
 import { removeObject } from '../../src/engine/remove';
 import { created, unlessGone } from './service-answers';
-import { isUnknown } from './plain';
+import { isRecord, isUnknown, stringOf } from './plain';
 import { unknownFormat } from '../../src/engine/vocabularies';
 
 export interface MachineImageInputs extends CommonInputs {
@@ -28,15 +28,25 @@ export interface MachineImageInputs extends CommonInputs {
 
 const ids = (uri: string) => uriParams('machineImage_get', uri);
 
-const outputsOf = (img: Image, uri: string) => ({
-  uri: img.uri ?? uri,
-  sha256: img.sha256sum,
-  fileSize: img.fileSize ?? img.size,
-  downloadUri: img.downloadUri,
-  fileName: img.fileName,
+/** A URI of the service's documents as a whole URL under its base URL (one already absolute stays). */
+const absolute = (client: Client, u: string | undefined): string | undefined =>
+  u === undefined || /^https?:\/\//i.test(u) ? u : `${client.baseUrl}/${u.replace(/^\/+/, '')}`;
+
+const outputsOf = (client: Client, img: Image, uri: string) => {
   // The reference server's SBOM route (an extension): URIs only, so the state stays small.
-  sbomUris: Object.fromEntries(SBOM_FORMATS.map((f) => [f.id, uriOf('machineImageSbom_download', { ...ids(img.uri ?? uri), format: f.id })])),
-});
+  const sbomUris = Object.fromEntries(SBOM_FORMATS.map((f) => [f.id, uriOf('machineImageSbom_download', { ...ids(img.uri ?? uri), format: f.id })]));
+  return {
+    uri: img.uri ?? uri,
+    sha256: img.sha256sum,
+    fileSize: img.fileSize ?? img.size,
+    downloadUri: img.downloadUri,
+    fileName: img.fileName,
+    sbomUris,
+    // What a user exports: whole URLs (a relative URI is usable only through the client).
+    downloadUrl: absolute(client, img.downloadUri),
+    sbomUrls: Object.fromEntries(Object.entries(sbomUris).map(([k, v]) => [k, absolute(client, v)])),
+  };
+};
 
 /** A generation that did not finish leaves nothing behind: cancel if still running, then delete. */
 async function discard(client: Client, uri: string): Promise<void> {
@@ -91,7 +101,7 @@ export const machineImage: Handler<MachineImageInputs> = {
     if (!uri) throw new ProviderError('service', 'the service returned no uri for the image');
     await waitOrUndo(client, img, inputs.timeout, `generation of ${uri}`, () => discard(client, uri));
     const done = await client.machineImage_get(ids(uri));
-    return { id: uri, outs: withOutputs('machineImage', inputs, outputsOf(done, uri)) };
+    return { id: uri, outs: withOutputs('machineImage', inputs, outputsOf(client, done, uri)) };
   },
 
   async read(client, id, props) {
@@ -99,12 +109,18 @@ export const machineImage: Handler<MachineImageInputs> = {
     // A generation that failed or was cancelled is no image: gone, to be made again.
     if (!img || !isAlive(img)) return undefined;
     const now = { ...props, format: img.targetFormat?.name ?? props.format, compress: img.compress ?? props.compress };
-    return withOutputs('machineImage', now, outputsOf(img, id));
+    return withOutputs('machineImage', now, outputsOf(client, img, id));
   },
 
   // Only `timeout`, `adopt` and connection keys reach here (everything else replaces): state only.
-  async update(_client, _id, olds, news) {
-    return { ...olds, ...news };
+  async update(client, _id, olds, news) {
+    // State from a release before `downloadUrl` gains it here too.
+    const sbomUris = isRecord(olds.sbomUris) ? olds.sbomUris : {};
+    return {
+      ...olds, ...news,
+      downloadUrl: absolute(client, stringOf(olds.downloadUri)),
+      sbomUrls: Object.fromEntries(Object.entries(sbomUris).map(([k, v]) => [k, absolute(client, stringOf(v))])),
+    };
   },
 
   async delete(client, id) {
