@@ -249,7 +249,7 @@ describe('the bundled GitHub Action', () => {
     expect(r.stdout).toMatch(/::error::2 problems in the declaration/);
   });
 
-  it('plan runs validate\'s checks first: a misspelled time zone is an annotation at its line, not a plan (issue 41)', async () => {
+  it('plan runs validate\'s checks first: a misspelled time zone is an annotation at its line, not a plan', async () => {
     const cwd = workspace();
     const text = readFileSync(path.join(cwd, 'local.yml'), 'utf8');
     const line = text.split('\n').findIndex((l) => l.includes('timezone: Etc/UTC')) + 1;

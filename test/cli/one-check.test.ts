@@ -1,4 +1,4 @@
-// Issue 41 row 2: plan and apply run validate's offline checks (the model's closed lists, time zones) before
+// plan and apply run validate's offline checks (the model's closed lists, time zones) before
 // any request, through the real command line against the reference server on 127.0.0.1: a time zone that
 // validate refuses fails plan (exit 2, file:line:column) and apply before anything is uploaded or created.
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 41 rows 1, 3, 4, 5, through the REAL dynamic-provider host against the reference server on 127.0.0.1
+// Through the REAL dynamic-provider host against the reference server on 127.0.0.1
 // (and, where an error's `code` and fields matter, the runtime's exported functions as the host calls them: the
 // gRPC answer carries the message only). A preview (`check`) fails on what `up` would fail on, naming the
 // property; a create that fails leaves nothing behind, so the corrected `up` just works; every provider error is

@@ -1,4 +1,4 @@
-// Issue 41 row 11, through the REAL dynamic-provider host against the reference server on 127.0.0.1: a
+// Through the REAL dynamic-provider host against the reference server on 127.0.0.1: a
 // MachineImage outputs whole URLs (`downloadUrl`, `sbomUrls`) beside the relative URIs, under the service's base
 // URL, so a program can export them; they fetch the very bytes the image's sha256 names.
 import { createHash } from 'node:crypto';
