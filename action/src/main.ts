@@ -12,7 +12,7 @@ import { SERVICE_VERSION } from '../../src/server/version';
 import { embeddedDataDir } from './data-dir';
 import { giveBack, installImageTools, rerunAsRoot, takeBack } from './host';
 import { type Inputs, readInputs } from './inputs';
-import { annotate, logEvents, setResultOutputs, writeSummary } from './report';
+import { annotate, logEvents, setResultOutputs, writeFailureSummary, writeSummary } from './report';
 import { applyResult, planResult, type ValidateResult } from './result';
 import { subjectLines, writeSubjectChecksums } from './subjects';
 
@@ -42,13 +42,17 @@ export async function run(): Promise<void> {
   const onSignal = () => ac.abort();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const fail = (f: Failure) => {
+  let what = 'appliance-forge';
+  const fail = async (f: Failure) => {
     events.close();
     annotate(f.problems);
     core.setFailed(f.message);
+    // The job summary says it too: a failed step's page is not left empty.
+    await writeFailureSummary(what, f);
   };
   try {
     const inputs = readInputs(secrets);
+    what = `${inputs.mode} of ${inputs.file}`;
     if (inputs.mode === 'validate') return await validateStep(inputs);
     const embedded = inputs.url === EMBEDDED;
     if (embedded && inputs.mode === 'apply') {
@@ -89,7 +93,7 @@ export async function run(): Promise<void> {
         if (conn.target === 'embedded') core.info(`url ${EMBEDDED}: using the embedded reference server ${SERVICE_VERSION} (data in ${dataDir ?? ''})`);
       },
     });
-    if (!r.ok) return fail(r.failure);
+    if (!r.ok) return await fail(r.failure);
     events.close();
     const { name, version } = r.declaration.stack;
     if (r.mode === 'plan') {
@@ -104,6 +108,7 @@ export async function run(): Promise<void> {
       core.setOutput('image-uris', entries.map((e) => e.imageUri).join(','));
       core.setOutput('cloud-ids', entries.flatMap((e) => (e.cloudId ? [e.cloudId] : [])).join(','));
       core.setOutput('image-files', files.map((f) => f.path).join('\n'));
+      core.setOutput('sbom-files', files.flatMap((f) => Object.values(f.sboms)).join('\n'));
       const subjects = subjectLines(applied.images, files);
       if (subjects.length > 0) {
         const written = writeSubjectChecksums(subjects);
@@ -114,7 +119,7 @@ export async function run(): Promise<void> {
       await writeSummary(`Images of ${name} ${version}`, applied.plan, entries);
     }
   } catch (e) {
-    fail(describeFailure(e, secrets));
+    await fail(describeFailure(e, secrets));
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -1,7 +1,8 @@
 // What a step shows: the engine's events as log groups, problems as annotations, the outputs and the job
 // summary of a plan or an apply.
 import * as core from '@actions/core';
-import { type EngineEvent, formatPlan, listProblems, type Plan, type Problem } from '../../src/engine';
+import { type EngineEvent, formatPlan, formatProblems, listProblems, type Plan, type Problem } from '../../src/engine';
+import type { Failure } from '../../src/engine/failure';
 import type { ActionResult, ResultEntry } from './result';
 
 /** Phases become log groups; progress is logged at each quarter so that logs stay short. */
@@ -52,6 +53,14 @@ export async function writeSummary(title: string, plan: Plan, entries: readonly 
   await s.write();
 }
 
+/** A failed step's summary: what failed, the message and the declaration's problems at their lines. */
+export async function writeFailureSummary(what: string, f: Failure): Promise<void> {
+  if (!process.env.GITHUB_STEP_SUMMARY) return;
+  const s = core.summary.addHeading(`${what}: failed`, 3).addCodeBlock(f.message);
+  if (f.problems.length) s.addCodeBlock(formatProblems(f.problems).join('\n'));
+  await s.write();
+}
+
 /** Problems as annotations at their lines (the first of them: problems.ts); GitHub shows 10 per kind and step. */
 export function annotate(problems: readonly Problem[]): void {
   for (const p of listProblems(problems).problems) {
@@ -65,6 +74,6 @@ export function annotate(problems: readonly Problem[]): void {
 export function setResultOutputs(result: ActionResult): void {
   core.setOutput('result', JSON.stringify(result));
   core.setOutput('target', result.target);
-  core.setOutput('changes', String(result.changes));
+  core.setOutput('changes', String(result.summary.changes));
   if (result.applianceUri) core.setOutput('appliance-uri', result.applianceUri);
 }

@@ -7,7 +7,8 @@ import { runDeclaration } from '../engine/session';
 import { type CliIo, processIo } from './cli-io';
 import { UsageError } from './command';
 import { declarationHelp, type DeclarationMode, parseDeclarationArgs } from './declaration-options';
-import { destroyClosing, destroyJson, formatFiles, formatResult, planJson } from './declaration-output';
+import { destroyClosing, destroyJson, formatFiles, formatResult } from './declaration-output';
+import { applyDocument, planDocument } from '../engine/run-document';
 import { routeBuildNotes } from '../imaging/stage-log';
 import { openLogFile } from './log-file';
 import { varsOf } from './options';
@@ -116,13 +117,14 @@ export async function runDeclarationCommand(mode: DeclarationMode, args: readonl
       return f.interrupted ? 130 : detailed ? 1 : f.exitCode;
     }
     if (r.mode === 'plan') {
-      if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(r.plan, secrets), warnings }));
+      if (json) out(JSON.stringify({ ...planDocument(target, r.plan, r.declaration.builders, secrets), warnings }));
       else for (const l of [...formatPlan(r.plan), '', closingLine('plan', r.plan)]) out(l);
       return detailed && r.plan.hasChanges ? 2 : 0;
     }
     if (r.mode === 'apply') {
       const { result, files } = r;
-      if (json) out(JSON.stringify({ ok: true, mode, target, ...planJson(result.plan, secrets), result, files, warnings }));
+      // The Action's `result` document (engine/run-document.ts), then the engine's own result and files as before.
+      if (json) out(JSON.stringify({ ...applyDocument(target, result.plan, result.applianceUri, result.images, files ?? [], secrets), result, files, warnings }));
       else for (const l of [...formatResult(result), ...formatFiles(files), '', closingLine('apply', result.plan)]) out(l);
       return 0;
     }

@@ -75,9 +75,9 @@ output:
   -q, --quiet            no progress and no notes on stderr (warnings and errors stay)
       --log-file PATH    append the whole run to PATH as JSON Lines (events, request trace, result; no secret)
 ${MODE_HELP[mode]}
-exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : mode === 'destroy' ? '0 ok (or nothing to remove), 1 declined or failed, ' : '0 ok, '}2 invalid file or usage, 1 other failure, 130 interrupted
+exit status: ${mode === 'plan' ? '0 ok (with --detailed-exitcode: 0 no changes, 2 changes, 1 error), ' : mode === 'destroy' ? '0 ok (or nothing to remove), ' : '0 ok, '}2 invalid file or usage, 1 ${mode === 'destroy' ? 'declined or any other failure' : 'other failure'}, 130 interrupted
 environment: NO_COLOR, TERM=dumb (no colours, no redrawn bars); APPLIANCE_FORGE_LOG=debug (a line per request on stderr)
-Terraform's and Packer's single dash works too: -var, -var-file, -only, -except, -json.
+Terraform's and Packer's single dash works too: -var, -var-file, ${mode === 'destroy' ? '-auto-approve' : '-only, -except'}, -json.
 `;
 }
 

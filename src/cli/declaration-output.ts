@@ -1,12 +1,8 @@
 // What plan, apply and destroy print when they succeed: the JSON document's parts and the text lines.
 import {
-  type ApplyResult, type DestroyPlan, type Plan, planChanges, planSummary, removalChanges, type Removed, type SavedImage, type SecretSet,
+  type ApplyResult, type DestroyPlan, type Plan, removalChanges, type Removed, type SavedImage, type SecretSet,
 } from '../engine';
 
-/** `summary` counts; `changes` one object per planned item (engine/changes.ts), no-ops included. */
-export function planJson(plan: Plan, secrets: SecretSet) {
-  return { summary: planSummary(plan), changes: planChanges(plan, secrets) };
-}
 
 export function formatFiles(files: readonly SavedImage[] | undefined): string[] {
   return (files ?? []).flatMap((f) => [

@@ -116,7 +116,7 @@ describe('the bundled GitHub Action', () => {
     expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'prune', 'timeout-minutes', 'output-dir', 'builders', 'vars', 'var-files']);
     expect(meta.inputs.prune!.default).toBe('false');
     expect(meta.inputs.publish!.default).toBe('true');
-    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'target', 'changes', 'subject-checksums', 'result']);
+    expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'sbom-files', 'target', 'changes', 'subject-checksums', 'result']);
   });
 
   it('applies local.yml: outputs, groups, summary; a second run reuses the image', async () => {
@@ -137,7 +137,10 @@ describe('the bundled GitHub Action', () => {
     expect(again.code, again.stdout).toBe(0);
     const file = path.join(cwd, 'images', 'example-web-1.0.qcow2');
     const second = JSON.parse(again.outputs.result!) as ActionResult;
-    expect(second).toMatchObject({ mode: 'apply', changes: false, applianceUri: r.outputs['appliance-uri'] });
+    expect(second).toMatchObject({ ok: true, mode: 'apply', summary: { changes: false }, applianceUri: r.outputs['appliance-uri'] });
+    // The SBOMs saved beside the image: in its entry and in the sbom-files output.
+    expect(second.images[0]!.sboms).toEqual({ spdx: `${file}.spdx.json`, cyclonedx: `${file}.cdx.json` });
+    expect(again.outputs['sbom-files']!.split('\n').sort()).toEqual([`${file}.cdx.json`, `${file}.spdx.json`]);
     expect(second.images).toEqual([expect.objectContaining({ action: 'reuse', reused: true, imageUri: result[0]!.imageUri, file })]);
     expect(again.outputs.changes).toBe('false');
     // plan, after that: the same shape, nothing to do, the same image.
@@ -146,8 +149,8 @@ describe('the bundled GitHub Action', () => {
     const planned = JSON.parse(plan.outputs.result!) as ActionResult;
     expect(Object.keys(planned)).toEqual(Object.keys(second));
     expect(Object.keys(planned.images[0]!)).toEqual(Object.keys(second.images[0]!));
-    expect(planned).toMatchObject({ mode: 'plan', changes: false, applianceUri: r.outputs['appliance-uri'], summary: { generate: 0, reuseImages: 1 } });
-    expect(planned.images).toEqual([{ ...second.images[0]!, file: null }]);
+    expect(planned).toMatchObject({ ok: true, mode: 'plan', applianceUri: r.outputs['appliance-uri'], summary: { changes: false, generate: 0, reuseImages: 1 } });
+    expect(planned.images).toEqual([{ ...second.images[0]!, file: null, sboms: {} }]);
     expect(plan.outputs.changes).toBe('false');
     // output-dir: the image file for actions/upload-artifact, its sha256 checked by a tool that is not ours.
     expect(again.outputs['image-files']).toBe(file);
@@ -176,16 +179,18 @@ describe('the bundled GitHub Action', () => {
     const r = await runAction({ file: 'plan.yml', mode: 'plan', ...creds }, { cwd });
     expect(r.code, r.stdout).toBe(0);
     const plan = JSON.parse(r.outputs.result!) as ActionResult;
-    expect(plan).toMatchObject({ mode: 'plan', target: svc.server.url, changes: true, applianceUri: null, summary: { changes: true, generate: 1 } });
+    expect(plan).toMatchObject({ ok: true, mode: 'plan', target: svc.server.url, applianceUri: null, summary: { changes: true, generate: 1 } });
     expect(r.outputs.target).toBe(svc.server.url);
-    // result.plan is the list of changes of `appliance-forge plan --json`, from the same engine code.
-    expect(plan.plan).toContainEqual(expect.objectContaining({ kind: 'appliance', name: 'example-plan 1.0', action: 'create', before: null }));
+    // result is the document of `appliance-forge plan --json`: `changes` the list, `ok`, the same images.
+    expect(plan.changes).toContainEqual(expect.objectContaining({ kind: 'appliance', name: 'example-plan 1.0', action: 'create', before: null }));
     const cli = await runCli(['plan', 'plan.yml', '--json'], {
       cwd, env: { APPLIANCE_FORGE_URL: creds.url!, APPLIANCE_FORGE_USER: creds.user!, APPLIANCE_FORGE_API_KEY: creds['api-key']!, APPLIANCE_FORGE_SECRET_KEY: creds['secret-key']! },
     });
     expect(cli.code, cli.stderr).toBe(0);
-    expect(plan.plan).toEqual((JSON.parse(cli.stdout) as { changes: unknown[] }).changes);
-    expect(plan.images).toEqual([{ builder: 0, format: 'QCOW2', action: 'generate', imageUri: null, sha256: null, size: null, reused: false, displayName: null, cloudId: null, publicationReused: null, file: null }]);
+    const { warnings, ...document } = JSON.parse(cli.stdout) as ActionResult & { warnings: unknown[] };
+    expect(warnings).toEqual([]);
+    expect(plan).toEqual(document);
+    expect(plan.images).toEqual([{ builder: 0, format: 'QCOW2', action: 'generate', imageUri: null, sha256: null, size: null, reused: false, displayName: null, cloudId: null, publicationReused: null, file: null, sboms: {} }]);
     expect(r.outputs.changes).toBe('true');
     expect(r.summary).toContain('<h3>Plan for example-plan 1.0</h3>');
   });
@@ -203,7 +208,7 @@ describe('the bundled GitHub Action', () => {
     await c.applianceOSProfile_create({ aid, body: { kind: 'LinuxProfile', name: 'Minimal', standardProfileUri: profile.uri! } });
     const img = await c.machineImage_generate({ aid, body: { targetFormat: { name: 'QCOW2' } } });
     await c.machineImageGeneration_cancel({ aid, itid: img.uri!.split('/').pop()! });
-    const deletes = (r: ActionRun) => (JSON.parse(r.outputs.result!) as ActionResult).plan.filter((x) => x.action === 'delete');
+    const deletes = (r: ActionRun) => (JSON.parse(r.outputs.result!) as ActionResult).changes.filter((x) => x.action === 'delete');
     const off = await runAction({ file: 'local.yml', ...creds, mode: 'plan' }, { cwd });
     expect(off.code, off.stdout).toBe(0);
     expect(deletes(off)).toEqual([]);
@@ -247,6 +252,8 @@ describe('the bundled GitHub Action', () => {
     expect(r.stdout).toContain('::error file=bad.yml,line=8,col=15::builders[0].hardwareSettings.memory: environment variable NOPE is not set');
     expect(r.stdout).toContain('::warning file=bad.yml,line=6,col=5::unknown field "colour" in builders[0] (ignored)');
     expect(r.stdout).toMatch(/::error::2 problems in the declaration/);
+    expect(r.summary).toContain('<h3>apply of bad.yml: failed</h3>');
+    expect(r.summary).toContain('bad.yml:2:3: error: stack.version is required');
   });
 
   it('plan runs validate\'s checks first: a misspelled time zone is an annotation at its line, not a plan', async () => {
@@ -285,6 +292,9 @@ describe('the bundled GitHub Action', () => {
     const r = await runAction({ file: 'local.yml', ...creds, 'secret-key': wrong }, { cwd });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/::error::the service refused the credentials \(401\)/);
+    // The step summary says so too, not only an annotation.
+    expect(r.summary).toContain('<h3>apply of local.yml: failed</h3>');
+    expect(r.summary).toContain('the service refused the credentials (401)');
     expect(unmasked(r.stdout) + JSON.stringify(r.outputs) + r.summary).not.toContain(wrong);
   });
 

@@ -41,7 +41,7 @@ describe('bundle sources stay inside the declaration folder', () => {
     const { decl } = workspace(['../outside.txt', ABSOLUTE, 'files/escape.txt', 'files/inner.html']);
     for (const args of [['validate', 'app.yml'], ['validate', 'app.yml', '--strict']]) {
       const r = await runCli(args, { cwd: decl });
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, r.stderr).toBe(2);
       const lines = r.stderr.split('\n').filter((l) => l.includes('is outside the declaration\'s folder'));
       expect(lines).toHaveLength(3);
       for (const l of lines) expect(l).toMatch(/^app\.yml:\d+:\d+: error: bundle source \S+ is outside the declaration's folder \(it is \S+outside\.txt\).*--allow-outside-sources/);

@@ -32,7 +32,7 @@ describe('error output', () => {
     // Text, then a byte that is never UTF-8, then noise: the position is where the text ends.
     writeFileSync(path.join(dir, 'small.bin'), Buffer.concat([Buffer.from('stack:\n  name: x\n'), Buffer.from([0xff]), randomBytes(200_000)]));
     const big = await runCli(['validate', 'random.bin'], { cwd: dir });
-    expect(big.code).toBe(1);
+    expect(big.code).toBe(2);
     expect(big.stderr).toBe('random.bin:1:1: error: larger than 1 MiB: too large for a YAML or JSON declaration\n');
     expect(big.stdout).toBe('random.bin: invalid (1 error, 0 warnings)\n');
     const bin = await runCli(['validate', 'small.bin'], { cwd: dir });
@@ -46,7 +46,7 @@ describe('error output', () => {
   it('thousands of problems: the first ones, then "… and K more"; the counts stay exact, in JSON too', async () => {
     writeFileSync(path.join(dir, 'dups.yml'), 'a: 1\n'.repeat(2000));
     const r = await runCli(['validate', 'dups.yml'], { cwd: dir });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(PROBLEMS_LISTED + 1);
     expect(lines[0]).toBe('dups.yml:2:1: error: map keys must be unique');
@@ -66,7 +66,7 @@ describe('error output', () => {
     // The issue's case: `validate README.md` printed 61 KB.
     copyFileSync(path.join(root, 'README.md'), path.join(dir, 'README.md'));
     const r = await runCli(['validate', 'README.md'], { cwd: dir });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr.length).toBeLessThan(6 * 1024);
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines.length).toBeGreaterThan(1);

