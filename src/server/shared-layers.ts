@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { digestFile } from '../digest';
+import { ForgeError } from '../errors';
 import type { SharedLayerMeta, SharedLayerTier } from '../imaging/os';
 import type { InstalledPackage } from '../imaging/system';
 import type { BlobStore } from './blobs/port';
@@ -12,8 +13,13 @@ import type { LayerIndex } from './store/port';
 /** Shared layers not used for this long leave the index (and their blobs the bucket, at the next sweep). */
 export const SHARED_LAYER_DAYS = 30;
 
-export class SharedLayerError extends Error {
-  override readonly name = 'SharedLayerError';
+/** A shared layer's archive that is not what was stored: the layer is then built here (a warning, never a failed build). */
+export class SharedLayerError extends ForgeError {
+  static readonly code = 'E_SHARED_LAYER';
+  constructor(message: string) {
+    super(message);
+    this.name = 'SharedLayerError';
+  }
 }
 
 export function sharedLayers(index: LayerIndex, blobs: BlobStore): SharedLayerTier {

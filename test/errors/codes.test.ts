@@ -50,6 +50,7 @@ const SAMPLE_ARGS: Readonly<Record<string, readonly unknown[]>> = {
   ServerConfigError: ['--role worker needs the database every node of a farm shares'],
   ServiceError: [404, 'no appliance 7'],
   ImagingError: ['input', 'bad size'],
+  SharedLayerError: ['the shared OS layer 0123456789ab is not the file that was stored'],
   DebianIndexError: ['checksum', 'Packages: sha256 differs'],
   OpenStackError: ['auth', 'Keystone refused the login'],
   BootCheckError: ['input', 'no such image'],

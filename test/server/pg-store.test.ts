@@ -262,7 +262,7 @@ describe.skipIf(skip !== undefined)('store on PostgreSQL', () => {
     const opened = await Promise.all([open(url), open(url), open(url)]);
     expect(opened).toHaveLength(3);
     const versions = await sql<{ version: number }>(url, 'SELECT version FROM appliance_forge.schema_migrations ORDER BY version');
-    expect(versions).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(versions).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     const triggers = await sql<{ name: string }>(url, "SELECT tgname AS name FROM pg_trigger WHERE tgrelid IN ('appliance_forge.records'::regclass, 'appliance_forge.users'::regclass) ORDER BY tgname");
     expect(triggers.map((t) => t.name)).toEqual(['records_changed', 'records_truncated', 'users_changed', 'users_truncated']);
     // A store opened later finds nothing to do, and works.
