@@ -267,7 +267,7 @@ describe.skipIf(skip !== undefined)('store on PostgreSQL', () => {
     expect(triggers.map((t) => t.name)).toEqual(['records_changed', 'records_truncated', 'users_changed', 'users_truncated']);
     // A store opened later finds nothing to do, and works.
     const later = await open(url);
-    expect(await sql(url, 'SELECT count(*)::int AS n FROM appliance_forge.schema_migrations')).toEqual([{ n: 2 }]);
+    expect(await sql(url, 'SELECT count(*)::int AS n FROM appliance_forge.schema_migrations')).toEqual([{ n: 3 }]);
     await later.insertUser('u', false, null, {});
     expect((await opened[0].getUser('u'))?.login).toBe('u');
   });
