@@ -8,6 +8,7 @@ import { describeFailure } from '../engine/failure';
 import { asksForHelp } from './options';
 import { packageVersion } from './version';
 import { peerHint } from '../engine/peer-packages';
+import { nearMiss } from '../engine/platform-keys';
 
 const COMMANDS: CommandTable = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
@@ -52,7 +53,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const entry = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!entry) {
-    process.stderr.write(`appliance-forge: unknown command ${echo(name)}\n${usage()}`);
+    // `aply` → apply; `--versoin` is an option, not a command: --version.
+    const option = name.startsWith('-');
+    const near = nearMiss(name.replace(/^-+/, ''), option ? ['version', 'help'] : Object.keys(COMMANDS));
+    const meant = near ? `; did you mean ${option ? `--${near}` : near}?` : '';
+    process.stderr.write(`appliance-forge: unknown ${option ? 'option' : 'command'} ${echo(name)}${meant}\n${usage()}`);
     return 2;
   }
   // With --detailed-exitcode, 2 means "changes present": a usage error is then 1, as terraform does.

@@ -7,6 +7,7 @@ import { UsageError, type OptionTable as Options } from './command';
 import { messageOf } from '../errors';
 import type { Vars } from '../engine/env-refs';
 import { collectVars, VarsError } from '../engine/vars';
+import { nearMiss } from '../engine/platform-keys';
 
 export type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
 
@@ -111,6 +112,18 @@ export function acceptSingleDash(args: readonly string[], known: Options): strin
   return out;
 }
 
+/**
+ * parseArgs's error in this command line's words: an unknown option is named once, with the option a typo most
+ * likely meant (`--jsn` → --json), instead of Node's advice about positionals (with its unbalanced quotes).
+ */
+function parseArgsText(e: unknown, options: Options): string {
+  const unknown = (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']+)'/.exec(messageOf(e))?.[1] : undefined;
+  if (unknown === undefined) return messageOf(e);
+  const long = unknown.startsWith('--');
+  const near = long ? nearMiss(unknown.slice(2).split('=')[0]!, Object.keys(options)) : undefined;
+  return `unknown option ${unknown}${near ? `; did you mean --${near}?` : ''}`;
+}
+
 /** parseArgs with the deprecated and single-dash spellings accepted; a parse error is a usage error that shows the usage. */
 export function parseCommandArgs<O extends Options>(
   args: readonly string[],
@@ -123,7 +136,7 @@ export function parseCommandArgs<O extends Options>(
     if (!o.positionals && r.positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(r.positionals[0])}\n${o.usage}`);
     return r;
   } catch (e) {
-    if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError(`${messageOf(e)}\n${o.usage.split("\n")[0]} (--help for the options)`);
+    if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError(`${parseArgsText(e, options)}\n${o.usage.split("\n")[0]} (--help for the options)`);
     throw e;
   }
 }

@@ -3,7 +3,7 @@
 // Action. The message is built from the error's code (a system error's code in words, never a
 // class's prefix or code), bounded in length, and always masked.
 import { systemErrorText } from '../error-text';
-import { ApiError, TransportError } from '../client/errors';
+import { ApiError, HttpError, TransportError } from '../client/errors';
 import { AbortedError, isForgeError } from '../errors';
 import { ApplyError, UsageError } from './errors';
 import { DeclarationError, type Problem } from './problems';
@@ -27,7 +27,8 @@ export interface Deadline {
 /** A failure's message is one screen at most (a usage error's text included); declaration problems are bounded by count (problems.ts). */
 const MESSAGE_CHARS = 4000;
 
-export function describeFailure(e: unknown, secrets: Pick<SecretSet, 'mask'>, deadline?: Deadline): Failure {
+/** `service.url`: the base URL the run was given, for a hint when the service answers 404 at its root. */
+export function describeFailure(e: unknown, secrets: Pick<SecretSet, 'mask'>, deadline?: Deadline, service?: { readonly url?: string | undefined }): Failure {
   const base = { problems: [] as Problem[], interrupted: false, exitCode: 1 as const };
   if (isForgeError(e, DeclarationError)) {
     return { ...base, exitCode: 2, message: secrets.mask(e.message), problems: e.problems.map((p) => ({ ...p, message: secrets.mask(p.message) })) };
@@ -37,8 +38,29 @@ export function describeFailure(e: unknown, secrets: Pick<SecretSet, 'mask'>, de
   const timedOut = reason instanceof DOMException && reason.name === 'TimeoutError' ? deadline?.bound : undefined;
   if (isForgeError(e, AbortedError) && timedOut === undefined) return { ...base, interrupted: true, message: `interrupted: ${secrets.mask(e.message)}` };
   const usage = isForgeError(e, UsageError) || /^ERR_PARSE_ARGS/.test(codeOf(e) ?? '');
-  const message = secrets.mask(timedOut === undefined ? messageFor(e) : `timed out after ${timedOut}: ${messageFor(e)}`);
+  const text = `${messageFor(e)}${baseUrlHint(e, service?.url) ?? ''}`;
+  const message = secrets.mask(timedOut === undefined ? text : `timed out after ${timedOut}: ${text}`);
   return { ...base, exitCode: usage ? 2 : 1, message: message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message };
+}
+
+/**
+ * A 404 from a base URL whose path does not end in /api (the reference server's and the platform's API both live
+ * there): most likely the URL is the site's root, not the API's, so the hint names the URL to try.
+ */
+function baseUrlHint(e: unknown, url: string | undefined): string | undefined {
+  const status = isForgeError(e, ApiError) || isForgeError(e, HttpError) ? e.status : undefined;
+  if (status !== 404 || url === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (!/^https?:$/.test(u.protocol) || /\/api\/?$/.test(u.pathname)) return undefined;
+  u.username = '';
+  u.password = '';
+  const base = u.href.replace(/\/+$/, '');
+  return `; is ${base} the service's base URL? The API is usually under /api (${base}/api)`;
 }
 
 function messageFor(e: unknown): string {

@@ -286,6 +286,17 @@ describe('the bundled GitHub Action', () => {
     expect(planned.stdout.length).toBeLessThan(8192);
   });
 
+  it('a url without /api: the failure hints at the base URL, in the annotation and the job summary', async () => {
+    const cwd = workspace();
+    const root = svc.server.url.replace(/\/api\/?$/, '');
+    const r = await runAction({ file: 'local.yml', ...creds, url: root, mode: 'plan' }, { cwd });
+    expect(r.code).toBe(1);
+    const hint = `is ${root} the service's base URL? The API is usually under /api (${root}/api)`;
+    expect(r.stdout).toContain(hint);
+    expect(r.summary).toContain('<h3>plan of local.yml: failed</h3>');
+    expect(r.summary).toContain(hint);
+  });
+
   it('a wrong secret key fails the step with a clear message and no secret', async () => {
     const cwd = workspace();
     const wrong = 'WRONG-action-secret-0123456789';

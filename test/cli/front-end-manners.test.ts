@@ -40,4 +40,33 @@ describe('the command line fails alike and cleanly', () => {
     expect(status).toBe('exit status: 0 ok (or nothing to remove), 2 invalid file or usage, 1 declined or any other failure, 130 interrupted');
     expect((await runCli(['plan', '--help'])).stdout).toContain('single dash works too: -var, -var-file, -only, -except, -json.');
   });
+
+  it('a 404 at the root of a URL without /api: a hint about the base URL, in plan and list', async () => {
+    const dir = examplesWorkspace();
+    const root = svc.server.url.replace(/\/api\/?$/, '');
+    expect(root).not.toBe(svc.server.url);
+    for (const args of [['plan', 'local.yml'], ['list']]) {
+      const r = await runCli(args, { cwd: dir, env: { ...creds, APPLIANCE_FORGE_URL: root } });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`is ${root} the service's base URL? The API is usually under /api (${root}/api)`);
+    }
+    const right = await runCli(['list'], { cwd: dir, env: creds });
+    expect(right.stderr).not.toContain('base URL');
+  }, 120_000);
+
+  it('"did you mean" for a command, a top-level option and a command\'s option; no raw parseArgs text', async () => {
+    const aply = await runCli(['aply', 'local.yml']);
+    expect(aply.code).toBe(2);
+    expect(aply.stderr.split('\n')[0]).toBe('appliance-forge: unknown command "aply"; did you mean apply?');
+    const versoin = await runCli(['--versoin']);
+    expect(versoin.code).toBe(2);
+    expect(versoin.stderr.split('\n')[0]).toBe('appliance-forge: unknown option "--versoin"; did you mean --version?');
+    const jsn = await runCli(['validate', 'local.yml', '--jsn'], { cwd: examplesWorkspace() });
+    expect(jsn.code).toBe(2);
+    expect(jsn.stderr).toBe('appliance-forge validate: unknown option --jsn; did you mean --json?\nusage: appliance-forge validate FILE [options] (--help for the options)\n');
+    const plan = await runCli(['plan', 'local.yml', '--no-pubish'], { cwd: examplesWorkspace() });
+    expect(plan.code).toBe(2);
+    expect(plan.stderr).toContain('unknown option --no-pubish; did you mean --no-publish?');
+    expect(plan.stderr).not.toContain('positional');
+  });
 });
