@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { examplesWorkspace, startTestService, type TestService } from '../engine/helpers/service';
-import { cliBundle, runCli } from './helpers/cli';
+import { cliBundle, connectionEnv, runCli } from './helpers/cli';
 
 describe('the command line fails alike and cleanly', () => {
   let svc: TestService;
@@ -14,7 +14,7 @@ describe('the command line fails alike and cleanly', () => {
   beforeAll(async () => {
     cliBundle();
     svc = await startTestService();
-    creds = { APPLIANCE_FORGE_URL: svc.server.url, APPLIANCE_FORGE_USER: svc.login, APPLIANCE_FORGE_API_KEY: svc.publicKey, APPLIANCE_FORGE_SECRET_KEY: svc.secretKey };
+    creds = connectionEnv(svc.server.url, svc);
   });
   afterAll(async () => svc?.close());
 

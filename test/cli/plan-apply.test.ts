@@ -5,7 +5,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { examplesWorkspace, openStackEnv, startTestService, type TestService } from '../engine/helpers/service';
-import { cliBundle, runCli } from './helpers/cli';
+import { cliBundle, connectionEnv, runCli } from './helpers/cli';
 import { createClient } from '../../src/client';
 import { uriParams } from '../../src/model/uris';
 
@@ -20,7 +20,7 @@ describe('appliance-forge plan / apply', () => {
   beforeAll(async () => {
     cliBundle();
     svc = await startTestService();
-    creds = { APPLIANCE_FORGE_URL: svc.server.url, APPLIANCE_FORGE_USER: svc.login, APPLIANCE_FORGE_API_KEY: svc.publicKey, APPLIANCE_FORGE_SECRET_KEY: svc.secretKey };
+    creds = connectionEnv(svc.server.url, svc);
   });
   afterAll(async () => svc?.close());
 
