@@ -54,6 +54,25 @@ async function query(url, text, values = []) {
   }
 }
 
+/** Deletes what a farm left under its bucket prefix: the runs leave GiBs of images, and Swift refuses writes near a full disk. */
+async function removePrefix(prefix) {
+  const { S3Client, ListObjectsV2Command, DeleteObjectsCommand, ListMultipartUploadsCommand, AbortMultipartUploadCommand } = require('@aws-sdk/client-s3');
+  const s3 = new S3Client({ endpoint: s3Env.S3_ENDPOINT, region: s3Env.S3_REGION, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+  const Bucket = s3Env.S3_BUCKET;
+  try {
+    for (const u of (await s3.send(new ListMultipartUploadsCommand({ Bucket, Prefix: `${prefix}/` }))).Uploads ?? []) {
+      await s3.send(new AbortMultipartUploadCommand({ Bucket, Key: u.Key, UploadId: u.UploadId }));
+    }
+    for (let round = 0; round < 1000; round++) {
+      const keys = ((await s3.send(new ListObjectsV2Command({ Bucket, Prefix: `${prefix}/` }))).Contents ?? []).map((o) => ({ Key: o.Key }));
+      if (keys.length === 0) break;
+      await s3.send(new DeleteObjectsCommand({ Bucket, ChecksumAlgorithm: 'MD5', Delete: { Objects: keys, Quiet: true } }));
+    }
+  } finally {
+    s3.destroy();
+  }
+}
+
 /** A farm of its own: a fresh database and bucket prefix, one secret key, an API node here. */
 async function farm(name) {
   const db = `af_bench_${name.replace(/\W/g, '_')}_${randomBytes(3).toString('hex')}`;
@@ -61,7 +80,8 @@ async function farm(name) {
   const u = new URL(pgEnv.DATABASE_URL);
   u.pathname = `/${db}`;
   const databaseUrl = u.toString();
-  const blobStore = `s3://${s3Env.S3_BUCKET}/bench-${name}-${randomBytes(3).toString('hex')}?endpoint=${encodeURIComponent(s3Env.S3_ENDPOINT)}&region=${s3Env.S3_REGION}&path-style=true`;
+  const prefix = `bench-${name}-${randomBytes(3).toString('hex')}`;
+  const blobStore = `s3://${s3Env.S3_BUCKET}/${prefix}?endpoint=${encodeURIComponent(s3Env.S3_ENDPOINT)}&region=${s3Env.S3_REGION}&path-style=true`;
   const dir = mkdtempSync(join(work, `${name}-`));
   const secretKeyFile = join(dir, 'secret.key');
   writeFileSync(secretKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
@@ -100,6 +120,7 @@ async function farm(name) {
       for (const u of users) await u.client.close();
       await api.close();
       await query(pgEnv.DATABASE_URL, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+      await removePrefix(prefix);
     },
   };
 }
@@ -297,7 +318,8 @@ try {
     const u = new URL(pgEnv.DATABASE_URL);
     u.pathname = `/${db}`;
     const store = await openPgStore(u.toString(), { now: () => new Date() });
-    const blobs = await openS3Blobs(`s3://${s3Env.S3_BUCKET}/bench-layers-${randomBytes(3).toString('hex')}?endpoint=${encodeURIComponent(s3Env.S3_ENDPOINT)}&region=${s3Env.S3_REGION}&path-style=true`);
+    const layersPrefix = `bench-layers-${randomBytes(3).toString('hex')}`;
+    const blobs = await openS3Blobs(`s3://${s3Env.S3_BUCKET}/${layersPrefix}?endpoint=${encodeURIComponent(s3Env.S3_ENDPOINT)}&region=${s3Env.S3_REGION}&path-style=true`);
     const tier = sharedLayers(store.layers, blobs);
     const spec = { suite: 'bookworm', arch: 'amd64', profile: 'Minimal', packages: [{ name: 'nginx' }], kernel: 'cloud', cloudInit: false, mirror: defaultMirror() };
     chmodSync(work, 0o711); // the build's user namespace passes through to the caches
@@ -325,6 +347,7 @@ try {
       summary('scale-out', 'shared OS layer hit, s', Number(hitSeconds.toFixed(1)), Number(coldSeconds.toFixed(1)), Number((hitSeconds / coldSeconds).toFixed(2)), 'against the cold build');
     } finally {
       blobs.close();
+      await removePrefix(layersPrefix);
       await store.close();
       await query(pgEnv.DATABASE_URL, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
     }

@@ -15,6 +15,7 @@ import { AbortedError, isForgeError } from '../../src/errors';
 import type { BlobStore } from '../../src/server/blobs/port';
 import { openS3Blobs, type S3Blobs } from '../../src/server/blobs/s3';
 import { BlobStoreError, describeS3Location, parseS3Url, renderS3Url } from '../../src/server/blobs/s3-url';
+import { toServiceError } from '../../src/server/http/errors';
 import { isServiceError } from '../../src/server/service-error';
 import { s3Unavailable, startS3, type S3Service } from '../support/s3';
 import { tempDir } from './helpers';
@@ -398,8 +399,15 @@ describe.skipIf(unavailable !== undefined)('S3Blobs on a real S3 service (Swift 
     const shown = `${String(e)} ${(e as Error).stack ?? ''} ${JSON.stringify(e)} ${inspect(e, { depth: 10, showHidden: true })}`;
     expect(shown).not.toContain(wrong);
     expect(shown).not.toContain(s3.credentials.secretAccessKey);
-    // And nothing was written with it.
-    expect(await rejection(store.write(chunked(randomBytes(100)), 'files', 'nope.bin', MIB))).toBeInstanceOf(BlobStoreError);
+    // And nothing was written with it; a route answers that failure 503 with Retry-After, naming neither bucket nor endpoint.
+    const written = await rejection(store.write(chunked(randomBytes(100)), 'files', 'nope.bin', MIB));
+    expect(written).toBeInstanceOf(BlobStoreError);
+    const answered = toServiceError(written);
+    expect(answered.statusCode).toBe(503);
+    expect(answered.headers['Retry-After']).toBe('30');
+    expect(answered.message).toMatch(/^the service's blob store failed \(S3 403 SignatureDoesNotMatch\): retry later/);
+    expect(answered.message).not.toContain(s3.bucket);
+    expect(answered.message).not.toContain('127.0.0.1');
     await expectNothingUnder('wrong-secret');
   });
 

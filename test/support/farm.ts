@@ -124,6 +124,7 @@ export async function startFarm(o: FarmOptions = {}): Promise<Farm> {
       await Promise.all(workers.map((w) => w.kill('SIGTERM')));
       await api.close();
       await db.drop();
+      await s3.remove(sub); // its blobs: GiBs after the large uploads and builds
       rmSync(root, { recursive: true, force: true });
     },
   };

@@ -35,6 +35,8 @@ export interface S3Service {
   uploads(sub?: string): Promise<MultipartUpload[]>;
   /** Names in Swift's hidden `<bucket>+segments` container under it (parts of multipart uploads), through Swift's own API. */
   segments(sub?: string): Promise<string[]>;
+  /** Removes everything under `<prefix>/<sub>/` (objects and multipart uploads); the client stays open. */
+  remove(sub: string): Promise<void>;
   /** Removes everything under the prefix (objects and multipart uploads) and closes the client. */
   cleanUp(): Promise<void>;
 }
@@ -100,17 +102,55 @@ export async function startS3(): Promise<S3Service | { skip: string }> {
   return {
     env, endpoint, region, bucket, prefix, credentials, client, objects, uploads, segments,
     url: (sub) => `s3://${bucket}/${prefix}${sub ? `/${sub}` : ''}?endpoint=${encodeURIComponent(endpoint)}&region=${region}&path-style=true`,
+    remove: async (sub) => {
+      await removeUnder(client, bucket, under(sub));
+    },
     cleanUp: async () => {
-      for (const u of await uploads()) {
-        await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }));
-      }
-      const keys = (await objects()).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
-      for (let i = 0; i < keys.length; i += 1000) {
-        await client.send(new DeleteObjectsCommand({ Bucket: bucket, ChecksumAlgorithm: 'MD5', Delete: { Objects: keys.slice(i, i + 1000), Quiet: true } }));
-      }
+      await removeUnder(client, bucket, under());
       client.destroy();
     },
   };
+}
+
+/** Aborts the multipart uploads and deletes the objects under `prefix` (Swift drops an upload's segments with it). */
+async function removeUnder(client: S3Client, bucket: string, prefix: string): Promise<number> {
+  let removed = 0;
+  for (let pages = 0; pages < 100; pages++) {
+    const page = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }));
+    for (const u of page.Uploads ?? []) await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }));
+    if (!page.IsTruncated) break;
+  }
+  // Deleting while listing: each round lists the first page of what is left, so no continuation token goes stale.
+  for (let rounds = 0; rounds < 1000; rounds++) {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: 1000 }));
+    const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
+    if (keys.length === 0) break;
+    await client.send(new DeleteObjectsCommand({ Bucket: bucket, ChecksumAlgorithm: 'MD5', Delete: { Objects: keys, Quiet: true } }));
+    removed += keys.length;
+  }
+  return removed;
+}
+
+/**
+ * At the end of a run: removes every test file's prefix (`forge-tests/…`) from the loopback S3 if it runs,
+ * without starting it. Farm builds and large uploads leave GiBs there; Swift refuses writes (507) once
+ * the disk nears full, which made a whole run's farm suites fail with 500s.
+ */
+export async function sweepS3Tests(): Promise<number> {
+  const envFile = `${process.env.FORGE_S3_STATE_DIR ?? '/var/tmp/forge-s3'}/s3.env`;
+  if (!existsSync(envFile)) return 0;
+  const env = parseEnvFile(readFileSync(envFile, 'utf8'));
+  const { S3_ENDPOINT: endpoint, S3_REGION: region, S3_BUCKET: bucket, AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey } = env;
+  if (!endpoint || !region || !bucket || !accessKeyId || !secretAccessKey || new URL(endpoint).hostname !== '127.0.0.1') return 0;
+  const client = new S3Client({
+    endpoint, region, credentials: { accessKeyId, secretAccessKey }, forcePathStyle: true, maxAttempts: 1,
+    requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  try {
+    return await removeUnder(client, bucket, 'forge-tests/');
+  } finally {
+    client.destroy();
+  }
 }
 
 /** Runs the start script; retried a few times when another install holds apt's lock. Its last stdout line is the env file. */

@@ -5,9 +5,10 @@ import type { Duplex } from 'node:stream';
 import { encode, formatOfAccept, MEDIA_TYPE, type Format } from '../../codec';
 import { DecodeError, FiqlError, isForgeError, messageOf } from '../../errors';
 import { escapeChars, replaceNonXml } from '../../model/text-rules';
+import { BlobStoreError } from '../blobs/s3-url';
 import { isServiceError, ServiceError } from '../service-error';
 
-/** Map anything thrown to a ServiceError: ours as is, decode/FIQL → 400/415, Fastify's 4xx kept, rest 500. */
+/** Map anything thrown to a ServiceError: ours as is, decode/FIQL → 400/415, a full disk 507, the blob store's service 503, Fastify's 4xx kept, rest 500. */
 export function toServiceError(e: unknown): ServiceError {
   if (isServiceError(e)) return e;
   if (isForgeError(e, DecodeError)) {
@@ -17,6 +18,12 @@ export function toServiceError(e: unknown): ServiceError {
   // A full disk is the service's condition, not a bug: 507 Insufficient Storage, not a bare 500.
   const errno = (e as { code?: unknown } | null)?.code;
   if (errno === 'ENOSPC' || errno === 'EDQUOT') return new ServiceError(507, 'the service has no storage space left for this request');
+  // The blob store's service refused or could not be reached (Swift answers 503 when its disk is full):
+  // the service is unavailable for now, not broken. The bucket and endpoint stay in the server's log.
+  if (isForgeError(e, BlobStoreError) && e.kind === 's3') {
+    const said = [e.status, e.s3Code].filter((x) => x !== undefined).join(' ');
+    return new ServiceError(503, `the service's blob store failed${said ? ` (S3 ${said})` : ''}: retry later, or tell the service's operator`, { 'Retry-After': '30' });
+  }
   const status = (e as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = (e as { code?: string }).code;
