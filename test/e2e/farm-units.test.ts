@@ -1,5 +1,5 @@
-// The README's build farm as systemd units ("Running a build farm"): its environment file, API unit
-// and worker template are read from the README itself, checked with `systemd-analyze verify`, then run as
+// The build farm of docs/server.md as systemd units ("Running a build farm"): its environment file, API
+// unit and worker template are read from that page itself, checked with `systemd-analyze verify`, then run as
 // systemd would run them (the ExecStart command line, the EnvironmentFile's variables, %i, SIGTERM to
 // stop) against PostgreSQL and S3 on 127.0.0.1: one API node and two workers build a real image. Only
 // the places are changed: the binary (this checkout's CLI), the folders, the key, the database and bucket,
@@ -24,13 +24,13 @@ const hasAnalyze = (() => {
   }
 })();
 const skip = farmUnavailable() ?? (hasAnalyze ? undefined : 'no systemd-analyze (Debian package systemd)');
-if (skip) console.warn(`SKIP the README's farm units: ${skip}`);
+if (skip) console.warn(`SKIP the farm units of docs/server.md: ${skip}`);
 
-/** The README's fenced block whose first line is `# <file>` (its path after the marker). */
+/** The fenced block of docs/server.md whose first line is `# <file>` (its path after the marker). */
 function readmeFile(name: string): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(path.join(ROOT, 'docs/server.md'), 'utf8');
   const block = [...readme.matchAll(/```ini\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.startsWith(`# ${name}`));
-  if (!block) throw new Error(`README.md has no ini block starting "# ${name}"`);
+  if (!block) throw new Error(`docs/server.md has no ini block starting "# ${name}"`);
   return block;
 }
 
@@ -45,7 +45,7 @@ interface Unit {
   lines: string[];
 }
 
-describe.skipIf(skip !== undefined)("README's farm as systemd units", () => {
+describe.skipIf(skip !== undefined)('the farm of docs/server.md as systemd units', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'forge-units-'));
   const units: Unit[] = [];
   let drop = async (): Promise<void> => undefined;
@@ -129,7 +129,7 @@ describe.skipIf(skip !== undefined)("README's farm as systemd units", () => {
     const health = (await (await fetch(`${url}/health`)).json()) as { status: string; store: { backend: string }; blobs: { backend: string } };
     expect(health).toMatchObject({ status: 'ok', role: 'api', store: { backend: 'postgres' }, blobs: { backend: 's3' } });
 
-    // A user made as the README says, then a small image built by whichever worker claims it.
+    // A user made as docs/server.md says, then a small image built by whichever worker claims it.
     const made = execFileSync(path.join(dir, 'appliance-forge'), ['users', 'add', 'alice', '--data-dir', path.join(dir, 'lib', 'admin'), '--secret-key-file', path.join(dir, 'secret.key'), '--json'], { env: { ...process.env, ...env } });
     const alice = JSON.parse(made.toString()) as { login: string; publicKey: string; secretKey: string };
     const c = createClient({ url, auth: alice, retry: false });

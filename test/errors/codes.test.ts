@@ -1,5 +1,5 @@
-// The error tree as the README promises it: every error class the sources declare (and the public entry
-// points export) extends ForgeError with a code of its own, the README's table lists exactly those codes
+// The error tree as docs/client.md promises it: every error class the sources declare (and the public entry
+// points export) extends ForgeError with a code of its own, docs/client.md's table lists exactly those codes
 // with the command line's exit code for each, and `instanceof` / `isForgeError` recognise an error made by
 // a second copy of the package: an esbuild bundle of the defining modules, made as the Action's bundle is.
 import { readdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
@@ -98,14 +98,14 @@ function entryPoints(): string[] {
   });
 }
 
-/** The README's table: code → [class, exit code]. */
+/** The table of docs/client.md: code → [class, exit code]. */
 function readmeTable(): Map<string, readonly [string, string]> {
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n### Error codes\n'));
-  expect(section.length, 'README: no "### Error codes" section').toBeGreaterThan(1);
+  const readme = readFileSync(path.join(root, 'docs/client.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Error codes\n'));
+  expect(section.length, 'docs/client.md: no "## Error codes" section').toBeGreaterThan(1);
   const rows = new Map<string, readonly [string, string]>();
   for (const m of section.matchAll(/^\| `(E_\w+)` \| `(\w+)` \| [^\n]* \| (\S+) \|$/gm)) {
-    expect(rows.has(m[1]!), `README lists ${m[1]} twice`).toBe(false);
+    expect(rows.has(m[1]!), `docs/client.md lists ${m[1]} twice`).toBe(false);
     rows.set(m[1]!, [m[2]!, m[3]!]);
   }
   return rows;
@@ -152,7 +152,7 @@ describe('the error tree', () => {
   });
 });
 
-describe('the README table of error codes', () => {
+describe('the table of error codes in docs/client.md', () => {
   it('lists exactly the codes of the tree, each with its class and the command line’s exit code', () => {
     const rows = readmeTable();
     const expected = new Map<string, readonly [string, string]>();
