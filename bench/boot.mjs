@@ -1,4 +1,4 @@
-// The smoke boot (README "Benchmarks"): QEMU start → nginx answers 200 on a forwarded loopback port, for
+// The smoke boot (docs/benchmarks.md): QEMU start → nginx answers 200 on a forwarded loopback port, for
 // the image of examples/local.yml's package set, by four paths, each the median of BENCH_REPS runs,
 // interleaved so load hits them alike:
 //   baseline:  the whole boot, SeaBIOS + GRUB (what a machine does), `boot`'s default 1 vCPU

@@ -1,4 +1,4 @@
-// Real image builds (README "Real images"), every figure against a baseline measured in the same run:
+// Real image builds (docs/images.md "Real images"), every figure against a baseline measured in the same run:
 //   1. bare `mmdebstrap` of exactly the package set of examples/local.yml's image (no tuning, nothing cached)
 //   2. cold `apply examples/local.yml` on a fresh server with an empty OS-layer cache → ratio to 1 (and
 //      when the OS layer is in the cache: one built in memory is kept there after the build's answer)

@@ -1,4 +1,4 @@
-// The cost of sandboxed builds (README "Security model"): a cold `apply examples/local.yml` (empty
+// The cost of sandboxed builds (docs/security.md "Security model"): a cold `apply examples/local.yml` (empty
 // OS-layer cache, fresh data folder, everything downloaded) with the image tools run as root of a user
 // namespace, against the same build privileged (APPLIANCE_FORGE_SANDBOX=privileged: mmdebstrap root
 // mode, tools as the host's root), in BENCH_REPS (default 3) interleaved pairs; the median pair's ratio.

@@ -30,7 +30,7 @@ export interface ApplianceArgs extends CommonArgs {
   /** Software components: Software resources or their URIs. */
   software?: pulumi.Input<pulumi.Input<string>[]> | Array<Software | pulumi.Input<string>>;
   /**
-   * The install profile, with the declaration's `installation` names (README "installation"). Stored as a
+   * The install profile, with the declaration's `installation` names (docs/cli-guide.md "stack.installation"). Stored as a
    * secret: it may hold passwords, which the service keeps only as hashes.
    */
   installation?: pulumi.Input<InstallationInput>;

@@ -1,4 +1,4 @@
-// The one switch of the diagnostics (README, "Command line" and "Real images"): APPLIANCE_FORGE_LOG=debug
+// The one switch of the diagnostics (docs/cli-guide.md, and docs/images.md "Real images"): APPLIANCE_FORGE_LOG=debug
 // turns on the commands' request trace and the build's stage notes.
 
 /** The environment variable, and its one value that turns the diagnostics on. */

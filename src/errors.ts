@@ -18,7 +18,7 @@ const ownCode = (c: object): string | undefined => {
 };
 
 export abstract class ForgeError extends Error {
-  /** The code of the class (its nearest own `static code`), stable across releases: the README lists them. */
+  /** The code of the class (its nearest own `static code`), stable across releases: docs/client.md lists them. */
   readonly code: string;
 
   constructor(message?: string, options?: ErrorOptions) {

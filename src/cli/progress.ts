@@ -35,7 +35,7 @@ export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 export type JsonLines = Renderer & { log(level: LogLevel, message: string): void };
 
 /**
- * The records (README "Output"): `phase` {phase, message}, `step` {message}, `progress` {resource,
+ * The records (docs/cli-guide.md "Output"): `phase` {phase, message}, `step` {message}, `progress` {resource,
  * label, percentage, message?, bytesDone?, bytesTotal?} once per percentage and message of a resource,
  * `done` {resource, label, ok, message?}, and `log` {level, message}; each with `type` and `time`.
  * `mask` is applied to every text written (the engine's events come masked already).

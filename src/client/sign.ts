@@ -17,7 +17,7 @@ export function sign(auth: Auth, next: Exchange): Exchange {
   if ('secretKey' in auth) {
     const key = { publicKey: auth.publicKey, secretKey: auth.secretKey };
     const ttl = auth.expiresInSeconds;
-    // `expires` goes before `apiKey`, so it is signed with the rest of the URL (README "Signed URLs").
+    // `expires` goes before `apiKey`, so it is signed with the rest of the URL (docs/server.md "Signed URLs").
     const expiring = (t: string): string => (ttl === undefined ? t : `${t}${t.includes('?') ? '&' : '?'}expires=${Math.floor(Date.now() / 1000) + ttl}`);
     return (req) => next({ ...req, target: signTarget(expiring(req.target), key) });
   }

@@ -82,7 +82,7 @@ const list = (doc: string, item: FieldSpec, o: Omit<ListSpec, 'kind' | 'doc' | '
 const ignored = (doc: string): IgnoredSpec => ({ kind: 'ignored', doc });
 
 /** Every installation key changes the machine: one this service does not set is an error, never dropped. */
-export const NOT_SET = `the image build does not set it (known: see README "installation")`;
+export const NOT_SET = `the image build does not set it (known: see docs/cli-guide.md "stack.installation")`;
 
 export const SSH_KEY = shape({
   name: 'sshKey', doc: 'An SSH public key authorised for the account.', closed: NOT_SET,

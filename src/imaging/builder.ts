@@ -21,7 +21,7 @@ export interface ImageRecipe {
   readonly disk: DiskFormat;
   /** gzip the final file. */
   readonly compress: boolean;
-  /** Build the same bytes from the same inputs (README "Reproducible images"): ids from a seed, times clamped. */
+  /** Build the same bytes from the same inputs (docs/images.md "Reproducible images"): ids from a seed, times clamped. */
   readonly reproducible?: boolean;
   /** What the manifest written into the image says, completed with the versions installed (and, when reproducible, the seed). */
   readonly manifest: ManifestSpec;

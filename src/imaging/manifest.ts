@@ -1,4 +1,4 @@
-// The manifest written into every image (README "Real images"): what the caller knows before the build
+// The manifest written into every image (docs/images.md "Real images"): what the caller knows before the build
 // (template, distribution, profile, software, settings, format) as plain data, completed by the build
 // with the versions actually installed and, when reproducible, how to build the same bytes again. Data,
 // not a callback: a build order crosses processes as JSON (the server's job queue).

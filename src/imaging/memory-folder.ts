@@ -2,7 +2,7 @@
 // folder in /dev/shm (a tmpfs) when memory has room for it, else a folder on disk. The copy is ~6,000 files that live a few seconds
 // (copied, settings applied, read by `mke2fs -d`, removed). On an ext4 disk still writing back the
 // layer just made, `cp -a` of the 178 MiB layer of examples/local.yml took 1.7–4.7 s in a build
-// against 0.3 s into /dev/shm (README "Real images"). The bytes of the image do not depend on it:
+// against 0.3 s into /dev/shm (docs/images.md "Real images"). The bytes of the image do not depend on it:
 // `mke2fs -d` adds a folder's entries in name order, not in the order the file system lists them,
 // and the build pins every inode time after it (test/e2e/real-image-reproducible.test.ts builds once
 // each way). Named for this process, so a start sweeps what a killed one left.

@@ -1,4 +1,4 @@
-// What a format and an install profile add to the OS layer (README "Real images"): the kernel
+// What a format and an install profile add to the OS layer (docs/images.md "Real images"): the kernel
 // flavour, cloud-init, and the packages the settings need to take effect.
 import type { DiskFormat } from './formats';
 import type { KernelFlavour, OsLayerSpec, PackageRequest, SystemSettings } from './system';

@@ -1,4 +1,4 @@
-// The time side of a reproducible image (README "Reproducible images"): every time written into the
+// The time side of a reproducible image (docs/images.md "Reproducible images"): every time written into the
 // image is the build's SOURCE_DATE_EPOCH or older. The tools that honour the variable get it
 // (mmdebstrap, dpkg, initramfs-tools, the shadow tools, mkfs.fat, mtools); e2fsprogs 1.47.0 takes
 // E2FSPROGS_FAKE_TIME for its own times but copies each file's ctime and atime from the tree, so the

@@ -26,7 +26,7 @@ export interface Operation<
   readonly idempotent: boolean;
   /** The body is raw bytes in (upload) or out (download). */
   readonly binary?: 'upload' | 'download';
-  /** Not in the platform's interface: this server's own addition (README "Reference server", extensions). */
+  /** Not in the platform's interface: this server's own addition (docs/server.md, "Extensions"). */
   readonly extension?: true;
 }
 
@@ -121,7 +121,7 @@ export const operations = [
   op("mySoftware_delete", "DELETE", "/users/{uid}/mysoftware/{msid}", null, null, []),
   op("mySoftwareArtifact_deleteAll", "DELETE", "/users/{uid}/mysoftware/{msid}/artifacts", null, null, []),
   op("mySoftwareArtifact_delete", "DELETE", "/users/{uid}/mysoftware/{msid}/artifacts/{said}", null, null, []),
-  // Extensions (README "Reference server"): an image's SBOM, {format} one of SBOM_FORMATS' ids (model/sbom.ts).
+  // Extensions (docs/server.md, "Extensions"): an image's SBOM, {format} one of SBOM_FORMATS' ids (model/sbom.ts).
   ext("machineImageSbom_download", "GET", "/users/{uid}/appliances/{aid}/images/{itid}/sbom/{format}", null, null, []),
 ] as const;
 

@@ -110,7 +110,7 @@ export const apiKeyPair = model({
     name: str(),
     description: str(),
     publicKey: str(),
-    // Returned once, in the answer to its creation; never by a GET (README "API keys").
+    // Returned once, in the answer to its creation; never by a GET (docs/cli-guide.md "Server and key management").
     secretKey: str({ secret: true }),
     uri: uri(),
   },

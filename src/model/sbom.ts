@@ -1,4 +1,4 @@
-// The SBOM documents kept beside every image (README "SBOMs"): one row per format, read by the build's
+// The SBOM documents kept beside every image (docs/images.md "SBOMs"): one row per format, read by the build's
 // server (storage, the extension route's content type), the client and `apply --output` (file names).
 
 export const SBOM_FORMATS = [

@@ -1,4 +1,4 @@
-// Which adapters a server runs on, chosen by configuration (README "Running a build farm"): nothing
+// Which adapters a server runs on, chosen by configuration (docs/server.md "Running a build farm"): nothing
 // configured is the embedded server of one process (SQLite and blobs in the data folder, jobs in this
 // process); `--database-url` puts the records and the job queue in PostgreSQL (pg-boss), shared by every
 // node; `--blob-store s3://…` puts the blobs in a bucket. A node that only answers the API, or only

@@ -1,4 +1,4 @@
-// `appliance-forge migrate` (README "Running a build farm"): a data folder's users, records and files
+// `appliance-forge migrate` (docs/server.md "Running a build farm"): a data folder's users, records and files
 // into a farm's PostgreSQL database and, when given, its bucket. Ids, dates and blob keys are kept, so
 // every URI, ETag and download of the folder's server stays valid; the secrets stay sealed with the
 // folder's key, which every node then holds (`--secret-key-file <folder>/secret.key`). The folder is read

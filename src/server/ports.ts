@@ -26,7 +26,7 @@ export interface CatalogPort {
 /** A target format as the routes and jobs see it: the imaging table's own type (imaging/formats.ts). */
 export type TargetFormatSpec = TargetFormatInfo;
 
-/** Imaging contract: the formats and the library's one entry point, `build` (README "Real images"). */
+/** Imaging contract: the formats and the library's one entry point, `build` (docs/images.md "Real images"). */
 export interface ImagingPort extends Pick<ImageBuilder, 'build'> {
   readonly targetFormats: readonly TargetFormatSpec[];
   /** The Debian mirror the OS layers are installed from. */

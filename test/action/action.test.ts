@@ -155,7 +155,7 @@ describe('the bundled GitHub Action', () => {
     // output-dir: the image file for actions/upload-artifact, its sha256 checked by a tool that is not ours.
     expect(again.outputs['image-files']).toBe(file);
     expect(execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]).toBe(result[0]!.sha256);
-    // The README's size targets for the image of examples/local.yml, compressed as bench/real-image.mjs does (gzip -6).
+    // The size targets (docs/benchmarks.md) for the image of examples/local.yml, compressed as bench/real-image.mjs does (gzip -6).
     expect(statSync(file).size).toBeLessThanOrEqual(250e6);
     expect(Number(execFileSync('sh', ['-c', 'gzip -6 -c "$1" | wc -c', 'sh', file], { encoding: 'utf8' }))).toBeLessThanOrEqual(100e6);
     // Its SBOMs beside it; subject-checksums: a sha256sum file of the images, for actions/attest-build-provenance.

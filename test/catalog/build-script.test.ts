@@ -26,7 +26,7 @@ describe('build-catalog.mjs', () => {
   it('rebuilds the committed data file byte for byte from the same mirror index, keeping every id', () => {
     // The real mirror: InRelease fetched and checked, Packages from the shared cache when unchanged.
     const out = join(tmp, 'real.tsv.gz');
-    // Memory bound: the index is streamed and only the kept fields are held (README "Catalog refresh").
+    // Memory bound: the index is streamed and only the kept fields are held (docs/server.md "Catalog refresh").
     execFileSync(process.execPath, ['--max-old-space-size=128', SCRIPT, '--mirror', 'http://deb.debian.org/debian', '--security-mirror', 'http://deb.debian.org/debian-security',
       '--previous', defaultDataFile(), '--out', out], { stdio: 'pipe' });
     const built = header(out);

@@ -1,4 +1,4 @@
-// A build farm end to end (README "Running a build farm"), all of it real: PostgreSQL 15 and Swift's S3
+// A build farm end to end (docs/server.md "Running a build farm"), all of it real: PostgreSQL 15 and Swift's S3
 // on 127.0.0.1, an API node, and worker processes of the command line. Through the CLI: the README's
 // declaration applied while the worker building it is killed with SIGKILL mid-build; another worker
 // takes the job and the apply completes with one image of the format, whose bytes are the bucket's.

@@ -81,7 +81,7 @@ describe.runIf(process.getuid?.() === 0)('real image: declaration → bootable i
     const image = fileOf('.qcow2');
     expect(JSON.parse(execFileSync('qemu-img', ['info', '--output=json', image], { encoding: 'utf8' })) as { format: string; 'virtual-size': number })
       .toMatchObject({ format: 'qcow2', 'virtual-size': 2048 * 1024 * 1024 });
-    // The README's size target (≤ 250 MB) holds for this larger declaration too (an ssh server, users, swap); the
+    // The size target of docs/benchmarks.md (≤ 250 MB) holds for this larger declaration too (an ssh server, users, swap); the
     // compressed bound is checked on examples/local.yml itself, in test/action/action.test.ts.
     expect(statSync(image).size).toBeLessThanOrEqual(250e6);
     const commands = [

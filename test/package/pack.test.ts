@@ -54,7 +54,7 @@ describe('npm pack → npm install into an empty project', () => {
     const installed = packagesIn(path.join(project, 'node_modules'));
     for (const heavy of ['fastify', 'better-sqlite3', '@actions/core', 'bindings', 'prebuild-install']) expect(installed, heavy).not.toContain(heavy);
     expect(findFiles(path.join(project, 'node_modules'), (f) => f.endsWith('.node'))).toEqual([]);
-    // The figure for the README's install section (108 packages before the split).
+    // The figure for docs/install.md (108 packages before the split).
     console.log(`client-only install: ${installed.length} packages`);
     expect(installed.length).toBeLessThan(30);
   });
@@ -217,7 +217,7 @@ function findFiles(dir: string, match: (f: string) => boolean): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(match);
 }
 
-// examples/pulumi the way the README installs it: the clone built (`npm ci` runs prepare: dist/), then
+// examples/pulumi the way docs/install.md installs it: the clone built (`npm ci` runs prepare: dist/), then
 // `npm install` in the example, which links the clone (`file:../..`) and installs @pulumi/pulumi. The
 // "clone" is a folder holding links to this checkout's package.json, tsconfig.json, dist/, data/ and
 // node_modules/, so nothing is written into the working tree. The example's own tsconfig.json (Pulumi's

@@ -1,4 +1,4 @@
-// A build farm on this machine, made of real parts (README "Running a build farm"): a database of its
+// A build farm on this machine, made of real parts (docs/server.md "Running a build farm"): a database of its
 // own in the loopback PostgreSQL (../shared/postgres), a prefix of its own in the loopback S3
 // (../shared/s3), one secret key file, an API node in this process (`startServer({ role: 'api' })`) and
 // worker processes (`appliance-forge serve --role worker`, from dist/). `APPLIANCE_FORGE_TEST_BACKEND=farm`

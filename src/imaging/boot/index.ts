@@ -32,7 +32,7 @@ export const DEFAULT_MEMORY_MIB = 1024;
 /**
  * One vCPU unless asked: two take about two thirds of the time on an idle 2-core host, but where other
  * work shares the cores (two test files each booting, CI), the guest's vCPU threads preempt each other
- * and a boot can stall past its timeout (README "Boot an image").
+ * and a boot can stall past its timeout (docs/cli-guide.md "Boot an image").
  */
 export const DEFAULT_CPUS = 1;
 

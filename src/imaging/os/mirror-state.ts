@@ -1,6 +1,6 @@
 // The state of a mirror's indexes, for the cache key: the sha256 of each suite's InRelease (a few
 // hundred kB each). A point release or a security update changes it, so it gives a new layer. The
-// newest of their `Date:` fields is the layer's SOURCE_DATE_EPOCH (README "Reproducible images").
+// newest of their `Date:` fields is the layer's SOURCE_DATE_EPOCH (docs/images.md "Reproducible images").
 import { request } from 'undici';
 import { Digester } from '../../digest';
 import { AbortedError, messageOf } from '../../errors';

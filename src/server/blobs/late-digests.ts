@@ -1,4 +1,4 @@
-// The sha256 and md5 of a large upload, filled in after the answer (README "Reference server", "An
+// The sha256 and md5 of a large upload, filled in after the answer (docs/server.md, "An
 // upload's checksums"). Each digest is one sequential chain (sha256 ~0.55, md5 ~1.25 CPU-s per GiB
 // here, bench/upload.mjs); computed while the bytes arrive, they held a 1 GiB upload to 0.34 (both) and
 // 0.41–0.59 (sha256 alone) of a raw copy on two cores, where the client, the socket and the disk

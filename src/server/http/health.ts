@@ -1,4 +1,4 @@
-// `GET <base>/health` (README "Running a build farm"): whether this node's database and blob store
+// `GET <base>/health` (docs/server.md "Running a build farm"): whether this node's database and blob store
 // answer now, for a load balancer or a service manager. No authentication, and nothing a caller could
 // use: the backends' kinds and whether each answered, never where they are or what they hold. 200
 // when both answered within the bound, 503 otherwise.

@@ -1,5 +1,5 @@
-// What an image is built from, captured when its generation is asked for (wire contract §8; README
-// "Real images"): the OS layer's spec, the disk format, the settings, the software files by blob key
+// What an image is built from, captured when its generation is asked for (wire contract §8;
+// docs/images.md "Real images"): the OS layer's spec, the disk format, the settings, the software files by blob key
 // and the manifest's data. Plain data: the order crosses the job queue as JSON, to this process or to a
 // worker elsewhere, which needs nothing else of the server's records until it reports.
 import { posix } from 'node:path';

@@ -1,4 +1,4 @@
-// An image's SBOMs, kept beside its file as blobs of images/ (README "SBOMs"), named after the image,
+// An image's SBOMs, kept beside its file as blobs of images/ (docs/images.md "SBOMs"), named after the image,
 // removed with it (store/docs.ts imageFilePaths).
 import { Readable } from 'node:stream';
 import type { ImageSboms } from '../../imaging/sbom';

@@ -1,5 +1,5 @@
 // The JobQueue port on PostgreSQL with pg-boss (an optional peer dependency, loaded only here): the
-// queue a farm's API nodes send to and its workers claim from (README "Running a build farm").
+// queue a farm's API nodes send to and its workers claim from (docs/server.md "Running a build farm").
 // - An order is sent in the transaction that creates its record (pg-boss's `db` option on the store's
 //   connection): a rollback leaves neither. Its job id is the record's `job`.
 // - Claims take the best job with `FOR UPDATE SKIP LOCKED`; an owner's builds queue behind other

@@ -57,7 +57,7 @@ export const users = {
     return (await ctx.store.list('apikey', login)).map(apiKeyView);
   },
 
-  /** The new pair with its secret key: the one answer that carries one (README "API keys"). */
+  /** The new pair with its secret key: the one answer that carries one (docs/cli-guide.md "Server and key management"). */
   async createKey(ctx: Ctx, caller: Caller, login: string, body: () => ApiKeyPair, scopeParam: string | undefined): Promise<Located<ApiKeyPair> & { secretKey: string }> {
     needsPassword(caller, 'creating an API key pair');
     const value = body();
