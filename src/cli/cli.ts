@@ -10,7 +10,8 @@ import { packageVersion } from './version';
 import { peerHint } from '../engine/peer-packages';
 import { nearMiss } from '../engine/platform-keys';
 
-const COMMANDS: CommandTable = {
+/** The commands, their one-line summaries and their modules: `--help`, the completion scripts and docs/cli.md (scripts/gen-docs.mjs) come from here. */
+export const COMMANDS: CommandTable = {
   serve: { summary: 'run the reference server', load: async () => (await import('./commands/serve.js')).serve },
   users: { summary: 'manage users of a server data dir (users add <login>)', load: async () => (await import('./commands/users.js')).users },
   migrate: { summary: "copy a server's data folder into a build farm's PostgreSQL and S3", load: async () => (await import('./commands/migrate.js')).migrate },
@@ -26,7 +27,8 @@ const COMMANDS: CommandTable = {
   completion: { summary: 'print a bash or zsh completion script', load: async () => (await import('./commands/completion.js')).completionCommand(COMMANDS) },
 };
 
-function usage(): string {
+/** The top-level usage text (`appliance-forge --help`). */
+export function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)} ${c.summary}`);
   return `usage: appliance-forge <command> [options]
