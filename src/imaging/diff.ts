@@ -1,7 +1,7 @@
-// What differs between two disk images (README "Reproducible images"): the partition table
-// (sfdisk --json), the root filesystem's superblock (dumpe2fs -h), then every file of the root
-// filesystem (type, mode, owner, size, sha256 or link target, times, extended attributes), read
-// with debugfs by inode number. The images are hostile input: they must be self-contained (the boot
+// What differs between two disk images (README "Reproducible images"): every file of the root
+// filesystem (type, mode, owner, size, sha256 or link target, times, extended attributes; read with
+// debugfs by inode number), then the metadata: the partition table (sfdisk --json) and the root
+// filesystem's superblock (dumpe2fs -h). The images are hostile input: they must be self-contained (the boot
 // check's rules: QEMU's own reading, boot/image.ts); qemu-img runs confined to the image and the
 // scratch folder (host/confine.ts) and copies a non-raw image's virtual disk only once its map says it
 // holds no more data than the bound (boot/qemu-img.ts's dataLimit); every other tool that reads them runs
@@ -22,6 +22,11 @@ import { runTool, runToolOutput } from './run';
 
 /** One field that differs; `null`: absent on that side (a file only in one image). */
 export interface Difference {
+  /**
+   * `file`: a path added or removed, or a file's type, mode, owner, size, contents, times or attributes;
+   * `metadata`: the partition table's and the filesystem's own fields (UUIDs, free blocks, hash seed, ...).
+   */
+  readonly kind: 'file' | 'metadata';
   readonly section: 'partition table' | 'superblock' | 'files';
   /** The field, or `PATH: field` for a file. */
   readonly name: string;
@@ -30,11 +35,16 @@ export interface Difference {
 }
 
 export interface ImageDiff {
+  /** No differences (with `filesOnly`: no file differences). */
   readonly identical: boolean;
-  /** The first differences, in order: partition table, superblock, files by path. */
+  /** Only file differences were compared (`diff --files`). */
+  readonly filesOnly: boolean;
+  /** The first differences, in order: files by path, then the metadata (partition table, superblock). */
   readonly differences: readonly Difference[];
   /** How many more were found and not listed. */
   readonly more: number;
+  /** How many differences of each kind were found, listed or not (metadata 0 with `filesOnly`). */
+  readonly counts: { readonly files: number; readonly metadata: number };
   readonly files: { readonly a: number; readonly b: number };
 }
 
@@ -43,6 +53,8 @@ export interface DiffOptions {
   readonly signal?: AbortSignal | undefined;
   /** Differences listed (default 20). */
   readonly max?: number | undefined;
+  /** Only the files' differences, none of the partition table's or the filesystem's own fields. */
+  readonly filesOnly?: boolean | undefined;
   /** Scratch folder parent (default the OS temp folder); a raw copy of a non-raw image goes there. */
   readonly workDir?: string | undefined;
 }
@@ -76,13 +88,19 @@ export async function diffImages(imageA: string, imageB: string, o: DiffOptions 
     for (const d of [scratch, join(scratch, 'dump')]) await chmod(d, 0o777);
     const a = await readImage(imageA, 'a', work, scratch, sandbox, o.signal);
     const b = await readImage(imageB, 'b', work, scratch, sandbox, o.signal);
-    const all: Difference[] = [
-      ...compareFields('partition table', '', a.table, b.table),
-      ...compareFields('superblock', '', a.superblock, b.superblock),
-      ...compareFiles(a.files, b.files),
-    ];
+    // What the files hold first; the layout's noise (ids, free counts, hash seed) after it.
+    const files = compareFiles(a.files, b.files);
+    const metadata = o.filesOnly ? [] : [...compareFields('partition table', '', a.table, b.table), ...compareFields('superblock', '', a.superblock, b.superblock)];
+    const all = [...files, ...metadata];
     const max = o.max ?? 20;
-    return { identical: all.length === 0, differences: all.slice(0, max), more: Math.max(0, all.length - max), files: { a: a.files.size, b: b.files.size } };
+    return {
+      identical: all.length === 0,
+      filesOnly: o.filesOnly === true,
+      differences: all.slice(0, max),
+      more: Math.max(0, all.length - max),
+      counts: { files: files.length, metadata: metadata.length },
+      files: { a: a.files.size, b: b.files.size },
+    };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -95,20 +113,30 @@ export function shownValue(v: string | null): string {
   return s.length > MAX_SHOWN ? `${s.slice(0, MAX_SHOWN)}…` : s;
 }
 
-/** The report a person reads: one line per difference, or `identical`. */
+const plural = (n: number): string => `${n} difference${n === 1 ? '' : 's'}`;
+
+/**
+ * The report a person reads: the file differences (one line each), then the metadata's under a heading
+ * of their own, or `identical`.
+ */
 export function diffText(d: ImageDiff): string {
-  if (d.identical) return `identical (${d.files.a} files)\n`;
-  const lines = d.differences.map((x) => `${x.section}: ${shownValue(x.name)}: ${shownValue(x.a)} ≠ ${shownValue(x.b)}`);
-  if (d.more > 0) lines.push(`… and ${d.more} more difference${d.more === 1 ? '' : 's'}`);
+  if (d.identical) return d.filesOnly ? `no file differences (${d.files.a} files)\n` : `identical (${d.files.a} files)\n`;
+  const line = (x: Difference): string => `  ${x.kind === 'file' ? '' : `${x.section}: `}${shownValue(x.name)}: ${shownValue(x.a)} ≠ ${shownValue(x.b)}`;
+  const lines: string[] = [];
+  const listed = { file: d.differences.filter((x) => x.kind === 'file'), metadata: d.differences.filter((x) => x.kind === 'metadata') };
+  if (d.counts.files > 0) lines.push(`files (${plural(d.counts.files)}):`, ...listed.file.map(line));
+  if (d.counts.metadata > 0) lines.push(`partition table and filesystem metadata (${plural(d.counts.metadata)}):`, ...listed.metadata.map(line));
+  if (d.more > 0) lines.push(`… and ${d.more} more difference${d.more === 1 ? '' : 's'} (--max)`);
   return `${lines.join('\n')}\n`;
 }
 
 function compareFields(section: Difference['section'], prefix: string, a: Fields, b: Fields): Difference[] {
   const out: Difference[] = [];
+  const kind = section === 'files' ? 'file' : 'metadata';
   for (const k of new Set([...a.keys(), ...b.keys()])) {
     const x = a.get(k) ?? null;
     const y = b.get(k) ?? null;
-    if (x !== y) out.push({ section, name: `${prefix}${k}`, a: x, b: y });
+    if (x !== y) out.push({ kind, section, name: `${prefix}${k}`, a: x, b: y });
   }
   return out;
 }
@@ -118,7 +146,7 @@ function compareFiles(a: Map<string, Fields>, b: Map<string, Fields>): Differenc
   for (const path of [...new Set([...a.keys(), ...b.keys()])].sort()) {
     const x = a.get(path);
     const y = b.get(path);
-    if (!x || !y) out.push({ section: 'files', name: path, a: x ? 'present' : null, b: y ? 'present' : null });
+    if (!x || !y) out.push({ kind: 'file', section: 'files', name: path, a: x ? 'present' : null, b: y ? 'present' : null });
     else out.push(...compareFields('files', `${path}: `, x, y));
   }
   return out;

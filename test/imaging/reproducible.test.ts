@@ -1,6 +1,7 @@
 // Reproducible builds on a tiny tree, and `appliance-forge diff` on their images (the real CLI):
 // the same inputs and seed give byte-identical raw, qcow2 and gzip files; one changed file and one
-// changed superblock field are exactly what diff names; the inode times are the epoch's.
+// changed superblock field are exactly what diff names (the file first, the metadata after it; --files:
+// the file alone); the inode times are the epoch's.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -58,7 +59,7 @@ describe('reproducible builds', () => {
     expect(debugfsStat(built['a.raw']!, '/etc/web/app.conf').mode).toBe(0o640);
   });
 
-  it('diff: identical images exit 0; a changed file and a changed superblock field are exactly what it names', async () => {
+  it('diff: identical images exit 0; a changed file and a changed superblock field are exactly what it names, files first', async () => {
     const same = await runCli(['diff', built['a.raw']!, built['b.qcow2']!]);
     expect([same.code, same.stdout], same.stderr).toEqual([0, expect.stringMatching(/^identical \(\d+ files\)\n$/)]);
 
@@ -67,15 +68,30 @@ describe('reproducible builds', () => {
     execFileSync('tune2fs', ['-c', '37', `${c}?offset=${ROOT_OFFSET}`], { stdio: 'ignore', env: { ...process.env, E2FSPROGS_FAKE_TIME: String(EPOCH) } });
     const r = await runCli(['diff', '--json', built['a.raw']!, c]);
     expect(r.code, r.stderr).toBe(1);
-    const d = JSON.parse(r.stdout) as { differences: { section: string; name: string; a: string; b: string }[] };
-    expect(d.differences.map((x) => `${x.section}: ${x.name}`)).toEqual([
-      'superblock: Maximum mount count',
-      'superblock: Checksum',
-      'files: /etc/web/app.conf: sha256',
+    const d = JSON.parse(r.stdout) as { differences: { kind: string; section: string; name: string; a: string; b: string }[]; counts: unknown };
+    expect(d.differences.map((x) => `${x.kind}: ${x.section}: ${x.name}`)).toEqual([
+      'file: files: /etc/web/app.conf: sha256',
+      'metadata: superblock: Maximum mount count',
+      'metadata: superblock: Checksum',
     ]);
-    expect(d.differences[0]).toMatchObject({ a: '-1', b: '37' });
+    expect(d.counts).toEqual({ files: 1, metadata: 2 });
+    expect(d.differences[1]).toMatchObject({ a: '-1', b: '37' });
     const text = await runCli(['diff', built['a.raw']!, c]);
-    expect(text.stdout).toContain('files: /etc/web/app.conf: sha256: ');
+    expect(text.stdout).toMatch(/^files \(1 difference\):\n {2}\/etc\/web\/app\.conf: sha256: [0-9a-f]{64} ≠ [0-9a-f]{64}\npartition table and filesystem metadata \(2 differences\):\n {2}superblock: Maximum mount count: -1 ≠ 37\n {2}superblock: Checksum: \S+ ≠ \S+\n$/);
+  }, 120_000);
+
+  it('diff --files: only the files; an image whose superblock alone differs has the same files (exit 0)', async () => {
+    const c = join(tmp.path, 'c2.raw');
+    const files = await runCli(['diff', '--files', built['a.raw']!, c]);
+    expect([files.code, files.stderr]).toEqual([1, '']);
+    expect(files.stdout).toMatch(/^files \(1 difference\):\n {2}\/etc\/web\/app\.conf: sha256: [0-9a-f]{64} ≠ [0-9a-f]{64}\n$/);
+    const json = JSON.parse((await runCli(['diff', '--files', '--json', built['a.raw']!, c])).stdout) as { filesOnly: boolean; differences: { kind: string; name: string }[]; counts: unknown };
+    expect(json).toMatchObject({ filesOnly: true, counts: { files: 1, metadata: 0 } });
+    expect(json.differences.map((x) => `${x.kind}: ${x.name}`)).toEqual(['file: /etc/web/app.conf: sha256']);
+    const sameFiles = await runCli(['diff', '--files', built['c.raw']!, c]);
+    expect([sameFiles.code, sameFiles.stdout], sameFiles.stderr).toEqual([0, expect.stringMatching(/^no file differences \(\d+ files\)\n$/)]);
+    const all = await runCli(['diff', built['c.raw']!, c]);
+    expect([all.code, all.stdout.split('\n')[0]]).toEqual([1, 'partition table and filesystem metadata (2 differences):']);
   }, 120_000);
 
   it('diff refuses what is no self-contained disk image (usage, exit 2)', async () => {
