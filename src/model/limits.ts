@@ -45,6 +45,11 @@ export const MAX_DISK_MIB = 2 * 1024 * 1024;
 /** Disk size of an image whose profile gives none (MiB): a Minimal Debian 12 with room for packages. */
 export const DEFAULT_DISK_MIB = 2048;
 
+/** Image builds one node runs at once when `serve --max-builds` is not given. */
+export const DEFAULT_MAX_BUILDS = 1;
+/** setTimeout's bound (2^31 - 1 ms, about 24.8 days): a longer delay would fire at once; the longest build timeout. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const DEFAULT_LIMITS: Limits = {
   bodyBytes: 1024 * 1024,
   uploadBytes: 4 * 1024 * 1024 * 1024,

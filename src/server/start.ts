@@ -11,7 +11,7 @@ import type { MirrorConfig } from '../imaging';
 import type { Ctx, ServerLog } from './context';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
-import { DEFAULT_LIMITS, type Limits } from '../model/limits';
+import { DEFAULT_LIMITS, DEFAULT_MAX_BUILDS, type Limits } from '../model/limits';
 import { openBackends, type Backends, type ServerRole } from './backends';
 import { JobRunner } from './jobs/runner';
 import { runBuild } from './jobs/build';
@@ -48,7 +48,7 @@ export interface NodeOptions {
   maxCacheBytes?: number | undefined;
   /** Debian mirror of the image builds (`serve --mirror`); default: the host's first Debian apt source. */
   mirror?: MirrorConfig;
-  /** Image builds this node runs at once (`serve --max-builds`); default 1. */
+  /** Image builds this node runs at once (`serve --max-builds`); default DEFAULT_MAX_BUILDS (1). */
   maxBuilds?: number;
   /** Replace a sibling module (tests of failure paths); the real ones by default. */
   imaging?: ImagingPort;
@@ -133,7 +133,7 @@ async function backendsOf(o: NodeOptions, role: ServerRole, log: ServerLog): Pro
   const limits = { ...DEFAULT_LIMITS, ...o.limits };
   return openBackends({
     role, dataDir: o.dataDir, databaseUrl: o.databaseUrl, blobStore: o.blobStore, secretKeyFile: o.secretKeyFile,
-    clock: o.clock ?? systemClock, log, maxBuilds: o.maxBuilds ?? 1, buildTimeoutMs: limits.buildTimeoutMs, queueTiming: o.queueTiming,
+    clock: o.clock ?? systemClock, log, maxBuilds: o.maxBuilds ?? DEFAULT_MAX_BUILDS, buildTimeoutMs: limits.buildTimeoutMs, queueTiming: o.queueTiming,
   });
 }
 

@@ -4,10 +4,11 @@
 import { SERVER_ROLES, ServerConfigError, startServer, startWorker, topologyProblem, type ServerRole } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';
 import { isPublicBaseUrl } from '../../server/http/errors';
-import { defaultCacheDir, defaultMirror, MAX_DISK_MIB, MIN_DISK_MIB, validateMirror, type MirrorConfig } from '../../imaging';
+import { defaultCacheDir, defaultMirror, validateMirror, type MirrorConfig } from '../../imaging';
 import { ignoreInGit } from '../../engine/embedded';
 import { DEFAULT_DATA_DIR, UsageError, type Command, type CommandModule } from '../command';
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
+import { parseServeFlags, SERVE_FLAG_OPTIONS, serveFlagsHelp } from '../serve-flags';
 import { messageOf } from '../../errors';
 import { currentSandbox } from '../../host/sandbox';
 import { unreachable } from '../../imaging/run';
@@ -26,48 +27,30 @@ options:
       --secret-key-file FILE    the key secrets are sealed with, the same file on every node of a farm
                                 (default <data-dir>/secret.key)
       --host HOST               address to bind (default 127.0.0.1)
-      --port N                  port, 0 for any free one (default 8080)
       --data-dir DIR            the server's data (default ${DEFAULT_DATA_DIR}; --data is a deprecated alias)
-      --max-upload-bytes N      largest upload
-      --max-disk-mib N          largest disk an image may ask for
-      --signed-url-max-age S    lifetime of signed download URLs
-      --max-jobs-per-user N     running jobs per user
-      --max-jobs N              running jobs in all
-      --max-images-per-user N   images one user may keep (default 50)
-      --max-storage-mib-per-user N
-                                uploaded software files one user may keep, in MiB (default 20480)
-      --max-build-minutes N     a longer build is stopped and fails (default 60)
       --public-url URL          the base URL clients see (behind a proxy)
       --cloud-endpoint URL      an OpenStack endpoint publications may reach; repeatable
       --mirror URL              Debian archive for builds and the catalog (default: the Debian archive)
       --security-mirror URL|none
       --no-catalog-refresh      keep the shipped package catalog
       --cache-dir DIR           cached OS layers
-      --max-cache-mib N         their size bound
       --layers-per-owner        OS layers keyed by their owner too: a cache hit tells no one what others built
-      --max-builds N            image builds at once (default 1)
       --log                     request log on stdout (without it, failed jobs and server errors only, on stderr)
   -q, --quiet                   no catalog refresh notes on stderr
   -h, --help
+
+limits (a flag or its environment variable; the flag wins, an empty variable is unset):
+${serveFlagsHelp()}
 `;
 
 const OPTIONS = {
-      ...HELP_OPTION, ...QUIET_OPTION,
+      ...HELP_OPTION, ...QUIET_OPTION, ...SERVE_FLAG_OPTIONS,
       role: { type: 'string', default: 'all' },
       'database-url': { type: 'string' },
       'blob-store': { type: 'string' },
       'secret-key-file': { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
-      port: { type: 'string', default: '8080' },
       'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
-      'max-upload-bytes': { type: 'string' },
-      'max-disk-mib': { type: 'string' },
-      'signed-url-max-age': { type: 'string' },
-      'max-jobs-per-user': { type: 'string' },
-      'max-jobs': { type: 'string' },
-      'max-images-per-user': { type: 'string' },
-      'max-storage-mib-per-user': { type: 'string' },
-      'max-build-minutes': { type: 'string' },
       'public-url': { type: 'string' },
       'cloud-endpoint': { type: 'string', multiple: true },
       log: { type: 'boolean', default: false },
@@ -75,53 +58,17 @@ const OPTIONS = {
       'security-mirror': { type: 'string' },
       'no-catalog-refresh': { type: 'boolean', default: false },
       'cache-dir': { type: 'string' },
-      'max-cache-mib': { type: 'string' },
       'layers-per-owner': { type: 'boolean', default: false },
-      'max-builds': { type: 'string', default: '1' },
 } as const;
 
 const run: Command = async (args) => {
   const { values } = parseCommandArgs(args, OPTIONS, { usage: HELP, warn: (m) => process.stderr.write(`appliance-forge serve: warning: ${m}\n`) });
   const dataDir = values['data-dir'];
-  const port = Number(values.port);
-  if (!/^\d{1,5}$/.test(values.port) || port > 65535) throw new UsageError(`--port must be 0..65535, got ${values.port}`);
-  const maxUpload = values['max-upload-bytes'];
-  if (maxUpload !== undefined && !/^\d{1,15}$/.test(maxUpload)) throw new UsageError('--max-upload-bytes must be a number of bytes');
-  const maxDisk = values['max-disk-mib'];
-  if (maxDisk !== undefined && (!/^\d{1,7}$/.test(maxDisk) || Number(maxDisk) < MIN_DISK_MIB || Number(maxDisk) > MAX_DISK_MIB)) {
-    throw new UsageError(`--max-disk-mib must be a number of MiB from ${MIN_DISK_MIB} to ${MAX_DISK_MIB}`);
-  }
-  const maxAge = values['signed-url-max-age'];
-  if (maxAge !== undefined && !/^[1-9]\d{0,8}$/.test(maxAge)) throw new UsageError('--signed-url-max-age must be a number of seconds ≥ 1');
-  const perUser = values['max-jobs-per-user'];
-  const allJobs = values['max-jobs'];
-  const images = values['max-images-per-user'];
-  for (const [name, v] of [['max-jobs-per-user', perUser], ['max-jobs', allJobs], ['max-images-per-user', images]] as const) {
-    if (v !== undefined && !/^[1-9]\d{0,5}$/.test(v)) throw new UsageError(`--${name} must be a whole number ≥ 1`);
-  }
-  const storageMiB = values['max-storage-mib-per-user'];
-  if (storageMiB !== undefined && !/^[1-9]\d{0,8}$/.test(storageMiB)) throw new UsageError('--max-storage-mib-per-user must be a whole number of MiB ≥ 1');
-  const buildMinutes = values['max-build-minutes'];
-  // Node's setTimeout waits at most 2^31 - 1 ms (about 24.8 days, 35,791 minutes).
-  if (buildMinutes !== undefined && (!/^[1-9]\d{0,4}$/.test(buildMinutes) || Number(buildMinutes) > 35_791)) {
-    throw new UsageError('--max-build-minutes must be a whole number of minutes from 1 to 35791');
-  }
+  const numbers = parseServeFlags(values);
   const publicUrl = values['public-url'];
   if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new UsageError('--public-url must be an http(s) base URL, e.g. https://forge.example.org/api');
   const cloudEndpoints = values['cloud-endpoint'];
   for (const e of cloudEndpoints ?? []) if (!isPublicBaseUrl(e)) throw new UsageError(`--cloud-endpoint must be an http(s) URL, got ${e}`);
-  const limits = {
-    ...(maxUpload !== undefined ? { uploadBytes: Number(maxUpload) } : {}),
-    ...(maxDisk !== undefined ? { maxDiskMiB: Number(maxDisk) } : {}),
-    ...(maxAge !== undefined ? { signedUrlMaxAgeSeconds: Number(maxAge) } : {}),
-    ...(perUser !== undefined ? { jobsPerUser: Number(perUser) } : {}),
-    ...(allJobs !== undefined ? { jobsTotal: Number(allJobs) } : {}),
-    ...(images !== undefined ? { imagesPerUser: Number(images) } : {}),
-    ...(storageMiB !== undefined ? { storageBytesPerUser: Number(storageMiB) * 1024 ** 2 } : {}),
-    ...(buildMinutes !== undefined ? { buildTimeoutMs: Number(buildMinutes) * 60_000 } : {}),
-  };
-  const maxBuilds = values['max-builds'];
-  if (!/^\d{1,3}$/.test(maxBuilds) || Number(maxBuilds) < 1) throw new UsageError('--max-builds must be a whole number from 1 to 999');
   const role = values.role as ServerRole;
   if (!SERVER_ROLES.includes(role)) throw new UsageError(`--role must be one of ${SERVER_ROLES.join(', ')}, got ${values.role}`);
   const databaseUrl = values['database-url'] ?? (process.env.APPLIANCE_FORGE_DATABASE_URL || undefined);
@@ -136,17 +83,15 @@ const run: Command = async (args) => {
     blobStore,
     secretKeyFile: values['secret-key-file'],
   };
-  const maxCache = values['max-cache-mib'];
-  if (maxCache !== undefined && (!/^\d{1,9}$/.test(maxCache) || Number(maxCache) < 1024)) throw new UsageError('--max-cache-mib must be a number of MiB, at least 1024');
   // One mirror for the image builds and the catalog refresh: what users search is what gets installed.
   const mirror = mirrorOf(values.mirror, values['security-mirror']);
   const building = {
     mirror,
-    maxBuilds: Number(maxBuilds),
+    maxBuilds: numbers.maxBuilds,
     cacheDir: values['cache-dir'],
     layersPerOwner: values['layers-per-owner'],
-    maxCacheBytes: maxCache === undefined ? undefined : Number(maxCache) * 1024 * 1024,
-    ...(Object.keys(limits).length ? { limits } : {}),
+    maxCacheBytes: numbers.maxCacheBytes,
+    limits: numbers.limits,
   };
   const say = (line: string): void => {
     if (!values.quiet) process.stderr.write(`appliance-forge serve: ${line}\n`);
@@ -173,7 +118,7 @@ const run: Command = async (args) => {
     ...building,
     role,
     host: values.host,
-    port,
+    port: numbers.port,
     // Without --log the operator still sees why a job failed (its whole error: paths, tool output).
     logger: values.log ? true : 'errors',
     catalog,

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import type { Ctx } from '../context';
 import type { StoredFile } from '../store/docs';
 import { isTerminal } from '../../model/job-state';
+import { MAX_TIMER_MS } from '../../model/limits';
 import type { ImageFile } from '../../imaging';
 import type { BlobStore } from '../blobs/port';
 import type { Claim } from '../queue/port';
@@ -20,9 +21,6 @@ import { setStatus, throttled } from './status';
 
 /** What a build needs of the server: no routes, no HTTP. */
 export type BuildDeps = Pick<Ctx, 'store' | 'blobs' | 'imaging' | 'limits' | 'log'>;
-
-/** setTimeout's bound (2^31 - 1 ms, about 24.8 days): a longer delay would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export async function runBuild(ctx: BuildDeps, claim: Claim<BuildOrder>): Promise<void> {
   const { order, signal } = claim;

@@ -8,6 +8,7 @@ import type { ServerLog } from '../context';
 import type { Store } from '../store/port';
 import { setStatus } from '../jobs/status';
 import { BuildSlots } from './build-slots';
+import { DEFAULT_MAX_BUILDS } from '../../model/limits';
 import { recordOf, type AbortReason, type Claim, type Handlers, type JobKind, type JobQueue, type Order, type SubmitOptions } from './port';
 
 interface Running {
@@ -29,7 +30,7 @@ export class InProcessQueue implements JobQueue {
   constructor(
     private readonly store: Store,
     private readonly log: ServerLog,
-    maxBuilds = 1,
+    maxBuilds = DEFAULT_MAX_BUILDS,
   ) {
     this.slots = new BuildSlots(maxBuilds);
   }
