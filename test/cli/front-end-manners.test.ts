@@ -1,6 +1,7 @@
 // The command line's manners, through the real CLI as a child process against the
 // reference server on 127.0.0.1: one exit code for an invalid declaration whichever command reads it,
-// a base-URL hint on a 404 at the service's root, "did you mean" for commands and flags, and help
+// a base-URL hint on a 404 at the service's root, "did you mean" for commands and flags (boot's and
+// diff's too), and help
 // footers that name only what the command takes.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -68,5 +69,14 @@ describe('the command line fails alike and cleanly', () => {
     expect(plan.code).toBe(2);
     expect(plan.stderr).toContain('unknown option --no-pubish; did you mean --no-publish?');
     expect(plan.stderr).not.toContain('positional');
+  });
+
+  it('boot and diff: one line with "did you mean" for a misspelled option, not parseArgs text', async () => {
+    const boot = await runCli(['boot', 'disk.qcow2', '--direct-kernal']);
+    expect([boot.code, boot.stderr]).toEqual([2, 'appliance-forge boot: unknown option --direct-kernal; did you mean --direct-kernel?\nusage: appliance-forge boot IMAGE [options] (--help for the options)\n']);
+    const diff = await runCli(['diff', 'a.raw', 'b.raw', '--fils']);
+    expect([diff.code, diff.stderr]).toEqual([2, 'appliance-forge diff: unknown option --fils; did you mean --files?\nusage: appliance-forge diff IMAGE_A IMAGE_B [options] (--help for the options)\n']);
+    const jsn = await runCli(['diff', 'a.raw', 'b.raw', '--jsn']);
+    expect(jsn.stderr.split('\n')[0]).toBe('appliance-forge diff: unknown option --jsn; did you mean --json?');
   });
 });

@@ -3,11 +3,11 @@
 // [--run CMD]... [--console] [--json]`: boots the image under QEMU, says whether it reached a login prompt (or
 // its HTTP port answered 200), optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
-import { parseArgs } from 'node:util';
 import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { interruptible } from '../interruptible';
 import { parseDuration } from '../duration';
+import { parseCommandArgs } from '../options';
 
 export const DEFAULT_PASSWORD_ENV = 'APPLIANCE_FORGE_BOOT_PASSWORD';
 
@@ -88,12 +88,7 @@ const OPTIONS = {
 } as const;
 
 const run: Command = async (args) => {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: OPTIONS,
-    allowPositionals: true,
-    strict: true,
-  });
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, { usage: HELP, positionals: true, warn: (m) => process.stderr.write(`appliance-forge boot: warning: ${m}\n`) });
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
