@@ -1,4 +1,4 @@
-// What differs between two disk images (README "Reproducible images"): every file of the root
+// What differs between two disk images (docs/images.md "Reproducible images"): every file of the root
 // filesystem (type, mode, owner, size, sha256 or link target, times, extended attributes; read with
 // debugfs by inode number), then the metadata: the partition table (sfdisk --json) and the root
 // filesystem's superblock (dumpe2fs -h). The images are hostile input: they must be self-contained (the boot

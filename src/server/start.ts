@@ -28,7 +28,7 @@ import { SqliteStore } from './store/sqlite/store';
 import { SHARED_LAYER_DAYS, sharedLayers } from './shared-layers';
 import type { SharedLayerTier } from '../imaging/os/shared-tier';
 
-/** Where a node keeps its records, blobs and jobs, and what it does (README "Running a build farm"). */
+/** Where a node keeps its records, blobs and jobs, and what it does (docs/server.md "Running a build farm"). */
 export interface NodeOptions {
   /** The node's own folder: its secret key (unless `secretKeyFile`), and the records and blobs when no shared backend is given. */
   dataDir: string;

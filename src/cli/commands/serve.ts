@@ -1,5 +1,5 @@
 // `appliance-forge serve [options]` (HELP below): prints the base URL on one line, refreshes the
-// package catalog from the mirror in the background (README "Catalog refresh"), stops gracefully on
+// package catalog from the mirror in the background (docs/server.md "Catalog refresh"), stops gracefully on
 // SIGTERM/SIGINT (running jobs end as cancelled, the database is closed).
 import { SERVER_ROLES, ServerConfigError, startServer, startWorker, topologyProblem, type ServerRole } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';

@@ -1,4 +1,4 @@
-// The build of a machine image from its order (wire contract §8; README "Real images"), wherever the
+// The build of a machine image from its order (wire contract §8; docs/images.md "Real images"), wherever the
 // order was claimed: the software files from their blobs, then the image library (the OS layer from the
 // cache or mmdebstrap: 0–40 %, the disk stage: 40–99 %), then the file and its SBOMs as blobs and the
 // record completed, in one write fenced on the claim: a worker that lost its claim leaves nothing. A
