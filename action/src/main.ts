@@ -75,7 +75,10 @@ export async function run(): Promise<void> {
       mode: inputs.mode, file: inputs.file, secrets, signal: ac.signal, prune: inputs.prune, outputDir: inputs.outputDir || undefined,
       load: { allowOutsideSources: inputs.allowOutsideSources, vars: inputs.vars, publish: inputs.publish },
       builders: { selectors: selectorList(inputs.builders), label: 'input builders' },
-      connection: { url, user, apiKey, secretKey, password, dataDir },
+      connection: {
+        url, user, apiKey, secretKey, password, dataDir,
+        sources: { url: 'input url', user: 'input user', apiKey: 'input api-key', secretKey: 'input secret-key', password: 'input password' },
+      },
       timeout: { ms: inputs.timeoutMinutes * 60_000, bound: `${inputs.timeoutMinutes} min (timeout-minutes)` },
     }, {
       onEvent: events.onEvent,

@@ -50,7 +50,7 @@ export async function runServiceCommand(
     if (conn.target === 'embedded' && !json && values.quiet !== true) err(opened.using);
     return await body({ conn, target, positionals, json, out, signal: ac.signal });
   } catch (e) {
-    const f = describeFailure(e, secrets, undefined, { url: settings.url });
+    const f = describeFailure(e, secrets, undefined, settings);
     if (json) out(JSON.stringify({ ok: false, target, error: { message: f.message } }));
     else err(`${name} failed: ${f.message}`);
     return f.interrupted ? 130 : 1;

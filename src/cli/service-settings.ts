@@ -21,7 +21,7 @@ export type ConnectionValues = { readonly [K in keyof typeof CONNECTION_OPTIONS 
 export function serviceSettings(
   values: ConnectionValues, env: Env, secrets: SecretSet, o: { warn: (m: string) => void; trace?: ((line: string) => void) | undefined },
 ): { settings: ConnectSettings; target: string; urlGiven: boolean } {
-  const { settings: given, origins } = connectionSettings(values, env, o.warn);
+  const { settings: given, origins, sources } = connectionSettings(values, env, o.warn);
   let url: string;
   try {
     url = chooseTarget(given.url, origins, { url: `--url URL (or ${CONNECTION_ENV.url})`, embedded: `--url ${EMBEDDED}` });
@@ -34,6 +34,7 @@ export function serviceSettings(
     ...given,
     url,
     dataDir: values['data-dir'],
+    sources,
     onTrace: trace && ((t: TraceEntry) => trace(`${t.method} ${t.path} ${t.status ?? t.error} ${t.ms}ms`)),
   };
   secrets.add(settings.secretKey);
@@ -79,22 +80,24 @@ function connectionSettings(
   values: { readonly [K in keyof typeof CONNECTION_OPTIONS]?: string | undefined },
   env: Env,
   warn: (m: string) => void,
-): { settings: EnvSettings; origins: string[] } {
+): { settings: EnvSettings; origins: string[]; sources: { [K in ConnectionSetting]?: string } } {
   const file = values.credentials;
   const c = file !== undefined ? readCredentialsFile(file, warn) : undefined;
   const e = settingsFromEnv(env);
   const settings: { [K in ConnectionSetting]?: string } = {};
   const origins = new Set<string>();
+  const sources: { [K in ConnectionSetting]?: string } = {};
   for (const k of CONNECTION_SETTINGS) {
     const flag = values[FLAGS[k]];
     const fromEnv = !c || !CREDENTIALS.includes(k) ? e[k] : undefined;
     const [v, origin] = flag ? [flag, `--${FLAGS[k]}`] : c?.[k] ? [c[k], `--credentials ${file}`] : [fromEnv, CONNECTION_ENV[k]];
     if (!v) continue;
     settings[k] = v;
+    sources[k] = origin;
     if (k !== 'url') origins.add(origin);
   }
   // A credentials file without a URL asks for a service too, whatever it holds.
   if (file !== undefined && !settings.url) origins.add(`--credentials ${file}`);
-  return { settings, origins: [...origins] };
+  return { settings, origins: [...origins], sources };
 }
 

@@ -4,7 +4,7 @@ import { baseUrlProblem, createClient, type Client, type TraceEntry } from '../c
 import { DEFAULT_DATA_DIR, startEmbedded } from './embedded';
 import { UsageError } from './errors';
 import { SecretSet } from './secrets';
-import { CONNECTION_ENV } from './settings-env';
+import { CONNECTION_ENV, type ConnectionSetting } from './settings-env';
 
 /** The `url` (flag, variable, Action input) that asks for the embedded server. */
 export const EMBEDDED = 'embedded';
@@ -20,6 +20,11 @@ export interface ConnectSettings {
   readonly dataDir?: string | undefined;
   /** A request trace (`APPLIANCE_FORGE_LOG=debug`): told after each HTTP exchange. */
   readonly onTrace?: ((t: TraceEntry) => void) | undefined;
+  /**
+   * Where each setting came from, in words (`--password`, `APPLIANCE_FORGE_API_KEY`, `--credentials FILE`,
+   * `input password`): a 401 names the source of the credentials it refused, never their values.
+   */
+  readonly sources?: { readonly [K in ConnectionSetting]?: string } | undefined;
 }
 
 export interface Connection {

@@ -95,7 +95,7 @@ export async function runDeclaration(req: SessionRequest, hooks: SessionHooks): 
   } catch (error) {
     // The run's own failure is the one to tell; closing after it is best effort.
     await conn?.close().catch(() => undefined);
-    return { ok: false, failure: describeFailure(error, secrets, deadline, { url: req.connection.url }), error };
+    return { ok: false, failure: describeFailure(error, secrets, deadline, req.connection), error };
   }
 }
 

@@ -303,6 +303,8 @@ describe('the bundled GitHub Action', () => {
     const r = await runAction({ file: 'local.yml', ...creds, 'secret-key': wrong }, { cwd });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/::error::the service refused the credentials \(401\)/);
+    // The error line names the URL, the user and the inputs the credentials came from.
+    expect(r.stdout).toContain(`the service at ${svc.server.url} refused user "${svc.login}" with the API key pair from input api-key and input secret-key;`);
     // The step summary says so too, not only an annotation.
     expect(r.summary).toContain('<h3>apply of local.yml: failed</h3>');
     expect(r.summary).toContain('the service refused the credentials (401)');

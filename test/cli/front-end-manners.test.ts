@@ -1,7 +1,7 @@
 // The command line's manners, through the real CLI as a child process against the
 // reference server on 127.0.0.1: one exit code for an invalid declaration whichever command reads it,
-// a base-URL hint on a 404 at the service's root, "did you mean" for commands and flags (boot's and
-// diff's too), and help
+// a base-URL hint on a 404 at the service's root, a 401 that names the URL, the user and where the
+// credentials came from, "did you mean" for commands and flags (boot's and diff's too), and help
 // footers that name only what the command takes.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -70,6 +70,26 @@ describe('the command line fails alike and cleanly', () => {
     expect(plan.stderr).toContain('unknown option --no-pubish; did you mean --no-publish?');
     expect(plan.stderr).not.toContain('positional');
   });
+
+  it('a 401 in plan and apply names the URL, the user and where the credentials came from, never the secret', async () => {
+    const dir = examplesWorkspace();
+    const wrong = 'WRONG-password-0123456789';
+    const at = `the service refused the credentials (401): the service at ${svc.server.url} refused user "${svc.login}" with`;
+    const flag = await runCli(['plan', 'local.yml', '--url', svc.server.url, '--user', svc.login, '--password', wrong], { cwd: dir });
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toContain(`${at} the password from --password;`);
+    const env = await runCli(['apply', 'local.yml'], { cwd: dir, env: { APPLIANCE_FORGE_URL: svc.server.url, APPLIANCE_FORGE_USER: svc.login, APPLIANCE_FORGE_PASSWORD: wrong } });
+    expect(env.code).toBe(1);
+    expect(env.stderr).toContain(`${at} the password from the environment (APPLIANCE_FORGE_PASSWORD);`);
+    const keys = await runCli(['plan', 'local.yml'], { cwd: dir, env: { ...creds, APPLIANCE_FORGE_SECRET_KEY: wrong } });
+    expect(keys.code).toBe(1);
+    expect(keys.stderr).toContain(`${at} the API key pair from the environment (APPLIANCE_FORGE_API_KEY, APPLIANCE_FORGE_SECRET_KEY);`);
+    writeFileSync(path.join(dir, 'credentials.yml'), `url: ${svc.server.url}\nuser: ${svc.login}\npassword: ${wrong}\n`, { mode: 0o600 });
+    const file = await runCli(['apply', 'local.yml', '-c', 'credentials.yml'], { cwd: dir });
+    expect(file.code).toBe(1);
+    expect(file.stderr).toContain(`${at} the password from the credentials file credentials.yml (--credentials);`);
+    for (const r of [flag, env, keys, file]) expect(r.stdout + r.stderr).not.toContain(wrong);
+  }, 120_000);
 
   it('boot and diff: one line with "did you mean" for a misspelled option, not parseArgs text', async () => {
     const boot = await runCli(['boot', 'disk.qcow2', '--direct-kernal']);
