@@ -114,5 +114,9 @@ export function serveFlagsHelp(): string {
 /** The markdown table of the flags in docs/server.md, between its generated-block markers. */
 export function serveFlagsMarkdown(): string {
   const rows = SERVE_FLAGS.map((f) => `| \`--${f.flag}\` | \`${f.env}\` | ${serveFlagDefault(f)} | ${f.min} to ${f.max} | ${UNIT_NAMES[f.unit]} | ${f.help} |`);
-  return ['| flag | environment variable | default | range | unit | what it limits |', '| --- | --- | --- | --- | --- | --- |', ...rows].join('\n') + '\n';
+  const lead = [
+    "Each of these flags has its environment variable (`APPLIANCE_FORGE_` and the flag's name in capitals, `_` for `-`): the flag",
+    'wins over its variable, and an empty variable counts as unset. A value outside its range is a usage error (exit 2).',
+  ];
+  return [...lead, '', '| flag | environment variable | default | range | unit | what it limits |', '| --- | --- | --- | --- | --- | --- |', ...rows].join('\n') + '\n';
 }
