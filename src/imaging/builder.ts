@@ -4,7 +4,8 @@
 // progress sink; the layer's lease, the scratch folder and the stages' percentages stay in here.
 import { join } from 'node:path';
 import type { BuiltImage } from './build';
-import { defaultCacheDir } from './cache-dir';
+import { defaultCacheDir, layerArchiveDir } from './cache-dir';
+import { folderLayerTier } from './os/folder-tier';
 import type { DiskFormat } from './formats';
 import { OsLayerCache } from './os/cache';
 import type { SharedLayerTier } from './os/shared-tier';
@@ -62,7 +63,7 @@ export interface ImageBuilderOptions {
   readonly maxCacheBytes?: number | undefined;
   /** What went wrong after a build's answer (OsLayerCache's default when undefined: the debug log). */
   readonly onWarning?: ((message: string) => void) | undefined;
-  /** OS layers shared with other machines (OsLayerCache's `shared`). */
+  /** OS layers shared with other machines (OsLayerCache's `shared`); default: the folder of `layerArchiveDir()`, if set. */
   readonly sharedLayers?: SharedLayerTier | undefined;
 }
 
@@ -72,7 +73,9 @@ const LAYER_PERCENT = 40;
 export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
   // Layers under <cache>/os: the other stages may keep their own folders beside it.
   const cacheDir = join(o.cacheDir ?? defaultCacheDir(), 'os');
-  const cache = new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes, onWarning: o.onWarning, shared: o.sharedLayers });
+  const archives = layerArchiveDir();
+  const shared = o.sharedLayers ?? (archives !== undefined ? folderLayerTier(archives) : undefined);
+  const cache = new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes, onWarning: o.onWarning, shared });
   return {
     cacheDir,
     sweep: () => cache.sweep(),

@@ -10,3 +10,11 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (process.getuid?.() === 0) return '/var/cache/appliance-forge';
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'appliance-forge');
 }
+
+/**
+ * `APPLIANCE_FORGE_LAYER_ARCHIVE_DIR`: a folder of OS layer archives (os/folder-tier.ts) that builds
+ * restore from and add to, for a CI cache step to keep between runs; undefined when unset.
+ */
+export function layerArchiveDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.APPLIANCE_FORGE_LAYER_ARCHIVE_DIR || undefined;
+}

@@ -1,6 +1,7 @@
 // Stage 1 of a real image build: the Debian root tree (see ../system.ts for the contract).
 export { OsLayerCache, buildOsLayer, layerKey, sharedLayerKey, diskUsage, DEFAULT_MAX_BYTES } from './cache';
-export { packLayer, unpackLayer } from './shared-tier';
+export { packLayer, parseSharedLayerMeta, SharedLayerError, unpackLayer } from './shared-tier';
+export { folderLayerTier } from './folder-tier';
 export type { SharedLayerMeta, SharedLayerTier } from './shared-tier';
 export type { OsLayer, OsLayerOptions, OsLayerCacheOptions } from './cache';
 export { defaultMirror, validateMirror, DEFAULT_MIRROR } from './mirror';

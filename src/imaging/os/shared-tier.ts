@@ -4,6 +4,7 @@
 // A layer travels as a tar archive made inside the build's namespace: its owners are the image's ids
 // (0…65535), never a host's subordinate ids, so a machine with another id mapping restores the same
 // tree. Its key is the layer's own key without the host ids (`sharedLayerKey`).
+import { ForgeError } from '../../errors';
 import type { Sandbox } from '../../host/sandbox';
 import type { InstalledPackage } from '../system';
 import { runTool } from '../run';
@@ -25,6 +26,36 @@ export interface SharedLayerTier {
   put(key: string, archive: string, meta: SharedLayerMeta, signal?: AbortSignal): Promise<void>;
   /** The tier-wide lock of `key` (one machine builds a key at a time): undefined while another holds it. */
   tryLock(key: string): Promise<(() => Promise<void>) | undefined>;
+}
+
+/** A shared layer's archive or meta that is not what was stored: the layer is then built here (a warning, never a failed build). */
+export class SharedLayerError extends ForgeError {
+  static readonly code = 'E_SHARED_LAYER';
+  constructor(message: string) {
+    super(message);
+    this.name = 'SharedLayerError';
+  }
+}
+
+/** The meta kept with a layer (`{ installed, sourceDateEpoch }` JSON), checked: a database or a folder others may write holds it. */
+export function parseSharedLayerMeta(text: string, which: string): SharedLayerMeta {
+  const bad = (): never => {
+    throw new SharedLayerError(`the shared OS layer ${which} has a malformed meta`);
+  };
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return bad();
+  }
+  const m = v as { installed?: unknown; sourceDateEpoch?: unknown };
+  if (!Number.isSafeInteger(m.sourceDateEpoch) || !Array.isArray(m.installed)) return bad();
+  const installed = (m.installed as unknown[]).map((p): InstalledPackage => {
+    const q = p as Partial<Record<keyof InstalledPackage, unknown>> | null;
+    if (typeof q?.name !== 'string' || typeof q.version !== 'string' || typeof q.arch !== 'string') return bad();
+    return { name: q.name, version: q.version, arch: q.arch };
+  });
+  return { installed, sourceDateEpoch: m.sourceDateEpoch as number };
 }
 
 // Numeric owners, modes, ACLs and every extended attribute (file capabilities: ping's cap_net_raw).

@@ -11,7 +11,8 @@ import { OsLayerCache, sharedLayerKey, type SharedLayerTier } from '../../../src
 import { mirrorState } from '../../../src/imaging/os/mirror-state';
 import { currentSandbox } from '../../../src/host/sandbox';
 import { openS3Blobs, type S3Blobs } from '../../../src/server/blobs/s3';
-import { SharedLayerError, sharedLayers } from '../../../src/server/shared-layers';
+import { SharedLayerError } from '../../../src/imaging/os';
+import { sharedLayers } from '../../../src/server/shared-layers';
 import { openPgStore, type PgStore } from '../../../src/server/store/postgres/store';
 import { farmServices, farmUnavailable } from '../../support/farm';
 import { freshDatabase, sql } from '../../support/postgres';
