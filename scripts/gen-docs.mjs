@@ -4,7 +4,9 @@
 //                    dist/src/cli/ (the same objects `--help` prints), so the page cannot say what --help does not;
 //   docs/action.md   the GitHub Action's inputs and outputs, from action/action.yml;
 //   docs/api/        the API reference of the package's entry points `.` and `./server`, by TypeDoc from the doc
-//                    comments (typedoc.json: typedoc-plugin-markdown, no source links, no dates).
+//                    comments (typedoc.json: typedoc-plugin-markdown, no source links, no dates; skipErrorChecking:
+//                    tsc checks the types, and without TypeDoc's own full check the run takes half the time and
+//                    a union's members come in the order of their declaration, not of the checker's visits).
 // Each page is rendered whole in memory (docs/api/ into a temporary folder), with nothing from the machine
 // (no date, no absolute path, no terminal width), so the same tree renders the same bytes.
 // `--check` writes nothing and exits 1 naming each stale file (CI: the committed pages match the code).
