@@ -109,7 +109,8 @@ function optionRows(options, help) {
       const flags = [...(o.short ? [`-${o.short}`] : []), `--${name}`].map(code).join(', ');
       const value = o.type === 'string' ? code(d?.arg ?? 'VALUE') : '';
       const notes = [...(o.multiple ? ['repeatable'] : [])];
-      const dflt = o.default === undefined || o.default === false ? '' : code(String(o.default));
+      const shown = Array.isArray(o.default) ? o.default.join(', ') : o.default;
+      const dflt = shown === undefined || shown === false || shown === '' ? '' : code(String(shown));
       const description = name === 'help' && !d?.description ? 'print this help and exit 0' : (d?.description ?? '');
       return [flags, value, dflt, [cell(description), ...notes.filter((n) => !description.includes(n))].filter(Boolean).join('; ')];
     });
