@@ -8,7 +8,8 @@ export { documents, rootAliases } from './model/resources';
 export type {
   DocumentOf, DocumentRoot, User, CredAccount, Appliance, Distribution, DistribProfile, Pkg, Packages, MySoftware,
   SoftwareArtifact, Image, InstallProfile, TargetFormat, PublishImage, OpStatus, ServiceStatus, ApiKeyPair as ApiKeyPairRecord,
-  Org, UForgeError,
+  Org, UForgeError, CredAccounts, Appliances, Distributions, DistribProfiles, MySoftwareList, SoftwareArtifacts, Images,
+  TargetFormats, PublishImages, Statuses, ApiKeyPairs, Orgs, DocumentTypes,
 } from './model/resources';
 export { operations, operationsById, fillPath, pathParamNames } from './model/operations';
 export type { Method, Operation, OperationId, OperationById, PathParams } from './model/operations';

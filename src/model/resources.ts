@@ -514,27 +514,84 @@ export const rootAliases: Readonly<Record<string, { root: DocumentRoot; kind: st
   softwareFile: { root: 'softwareArtifact', kind: 'SoftwareFile' },
 };
 
-export type User = Infer<typeof user>;
-export type CredAccount = Infer<typeof credAccount>;
-export type Appliance = Infer<typeof appliance>;
-export type Distribution = Infer<typeof distribution>;
-export type DistribProfile = Infer<typeof distribProfile>;
-export type Pkg = Infer<typeof pkg>;
-export type Packages = Infer<typeof packages>;
-export type MySoftware = Infer<typeof mySoftware>;
-export type SoftwareArtifact = Infer<typeof softwareArtifact>;
-export type Image = Infer<typeof image>;
-export type InstallProfile = Infer<typeof installProfile>;
-export type OsUser = Infer<typeof osUser>;
-export type OsGroup = Infer<typeof osGroup>;
-export type SshKeyRecord = Infer<typeof sshKey>;
-export type TargetFormat = Infer<typeof targetFormat>;
-export type PublishImage = Infer<typeof publishImage>;
-export type OpStatus = Infer<typeof opStatus>;
-export type ServiceStatus = Infer<typeof serviceStatus>;
-export type ApiKeyPair = Infer<typeof apiKeyPair>;
-export type Org = Infer<typeof org>;
-export type UForgeError = Infer<typeof uforgeError>;
+// Each record's type by name, inferred from its model (the one source): an interface, so that an editor's
+// hover and a compiler message say `Appliance`, not the fields of the mapped type it extends.
+/* eslint-disable @typescript-eslint/no-empty-object-type -- each interface is its model's inferred type, named */
+export interface User extends Infer<typeof user> {}
+export interface CredAccount extends Infer<typeof credAccount> {}
+export interface CredAccounts extends Infer<typeof credAccounts> {}
+export interface Appliance extends Infer<typeof appliance> {}
+export interface Appliances extends Infer<typeof appliances> {}
+export interface Distribution extends Infer<typeof distribution> {}
+export interface Distributions extends Infer<typeof distributions> {}
+export interface DistribProfile extends Infer<typeof distribProfile> {}
+export interface DistribProfiles extends Infer<typeof distribProfiles> {}
+export interface Pkg extends Infer<typeof pkg> {}
+export interface Packages extends Infer<typeof packages> {}
+export interface MySoftware extends Infer<typeof mySoftware> {}
+export interface MySoftwareList extends Infer<typeof mySoftwareList> {}
+export interface SoftwareArtifact extends Infer<typeof softwareArtifact> {}
+export interface SoftwareArtifacts extends Infer<typeof softwareArtifacts> {}
+export interface Image extends Infer<typeof image> {}
+export interface Images extends Infer<typeof images> {}
+export interface InstallProfile extends Infer<typeof installProfile> {}
+export interface OsUser extends Infer<typeof osUser> {}
+export interface OsGroup extends Infer<typeof osGroup> {}
+export interface SshKeyRecord extends Infer<typeof sshKey> {}
+export interface TargetFormat extends Infer<typeof targetFormat> {}
+export interface TargetFormats extends Infer<typeof targetFormats> {}
+export interface PublishImage extends Infer<typeof publishImage> {}
+export interface PublishImages extends Infer<typeof publishImages> {}
+export interface OpStatus extends Infer<typeof opStatus> {}
+export interface Statuses extends Infer<typeof statuses> {}
+export interface ServiceStatus extends Infer<typeof serviceStatus> {}
+export interface ApiKeyPair extends Infer<typeof apiKeyPair> {}
+export interface ApiKeyPairs extends Infer<typeof apiKeyPairs> {}
+export interface Org extends Infer<typeof org> {}
+export interface Orgs extends Infer<typeof orgs> {}
+export interface UForgeError extends Infer<typeof uforgeError> {}
+/* eslint-enable @typescript-eslint/no-empty-object-type */
 
-/** The TypeScript type of a document, by its root element name. */
-export type DocumentOf<R extends DocumentRoot> = Infer<(typeof documents)[R]>;
+/** The named type of each document root (DocumentOf). */
+export interface DocumentTypes {
+  user: User;
+  credAccount: CredAccount;
+  credAccounts: CredAccounts;
+  appliance: Appliance;
+  appliances: Appliances;
+  distribution: Distribution;
+  distributions: Distributions;
+  distribProfile: DistribProfile;
+  distribProfiles: DistribProfiles;
+  package: Pkg;
+  packages: Packages;
+  mySoftware: MySoftware;
+  mySoftwareList: MySoftwareList;
+  softwareArtifact: SoftwareArtifact;
+  softwareArtifacts: SoftwareArtifacts;
+  image: Image;
+  images: Images;
+  installProfile: InstallProfile;
+  targetFormat: TargetFormat;
+  targetFormats: TargetFormats;
+  publishImage: PublishImage;
+  publishImages: PublishImages;
+  status: OpStatus;
+  statuses: Statuses;
+  serviceStatus: ServiceStatus;
+  apiKeyPair: ApiKeyPair;
+  apiKeyPairs: ApiKeyPairs;
+  org: Org;
+  orgs: Orgs;
+  uforgeError: UForgeError;
+}
+
+/** The TypeScript type of a document, by its root element name: its named interface (`DocumentOf<'appliance'>` is `Appliance`). */
+export type DocumentOf<R extends DocumentRoot> = DocumentTypes[R];
+
+// Every root has its named type, and the named type is the model's.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const namedRoots: { [R in DocumentRoot]: Same<DocumentTypes[R], Infer<(typeof documents)[R]>> } & Record<Exclude<keyof DocumentTypes, DocumentRoot>, never> = {
+  user: true, credAccount: true, credAccounts: true, appliance: true, appliances: true, distribution: true, distributions: true, distribProfile: true, distribProfiles: true, 'package': true, packages: true, mySoftware: true, mySoftwareList: true, softwareArtifact: true, softwareArtifacts: true, image: true, images: true, installProfile: true, targetFormat: true, targetFormats: true, publishImage: true, publishImages: true, status: true, statuses: true, serviceStatus: true, apiKeyPair: true, apiKeyPairs: true, org: true, orgs: true, uforgeError: true,
+};
+void namedRoots;
