@@ -589,9 +589,12 @@ export interface DocumentTypes {
 /** The TypeScript type of a document, by its root element name: its named interface (`DocumentOf<'appliance'>` is `Appliance`). */
 export type DocumentOf<R extends DocumentRoot> = DocumentTypes[R];
 
-// Every root has its named type, and the named type is the model's.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const namedRoots: { [R in DocumentRoot]: Same<DocumentTypes[R], Infer<(typeof documents)[R]>> } & Record<Exclude<keyof DocumentTypes, DocumentRoot>, never> = {
-  user: true, credAccount: true, credAccounts: true, appliance: true, appliances: true, distribution: true, distributions: true, distribProfile: true, distribProfiles: true, 'package': true, packages: true, mySoftware: true, mySoftwareList: true, softwareArtifact: true, softwareArtifacts: true, image: true, images: true, installProfile: true, targetFormat: true, targetFormats: true, publishImage: true, publishImages: true, status: true, statuses: true, serviceStatus: true, apiKeyPair: true, apiKeyPairs: true, org: true, orgs: true, uforgeError: true,
-};
-void namedRoots;
+// Every root has its named type, the named type is the model's, and there is no other (checked by the
+// compiler alone: nothing of it is left in the JavaScript).
+// (Every field is optional, so two records' types are assignable each way whatever they hold: the fields are compared too.)
+type Same<A, B> = [A, keyof A] extends [B, keyof B] ? ([B, keyof B] extends [A, keyof A] ? true : false) : false;
+type AllTrue<T extends Record<DocumentRoot | keyof DocumentTypes, true>> = T;
+/** A compile-time check of DocumentTypes against the models (no value). */
+export type NamedDocumentsCheck = AllTrue<{
+  [R in DocumentRoot | keyof DocumentTypes]: R extends DocumentRoot ? Same<DocumentTypes[R], Infer<(typeof documents)[R]>> : false;
+}>;
