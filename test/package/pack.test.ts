@@ -133,6 +133,26 @@ describe('npm pack → npm install into an empty project', () => {
     expect(r.status).toBe(0);
   });
 
+  // A Pulumi program installs the tarball (not a link to a clone, whose own node_modules holds another
+  // @pulumi/pulumi): the program's @pulumi/pulumi is the one the provider entry loads.
+  it('a Pulumi program with the tarball and @pulumi/pulumi resolves one copy of @pulumi/pulumi', () => {
+    const program = path.join(work, 'pulumi-program');
+    mkdirSync(program);
+    writeFileSync(path.join(program, 'package.json'), JSON.stringify({ name: 'pulumi-program', version: '1.0.0', private: true }));
+    npm(['install', '--prefer-offline', '--ignore-scripts', tarball, `@pulumi/pulumi@${pkg.devDependencies['@pulumi/pulumi']}`], program);
+    const script = [
+      "const path = require('node:path');",
+      "const provider = require.resolve('appliance-forge/pulumi');",
+      "console.log(JSON.stringify({ provider, program: require.resolve('@pulumi/pulumi'), fromProvider: require.resolve('@pulumi/pulumi', { paths: [path.dirname(provider)] }) }));",
+    ].join('\n');
+    const r = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: program, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })) as Record<string, string>;
+    expect(r.provider).toBe(path.join(program, 'node_modules/appliance-forge/dist/provider/index.js'));
+    expect(r.fromProvider).toBe(r.program);
+    expect(realpathSync(r.program)).toBe(path.join(realpathSync(program), 'node_modules/@pulumi/pulumi/index.js'));
+    const copies = findFiles(path.join(program, 'node_modules'), (f) => f.endsWith(path.join('@pulumi', 'pulumi', 'package.json')));
+    expect(copies).toEqual([path.join('@pulumi', 'pulumi', 'package.json')]);
+  }, 600_000);
+
   it("require('appliance-forge') and its engine entry point load in the project", () => {
     const script = [
       "const forge = require('appliance-forge');",
@@ -234,6 +254,11 @@ describe('examples/pulumi installs from its clone', () => {
     expect(realpathSync(path.join(example, 'node_modules/appliance-forge'))).toBe(realpathSync(clone));
     const r = execFileSync(process.execPath, ['-e', "console.log(Object.keys(require('appliance-forge/pulumi')).sort().join(','))"], { cwd: example, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
     expect(r.trim().split(',')).toEqual(expect.arrayContaining(['Appliance', 'MachineImage', 'Publication', 'Software']));
+    // What a folder link costs: the provider resolves @pulumi/pulumi from the clone's own node_modules, the
+    // program from its own, so a program loads two copies (a Pulumi program installs the tarball instead).
+    const resolveBoth = "const p = require.resolve('appliance-forge/pulumi'); console.log(JSON.stringify([require.resolve('@pulumi/pulumi'), require.resolve('@pulumi/pulumi', { paths: [require('node:path').dirname(p)] })]))";
+    const [own, providers] = (JSON.parse(execFileSync(process.execPath, ['-e', resolveBoth], { cwd: example, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })) as string[]).map((f) => realpathSync(f));
+    expect(providers).not.toBe(own);
     const tsc = (dir: string) => spawnSync(process.execPath, [path.join(example, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', dir], { cwd: clone, encoding: 'utf8' });
     const good = tsc('examples/pulumi');
     expect(good.stdout + good.stderr).toBe('');
