@@ -1,4 +1,4 @@
-// A build farm's figures (README "Running a build farm"), all on 127.0.0.1 with the real parts: the
+// A build farm's figures (docs/benchmarks.md "Build farm"), all on 127.0.0.1 with the real parts: the
 // loopback PostgreSQL 15 and Swift's S3 (../shared), an API node in this process, worker processes.
 //  1. Fake builds (bench/lib/fake-worker.mjs: sleep FAKE_SECONDS, then a FAKE_MIB image stored in the
 //     bucket) at 1, 2, 4 and 8 workers: throughput against linear (n × the one worker's, same run), the
