@@ -145,7 +145,7 @@ describe('npm pack → npm install into an empty project', () => {
       "const provider = require.resolve('appliance-forge/pulumi');",
       "console.log(JSON.stringify({ provider, program: require.resolve('@pulumi/pulumi'), fromProvider: require.resolve('@pulumi/pulumi', { paths: [path.dirname(provider)] }) }));",
     ].join('\n');
-    const r = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: program, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })) as Record<string, string>;
+    const r = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: program, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })) as { provider: string; program: string; fromProvider: string };
     expect(r.provider).toBe(path.join(program, 'node_modules/appliance-forge/dist/provider/index.js'));
     expect(r.fromProvider).toBe(r.program);
     expect(realpathSync(r.program)).toBe(path.join(realpathSync(program), 'node_modules/@pulumi/pulumi/index.js'));
