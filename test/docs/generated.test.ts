@@ -90,9 +90,9 @@ describe('docs/action.md', () => {
 });
 
 // A full TypeDoc run takes 10 s on an idle two-core machine and 25 to 85 s beside other work (as in a test run):
-// too long for every test run. The full
-// comparison (every page's bytes) is `npm run docs -- --check`, which CI runs; here each entry point's exports, as
-// their syntax lists them, have their page, and no page is left of an export that is gone.
+// too long for every test run. The full comparison (every page's bytes) is `npm run docs -- --check`, which CI
+// runs; here each entry point's exports, as their syntax lists them, have their page, and no page is left of an
+// export that is gone.
 describe('docs/api/', () => {
   const ENTRIES = { index: 'src/index.ts', server: 'src/server/index.ts' } as const;
 
