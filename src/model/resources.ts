@@ -552,6 +552,18 @@ export interface Orgs extends Infer<typeof orgs> {}
 export interface UForgeError extends Infer<typeof uforgeError> {}
 /* eslint-enable @typescript-eslint/no-empty-object-type */
 
+declare module './schema' {
+  interface NamedModels {
+    user: readonly [typeof user, User]; credAccount: readonly [typeof credAccount, CredAccount]; appliance: readonly [typeof appliance, Appliance];
+    distribution: readonly [typeof distribution, Distribution]; distribProfile: readonly [typeof distribProfile, DistribProfile]; pkg: readonly [typeof pkg, Pkg];
+    mySoftware: readonly [typeof mySoftware, MySoftware]; softwareArtifact: readonly [typeof softwareArtifact, SoftwareArtifact]; image: readonly [typeof image, Image];
+    installProfile: readonly [typeof installProfile, InstallProfile]; osUser: readonly [typeof osUser, OsUser]; osGroup: readonly [typeof osGroup, OsGroup];
+    sshKey: readonly [typeof sshKey, SshKeyRecord]; targetFormat: readonly [typeof targetFormat, TargetFormat]; publishImage: readonly [typeof publishImage, PublishImage];
+    opStatus: readonly [typeof opStatus, OpStatus]; serviceStatus: readonly [typeof serviceStatus, ServiceStatus]; apiKeyPair: readonly [typeof apiKeyPair, ApiKeyPair];
+    org: readonly [typeof org, Org]; uforgeError: readonly [typeof uforgeError, UForgeError];
+  }
+}
+
 /** The named type of each document root (DocumentOf). */
 export interface DocumentTypes {
   user: User;

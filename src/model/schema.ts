@@ -100,14 +100,28 @@ export function namesOf<F extends Fields>(fields: F): Array<keyof F & string> {
 
 // ---- Types inferred from the descriptions -------------------------------------------------------
 
+/**
+ * Models whose records have a name (resources.ts adds each: `appliance: [typeof appliance, Appliance]`): a field
+ * holding such a record has that type, so an editor shows `Appliance`, not the fields of its inferred type.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface NamedModels {}
+
+/** The named type of a model's records, or its inferred type when it has none. */
+type RecordOf<M> = {
+  [N in keyof NamedModels]: NamedModels[N] extends readonly [infer NM, infer T] ? ([M] extends [NM] ? ([NM] extends [M] ? T : never) : never) : never;
+}[keyof NamedModels] extends infer Named
+  ? [Named] extends [never] ? Infer<M> : Named
+  : never;
+
 type ValueOf<F> = F extends ScalarField<infer T>
   ? T
   : F extends UriListField
     ? string[]
     : F extends ListField<infer M>
-      ? Array<Infer<M>>
+      ? Array<RecordOf<M>>
       : F extends ObjectField<infer M>
-        ? Infer<M>
+        ? RecordOf<M>
         : never;
 
 export type InferFields<F> = { -readonly [P in keyof F]?: ValueOf<F[P]> | undefined };

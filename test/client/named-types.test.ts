@@ -1,7 +1,7 @@
 // What an editor shows for the client's methods: the TypeScript compiler (the language service's checker)
 // reads a small program that imports the package's public entry and names the type each operation resolves
-// with. It is the resource's name (`Promise<Appliance>`), never the mapped type the model infers
-// (`InferFields<{ readonly uuid: ScalarField<string> … }>`).
+// with. It is the resource's name (`Promise<Appliance>`, and `Appliance[]` for a list's records), never the
+// mapped type the model infers (`InferFields<{ readonly uuid: ScalarField<string> … }>`).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,6 +32,8 @@ function returnTypes(ids: readonly string[]): Record<string, string> {
     `import type { Client } from ${JSON.stringify(entry)};`,
     'declare const client: Client;',
     ...ids.map((id) => `export const ${id} = client.${id};`),
+    'export const appliances = async () => (await client.appliance_getAll()).appliances;',
+    'export const imageStatus = async () => (await client.machineImage_get({ aid: 1, itid: 2 })).status;',
   ].join('\n'));
   const config = ts.readConfigFile(path.join(root, 'tsconfig.json'), (f) => ts.sys.readFile(f));
   const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
@@ -54,10 +56,16 @@ function returnTypes(ids: readonly string[]): Record<string, string> {
   return out;
 }
 
+/** Expressions (of `client`) and the type each has, records inside records included. */
+const NESTED: Readonly<Record<string, string>> = {
+  appliances: 'Promise<Appliance[] | undefined>',
+  imageStatus: 'Promise<OpStatus | undefined>',
+};
+
 describe('the client as an editor shows it', () => {
   it('names the resource each operation resolves with, not the inferred mapped type', () => {
     const types = returnTypes(Object.keys(EXPECTED));
-    expect(types).toEqual(EXPECTED);
+    expect(types).toEqual({ ...EXPECTED, ...NESTED });
     for (const [id, text] of Object.entries(types)) expect(text, id).not.toMatch(/InferFields<|ScalarField<|Infer</);
   }, 120_000);
 });
