@@ -22,6 +22,8 @@ export interface Inputs {
   timeoutMinutes: number;
   /** Where apply downloads the built images (sha256 checked); empty: no download. */
   outputDir: string;
+  /** url embedded: OS layer archives kept between runs (APPLIANCE_FORGE_LAYER_ARCHIVE_DIR); empty: none. */
+  layerArchiveDir: string;
   /** Builder types or indexes this step runs (builders.ts); empty: all. */
   builders: string;
   /** Bundle sources may lie outside the declaration's folder (engine/bundle-source.ts). */
@@ -83,6 +85,7 @@ export function readInputs(secrets: SecretSet): Inputs {
     strict: booleanInput('strict', false),
     timeoutMinutes: minutes,
     outputDir: core.getInput('output-dir'),
+    layerArchiveDir: core.getInput('layer-archive-dir'),
     builders: core.getInput('builders'),
     allowOutsideSources: booleanInput('allow-outside-sources', false),
     vars: collectVars({ files: lines(core.getInput('var-files')), assignments: lines(core.getInput('vars')) }, { assignment: 'input vars:', file: 'input var-files:' }),

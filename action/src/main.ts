@@ -2,6 +2,7 @@
 // before anything else is logged, groups the log by phase, turns declaration problems into annotations,
 // writes outputs and a job summary, and fails the step on any error (main is awaited and every
 // rejection, Error or not, ends in setFailed).
+import path from 'node:path';
 import * as core from '@actions/core';
 import { formatPlan, formatProblems, SecretSet, selectorList, validateDeclarationFile } from '../../src/engine';
 import { EMBEDDED, publicTarget } from '../../src/engine/connect';
@@ -69,6 +70,13 @@ export async function run(): Promise<void> {
     if (dataDir) {
       takeBack(dataDir);
       giveBackOnExit = [dataDir, inputs.outputDir].filter(Boolean);
+    }
+    if (inputs.layerArchiveDir && embedded) {
+      // The builder reads it (imaging/cache-dir.ts); the runner's user gets it back for actions/cache to save.
+      process.env.APPLIANCE_FORGE_LAYER_ARCHIVE_DIR = path.resolve(inputs.layerArchiveDir);
+      giveBackOnExit.push(path.resolve(inputs.layerArchiveDir));
+    } else if (inputs.layerArchiveDir) {
+      core.warning(`layer-archive-dir is for url: ${EMBEDDED}: a service keeps its own OS layers`);
     }
     const { url, user, apiKey, secretKey, password } = inputs;
     const r = await runDeclaration({

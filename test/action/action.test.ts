@@ -113,7 +113,7 @@ describe('the bundled GitHub Action', () => {
       runs: { using: string; main: string }; inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>;
     };
     expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
-    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'prune', 'timeout-minutes', 'output-dir', 'builders', 'vars', 'var-files']);
+    expect(Object.keys(meta.inputs)).toEqual(['file', 'url', 'user', 'api-key', 'secret-key', 'password', 'mode', 'strict', 'allow-outside-sources', 'publish', 'prune', 'timeout-minutes', 'output-dir', 'layer-archive-dir', 'builders', 'vars', 'var-files']);
     expect(meta.inputs.prune!.default).toBe('false');
     expect(meta.inputs.publish!.default).toBe('true');
     expect(Object.keys(meta.outputs)).toEqual(['appliance-uri', 'image-uris', 'cloud-ids', 'image-files', 'sbom-files', 'target', 'changes', 'subject-checksums', 'result']);
@@ -338,8 +338,10 @@ describe('the bundled GitHub Action', () => {
     execFileSync('cp', ['-r', path.join(root, 'action'), alone]);
     const cwd = tempDir('af-gha-repo-');
     execFileSync('cp', ['-r', path.join(root, 'examples'), cwd]);
-    const r = await runAction({ file: inputs.file!, url: 'embedded' }, { cwd, env, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
+    const r = await runAction({ file: inputs.file!, url: 'embedded', 'layer-archive-dir': 'layers' }, { cwd, env, node: n24.bin, bundle: path.join(alone, 'action/dist/index.js') });
     expect(r.code, r.stdout).toBe(0);
+    // The OS layer went into the folder an actions/cache step keeps: its archive and its meta.
+    expect(readdirSync(path.join(cwd, 'layers')).map((n) => path.extname(n)).sort()).toEqual(['.json', '.tar']);
     const result = JSON.parse(r.outputs.result!) as ActionResult;
     expect(result.images.map((x) => [x.builder, x.format, x.action])).toEqual([[0, 'QCOW2', 'generate'], [1, 'OpenStack QCOW2', 'generate']]);
     const cloudId = result.images[1]!.cloudId!;
