@@ -22,7 +22,7 @@ export const COMMANDS: CommandTable = {
   list: { summary: 'list the appliances, software, images and publications of the user', load: async () => (await import('./commands/list.js')).list },
   show: { summary: 'print one of them: show KIND URI', load: async () => (await import('./commands/show.js')).show },
   boot: { summary: 'boot an IMAGE under QEMU: did it reach login? (--login, --run CMD)', load: async () => (await import('./commands/boot.js')).boot },
-  diff: { summary: 'name the first differences of two disk images (table, superblock, files)', load: async () => (await import('./commands/diff.js')).diff },
+  diff: { summary: 'name the first differences of two disk images (files, then table and superblock)', load: async () => (await import('./commands/diff.js')).diff },
   // Generated from this table: a command added above completes without a change there.
   completion: { summary: 'print a bash or zsh completion script', load: async () => (await import('./commands/completion.js')).completionCommand(COMMANDS) },
 };

@@ -19,7 +19,7 @@ Runs the reference server and prints its base URL on one line; stops cleanly on 
 
 options:
       --role all|api|worker     all: the API and the builds (default); api: the API only; worker: the builds
-                                only (no HTTP): a farm's nodes (README "Running a build farm")
+                                only (no HTTP): a farm's nodes (docs/server.md "Running a build farm")
       --database-url URL        postgres://…: records and the job queue in PostgreSQL, shared by a farm's
                                 nodes (or APPLIANCE_FORGE_DATABASE_URL)
       --blob-store URL          s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path-style=true]: blobs in a
