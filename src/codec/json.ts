@@ -102,7 +102,7 @@ export function decodeJson<R extends DocumentRoot>(text: string, accept: R | rea
   const body = doc[element];
   if (!isRec(body)) throw new DecodeError('expected an object', element);
   const value = readRecord(m, body, element, alias?.kind);
-  return { element, root, ...(m.kinds ? { kind: value.kind as string } : {}), value: value as DocumentOf<R> };
+  return { element, root, ...(m.kinds ? { kind: value.kind as string } : {}), value: value };
 }
 
 function readRecord(m: AnyModel, v: Rec, path: string, forcedKind?: string): Rec {

@@ -7,7 +7,7 @@ type Rec = Record<string, unknown>;
 
 /** A copy of a record without its secret fields, at any depth. */
 export function redact<R extends DocumentRoot>(root: R, value: DocumentOf<R>): DocumentOf<R> {
-  return redactRecord(documents[root], value) as DocumentOf<R>;
+  return redactRecord(documents[root], value);
 }
 
 export function redactRecord(m: AnyModel, v: Rec): Rec {
