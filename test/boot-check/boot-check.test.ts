@@ -272,7 +272,7 @@ describe('appliance-forge boot: usage and failures without a guest', () => {
       [['boot', image, '--firmware', 'efi'], '--firmware must be one of bios, uefi, uefi-secure'],
       [['boot', image, '--timeout', 'soon'], '--timeout must be'],
       [['boot', image, '--no-fast-params'], '--no-fast-params needs --direct-kernel'],
-      [['boot', image, '--password', 'x'], "Unknown option '--password'"],
+      [['boot', image, '--password', 'x'], 'appliance-forge boot: unknown option --password'],
       [['boot', gz], 'gunzip -k'],
     ] as const) {
       const r = await runCli([...args]);
