@@ -10,7 +10,7 @@
 // A block that cannot be checked carries `<!-- example: REASON -->` on the line directly before its fence; the
 // test lists those with their reasons. Any other yaml block (neither a declaration nor a workflow) needs one too.
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,8 +18,9 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { validateDeclarationFile } from '../../src/engine/validate';
+import { pages, ROOT } from './pages';
 
-const root = path.resolve(__dirname, '../..');
+const root = ROOT;
 const cliMain = path.join(root, 'dist/src/cli/main.js');
 
 interface Block {
@@ -32,20 +33,6 @@ interface Block {
   readonly lines: readonly string[];
   /** The reason of an `<!-- example: … -->` mark directly before the fence. */
   readonly mark?: string;
-}
-
-function pages(): string[] {
-  const out = ['README.md'];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(path.join(root, dir)).sort()) {
-      const rel = `${dir}/${name}`;
-      if (rel === 'docs/design' || rel === 'docs/api') continue;
-      if (statSync(path.join(root, rel)).isDirectory()) walk(rel);
-      else if (name.endsWith('.md')) out.push(rel);
-    }
-  };
-  walk('docs');
-  return out;
 }
 
 function blocksOf(page: string): Block[] {

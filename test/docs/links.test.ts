@@ -2,45 +2,20 @@
 // exists, and every #anchor names a heading of its target page, by GitHub's slug rule. External links are
 // not fetched (the suite runs without the internet): they must only be well-formed http(s) URLs.
 // docs/design/ (shipped input documents) and docs/api/ (generated output) are not read.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { outsideFences, pages, ROOT } from './pages';
 
-const root = path.resolve(__dirname, '../..');
+const root = ROOT;
 
 /** Pages written by a generator that another check owns. A link to one of them is skipped while the file is
  *  absent (the generator may not have run in this checkout); once it exists, the link is checked as any other. */
 const GENERATED = new Set(['docs/cli.md', 'docs/action.md', 'docs/api/README.md']);
 
-/** README.md and every page under docs/, except the shipped design documents and the generated API pages. */
-function pages(): string[] {
-  const out = ['README.md'];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(path.join(root, dir)).sort()) {
-      const rel = `${dir}/${name}`;
-      if (rel === 'docs/design' || rel === 'docs/api') continue;
-      if (statSync(path.join(root, rel)).isDirectory()) walk(rel);
-      else if (name.endsWith('.md')) out.push(rel);
-    }
-  };
-  walk('docs');
-  return out;
-}
-
 /** The page's lines outside fenced code blocks, with inline code spans blanked out. */
 function prose(text: string): string[] {
-  const out: string[] = [];
-  let fence: string | undefined;
-  for (const line of text.split('\n')) {
-    const m = /^\s*(`{3,}|~{3,})/.exec(line);
-    if (m) {
-      if (fence === undefined) fence = m[1]!.slice(0, 3);
-      else if (m[1]!.startsWith(fence)) fence = undefined;
-      continue;
-    }
-    if (fence === undefined) out.push(line.replace(/`+[^`]*`+/g, (code) => ' '.repeat(code.length)));
-  }
-  return out;
+  return outsideFences(text).map((line) => line.replace(/`+[^`]*`+/g, (code) => ' '.repeat(code.length)));
 }
 
 /** GitHub's anchor of a heading: the rendered text lowercased, punctuation dropped (hyphens, underscores and
@@ -57,15 +32,8 @@ function slug(heading: string): string {
 function anchors(text: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  let fence: string | undefined;
-  for (const line of text.split('\n')) {
-    const f = /^\s*(`{3,}|~{3,})/.exec(line);
-    if (f) {
-      if (fence === undefined) fence = f[1]!.slice(0, 3);
-      else if (f[1]!.startsWith(fence)) fence = undefined;
-      continue;
-    }
-    const h = fence === undefined ? /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line) : null;
+  for (const line of outsideFences(text)) {
+    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!h) continue;
     const base = slug(h[1]!);
     const n = seen.get(base) ?? 0;
