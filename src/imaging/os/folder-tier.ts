@@ -16,6 +16,11 @@ const KEY = /^[0-9a-f]{16,128}$/;
 /** The folder tier at `dir` (made on first use, mode 0700). */
 export function folderLayerTier(dir: string): SharedLayerTier {
   const root = path.resolve(dir);
+  /** The folder itself, made if absent: a link there (a checkout can plant one) would send root's writes elsewhere. */
+  const folder = async (): Promise<void> => {
+    await mkdir(root, { recursive: true, mode: 0o700 }).catch((e: NodeJS.ErrnoException) => (e.code === 'EEXIST' ? undefined : Promise.reject(e)));
+    if (!(await lstat(root)).isDirectory()) throw new SharedLayerError(`${root} is not a folder (a link?): the layer archive folder must be a folder of its own`);
+  };
   const file = (key: string, ext: 'tar' | 'json' | 'lock'): string => {
     if (!KEY.test(key)) throw new SharedLayerError(`${JSON.stringify(key.slice(0, 40))} is not an OS layer key`);
     return path.join(root, `${key}.${ext}`);
@@ -28,6 +33,9 @@ export function folderLayerTier(dir: string): SharedLayerTier {
     return true;
   };
   const entry = async (key: string): Promise<{ sha256: string; meta: string } | undefined> => {
+    const r = await lstat(root).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : Promise.reject(e)));
+    if (r === undefined) return undefined;
+    if (!r.isDirectory()) throw new SharedLayerError(`${root} is not a folder (a link?): the layer archive folder must be a folder of its own`);
     if (!(await regular(file(key, 'json'))) || !(await regular(file(key, 'tar')))) return undefined;
     const text = await readFile(file(key, 'json'), { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW });
     let v: { sha256?: unknown } = {};
@@ -53,7 +61,7 @@ export function folderLayerTier(dir: string): SharedLayerTier {
     },
     async put(key, archive, meta, signal) {
       if (await entry(key)) return;
-      await mkdir(root, { recursive: true, mode: 0o700 });
+      await folder();
       const { sha256 } = await digestFile(archive, ['sha256'], signal ? { signal } : {});
       const tmp = path.join(root, `.${randomBytes(6).toString('hex')}.tmp`);
       try {
@@ -67,7 +75,7 @@ export function folderLayerTier(dir: string): SharedLayerTier {
       }
     },
     async tryLock(key) {
-      await mkdir(root, { recursive: true, mode: 0o700 });
+      await folder();
       const lock = file(key, 'lock');
       for (let attempt = 0; attempt < 2; attempt++) {
         try {
@@ -77,7 +85,8 @@ export function folderLayerTier(dir: string): SharedLayerTier {
           if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         }
         // A lock whose process is gone (a killed run) is taken over once.
-        const holder = Number(await readFile(lock, 'utf8').catch(() => ''));
+        // Read without following a link or waiting on a FIFO: the folder comes from outside.
+        const holder = Number(await readFile(lock, { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK }).catch(() => ''));
         if (Number.isSafeInteger(holder) && holder > 0 && alive(holder)) return undefined;
         await rm(lock, { force: true });
       }

@@ -3,7 +3,8 @@
 // mmdebstrap (counted by a wrapper on PATH, not by the code under test), the same tree as find(1) and
 // sha256sum(1) read it; then the command line's `apply` on an empty cache builds the example image with
 // no mmdebstrap run. The folder comes back from outside: a changed archive, a malformed meta, a link and
-// a name that is not a key are refused in words; a lock left by a dead process is taken over.
+// a name that is not a key, and the folder itself a link, are refused in words; a lock left by a dead process is
+// taken over.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -89,6 +90,18 @@ describe('OS layers kept in a folder between runs', () => {
     const linked = await tier.has(other).catch((e: unknown) => e);
     expect(linked).toBeInstanceOf(SharedLayerError);
     expect((linked as Error).message).toMatch(/is not a regular file/);
+
+    // The folder itself a link (a checkout can plant one where the step writes as root): refused, nothing written.
+    const elsewhere = join(spare.path, 'elsewhere');
+    mkdirSync(elsewhere);
+    symlinkSync(elsewhere, join(spare.path, 'linked'));
+    const viaLink = folderLayerTier(join(spare.path, 'linked'));
+    for (const attempt of [viaLink.has(KEY), viaLink.put(KEY, archive, { installed: [], sourceDateEpoch: 1 }), viaLink.tryLock(KEY)]) {
+      const refused = await attempt.catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(SharedLayerError);
+      expect((refused as Error).message).toMatch(/is not a folder \(a link\?\)/);
+    }
+    expect(readdirSync(elsewhere)).toEqual([]);
 
     const climbing = await tier.has('../../etc/passwd').catch((e: unknown) => e);
     expect(climbing).toBeInstanceOf(SharedLayerError);
