@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/support/sequencer.mts';
 
 // Integration tests start real servers, build real images and talk to a real Keystone/Glance:
 // generous timeouts, and files run in separate processes so a crash or a kill test stays contained.
@@ -24,6 +25,7 @@ if (farmSkip) console.warn(`SKIP the API suite on a build farm (project farm): $
 export default defineConfig({
   test: {
     maxWorkers: 2,
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       { extends: true, test: { ...shared, name: 'embedded', include: ['test/**/*.test.ts'] } },
       ...(farmSkip ? [] : [{ extends: true, test: { ...shared, name: 'farm', include: FARM_SUITE, env: { APPLIANCE_FORGE_TEST_BACKEND: 'farm' } } }]),
