@@ -3,7 +3,7 @@
 #   build  — real image builds on the embedded server (mmdebstrap, GRUB, e2fsprogs, qemu-img, …)
 #   boot   — `appliance-forge boot` (QEMU)
 #   catalog — the package catalog refreshed from a Debian mirror (gpgv, xz, apt-helper)
-#   test   — what the tests read images and documents with
+#   test   — what the tests read images and documents with, and the browser the console tests drive (chromium)
 # Usage: bash scripts/prereqs.sh [build] [boot] [catalog] [test]   (default: build boot)
 # As root with apt-get (CI, a fresh Debian 12), the missing packages are installed; otherwise they are named.
 set -eu

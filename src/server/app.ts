@@ -11,6 +11,7 @@ import { isPublicBaseUrl, sendClientError, sendConnectRefused, sendError, sendEx
 import type { Routes } from './http/handler';
 import { commonHeaders, registerOperations } from './http/register';
 import { registerHealth } from './http/health';
+import { registerConsole } from './console/routes';
 import { accountRoutes } from './routes/accounts';
 import { applianceRoutes } from './routes/appliances';
 import { distributionRoutes } from './routes/distributions';
@@ -44,7 +45,7 @@ export interface BuiltServer {
 export function buildServer(deps: ServerDeps): BuiltServer {
   const servicePath = (deps.servicePath ?? '/api').replace(/\/+$/, '');
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
-  const { limits: _l, logger: _g, publicUrl, cloudEndpoints, role: _r, ...rest } = deps;
+  const { limits: _l, logger: _g, publicUrl, cloudEndpoints, role: _r, console: _c, ...rest } = deps;
   for (const e of cloudEndpoints ?? []) if (!isPublicBaseUrl(e)) throw new Error(`a cloud endpoint must be an http(s) URL, got ${e}`);
   if (publicUrl !== undefined && !isPublicBaseUrl(publicUrl)) throw new Error(`publicUrl must be an http(s) base URL, got ${publicUrl}`);
 
@@ -132,5 +133,6 @@ export function buildServer(deps: ServerDeps): BuiltServer {
   const auth = new Authenticator(ctx.store, ctx.box, servicePath, { clock: ctx.clock, maxAgeSeconds: limits.signedUrlMaxAgeSeconds, failuresPerMinute: limits.authFailuresPerMinute });
   const routes = registerOperations(app, { ctx, auth, handlers, logsRequests: deps.logger === true });
   registerHealth(app, ctx, deps.role ?? 'all');
+  if (deps.console !== false) registerConsole(app, { ctx, auth });
   return { app, ctx, routes };
 }

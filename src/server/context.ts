@@ -41,9 +41,11 @@ export interface ServerDeps {
    * absent. Otherwise the server connects wherever a user says: to an internal service too (SSRF).
    */
   cloudEndpoints?: readonly string[] | undefined;
+  /** The web console at /console (console/routes.ts): on unless false (`serve --no-console`). */
+  console?: boolean | undefined;
 }
 
-export interface Ctx extends Required<Omit<ServerDeps, 'servicePath' | 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints' | 'role'>> {
+export interface Ctx extends Required<Omit<ServerDeps, 'servicePath' | 'limits' | 'logger' | 'publicUrl' | 'cloudEndpoints' | 'role' | 'console'>> {
   servicePath: string;
   limits: Limits;
   log: ServerLog;

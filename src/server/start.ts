@@ -69,6 +69,8 @@ export interface StartOptions extends NodeOptions {
   publicUrl?: string | undefined;
   /** URL prefixes users may publish to (keystoneUrl/glanceUrl); any when absent. */
   cloudEndpoints?: readonly string[] | undefined;
+  /** The web console at /console: on unless false. */
+  console?: boolean | undefined;
   jobs?: JobRunner;
   catalog?: CatalogPort;
   /** Of a farm's API node: blobs no record names, older than this, are swept every hour (default an hour). */
@@ -198,6 +200,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     logger: o.logger,
     publicUrl: o.publicUrl,
     cloudEndpoints: o.cloudEndpoints,
+    console: o.console,
     role,
   });
   late.to(ctx.log);

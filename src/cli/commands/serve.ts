@@ -33,6 +33,7 @@ options:
       --mirror URL              Debian archive for builds and the catalog (default: the Debian archive)
       --security-mirror URL|none
       --no-catalog-refresh      keep the shipped package catalog
+      --no-console              no web console at /console (docs/server.md "Web console")
       --cache-dir DIR           cached OS layers
       --layers-per-owner        OS layers keyed by their owner too: a cache hit tells no one what others built
       --log                     request log on stdout (without it, failed jobs and server errors only, on stderr)
@@ -57,6 +58,7 @@ const OPTIONS = {
       mirror: { type: 'string' },
       'security-mirror': { type: 'string' },
       'no-catalog-refresh': { type: 'boolean', default: false },
+      'no-console': { type: 'boolean', default: false },
       'cache-dir': { type: 'string' },
       'layers-per-owner': { type: 'boolean', default: false },
 } as const;
@@ -124,6 +126,7 @@ const run: Command = async (args) => {
     catalog,
     publicUrl,
     cloudEndpoints,
+    console: !values['no-console'],
   }).catch(async (e: unknown) => {
     await catalog.close();
     return configured(e);

@@ -1,6 +1,6 @@
 // Who is calling (wire contract §4): an API-key signature over the raw request target, or Basic.
 import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
+import { basicAuthorization, parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
 import type { Clock } from '../ports';
 import { GenerationMemo } from '../store/memo';
 import type { Store } from '../store/port';
@@ -92,6 +92,22 @@ export class Authenticator {
       return signed ?? this.verifyBasic(authorization).catch(refused);
     } catch (e) {
       return refused(e);
+    }
+  }
+
+  /**
+   * A login and password given in a form (the web console's sign-in): the same check as Basic, counted by
+   * the same per-address failure limit (429 past it).
+   */
+  async signIn(login: string, password: string, address: string): Promise<Caller> {
+    const wait = this.limiter.retryAfter(address);
+    if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
+    this.store.lookForCommits();
+    try {
+      return await this.verifyBasic(basicAuthorization(login, password));
+    } catch (e) {
+      this.limiter.fail(address);
+      throw e;
     }
   }
 

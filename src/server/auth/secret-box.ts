@@ -2,7 +2,7 @@
 // passwords, to publish) are stored encrypted with AES-256-GCM under a key kept in `<data>/secret.key`
 // (mode 0600). A copy of `forge.db` alone does not reveal them.
 // The nodes of a farm share one key (`serve --secret-key-file`): what one seals, another opens.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createSecretFile, readSecretFile, SECRET_KEY_FILE } from '../data-folder';
 import { ServerConfigError } from '../config-error';
@@ -28,6 +28,11 @@ export class SecretBox {
     const key = Buffer.from(text.trim(), 'base64');
     if (key.length !== 32) throw new ServerConfigError(`${path} does not hold a 256-bit key (base64 of 32 bytes, as appliance-forge writes ${SECRET_KEY_FILE})`);
     return new SecretBox(key, path);
+  }
+
+  /** A 256-bit key for `purpose` (HKDF-SHA256 of the box's key): every node of a farm derives the same one. */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `appliance-forge ${purpose}`, 32));
   }
 
   seal(plain: string): string {

@@ -142,6 +142,8 @@ export interface UserDoc {
   firstName?: string;
   surname?: string;
   name?: string;
+  /** The web console's session epoch: signing out raises it, which ends every console session of the user (console/session.ts). Never sent. */
+  consoleEpoch?: number;
 }
 
 export interface UserRow {

@@ -9,10 +9,11 @@ import { uris } from '../uris';
 
 export function userView(u: UserRow): Located<User> {
   const ids = { uid: u.login };
+  const { consoleEpoch: _epoch, ...doc } = u.doc;
   return stamp(u, {
     loginName: u.login,
     active: true,
-    ...u.doc,
+    ...doc,
     admin: u.admin,
     baseApiKeysUri: uriOf('apiKey_getAll', ids),
     baseAppliancesUri: uriOf('appliance_getAll', ids),
