@@ -4,21 +4,24 @@
 // filesystem's superblock (dumpe2fs -h). The images are hostile input: they must be self-contained (the boot
 // check's rules: QEMU's own reading, boot/image.ts); qemu-img runs confined to the image and the
 // scratch folder (host/confine.ts) and copies a non-raw image's virtual disk only once its map says it
-// holds no more data than the bound (boot/qemu-img.ts's dataLimit); every other tool that reads them runs
-// in the build's sandbox, names from the image never become host paths (contents are dumped to files
-// named by inode number), and the walk, the listings and the report are bounded.
+// holds no more data than the bound (boot/qemu-img.ts's dataLimit); sfdisk, dumpe2fs and debugfs are
+// confined the same way, to the raw bytes (read only) and the scratch folder, so whatever a hostile
+// filesystem makes them do, they can open no other file of the host; names from the image never become host
+// paths (contents are dumped to files named by inode number), and the walk, the listings and the report are
+// bounded.
 import { createReadStream } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Digester } from '../digest';
-import { currentSandbox, type Sandbox } from '../host/sandbox';
+import { run } from '../host/child';
+import { confinedPrefix, type ConfineSpec } from '../host/confine';
 import { hasControl } from '../model/text-rules';
 import { BootCheckError } from './boot/errors';
 import { inspectImage, type CheckedImage } from './boot/image';
 import { copyRange, DATA_FLOOR_BYTES, DATA_RATIO, dataBytes, dataLimit } from './boot/qemu-img';
 import { ImagingError } from './errors';
-import { runTool, runToolOutput } from './run';
+import { imagingFault } from './run';
 
 /** One field that differs; `null`: absent on that side (a file only in one image). */
 export interface Difference {
@@ -49,7 +52,6 @@ export interface ImageDiff {
 }
 
 export interface DiffOptions {
-  readonly sandbox?: Sandbox | undefined;
   readonly signal?: AbortSignal | undefined;
   /** Differences listed (default 20). */
   readonly max?: number | undefined;
@@ -77,17 +79,12 @@ const DUMP_BATCH_BYTES = 512 * 1024 ** 2;
 const MAX_SHOWN = 200;
 
 export async function diffImages(imageA: string, imageB: string, o: DiffOptions = {}): Promise<ImageDiff> {
-  const sandbox = o.sandbox ?? currentSandbox();
   const work = await mkdtemp(join(o.workDir ?? tmpdir(), 'af-diff-'));
   try {
-    // The sandbox's root (another user, in a user namespace) writes a raw copy and the dumped contents
-    // into a folder of an unguessable name that it may write to, beneath one it may only pass through.
-    await chmod(work, 0o711);
     const scratch = await mkdtemp(join(work, 's-'));
     await mkdir(join(scratch, 'dump'));
-    for (const d of [scratch, join(scratch, 'dump')]) await chmod(d, 0o777);
-    const a = await readImage(imageA, 'a', work, scratch, sandbox, o.signal);
-    const b = await readImage(imageB, 'b', work, scratch, sandbox, o.signal);
+    const a = await readImage(imageA, 'a', work, scratch, o.signal);
+    const b = await readImage(imageB, 'b', work, scratch, o.signal);
     // What the files hold first; the layout's noise (ids, free counts, hash seed) after it.
     const files = compareFiles(a.files, b.files);
     const metadata = o.filesOnly ? [] : [...compareFields('partition table', '', a.table, b.table), ...compareFields('superblock', '', a.superblock, b.superblock)];
@@ -162,9 +159,7 @@ function asImagingError(e: unknown): unknown {
  * A raw copy of a non-raw image's whole virtual disk in `scratch`, by qemu-img confined to the image
  * and `scratch`, once QEMU's map has said it holds at most dataLimit bytes of data (zeros are holes).
  */
-async function rawCopy(image: CheckedImage, side: string, work: string, scratch: string, signal?: AbortSignal): Promise<string> {
-  const root = join(work, `root-${side}`);
-  await mkdir(root);
+async function rawCopy(image: CheckedImage, side: string, root: string, scratch: string, signal?: AbortSignal): Promise<string> {
   const confine = { root, paths: [{ path: image.path }, { path: scratch, writable: true }], cwd: scratch };
   const disk = { offset: 0, length: image.virtualSize };
   const limit = dataLimit(image.fileSize);
@@ -177,22 +172,25 @@ async function rawCopy(image: CheckedImage, side: string, work: string, scratch:
 }
 
 /** The image as raw bytes (converted when needed), then its table, superblock and files. */
-async function readImage(image: string, side: string, work: string, scratch: string, sandbox: Sandbox, signal?: AbortSignal): Promise<ImageView> {
+async function readImage(image: string, side: string, work: string, scratch: string, signal?: AbortSignal): Promise<ImageView> {
+  // The confinement's new root: an empty folder of ours, each confined run mounts its own tmpfs over it.
+  const root = join(work, `root-${side}`);
+  await mkdir(root);
   let raw: string;
   try {
     const checked = await inspectImage(image, undefined, signal);
-    raw = checked.format === 'raw' ? checked.path : await rawCopy(checked, side, work, scratch, signal);
+    raw = checked.format === 'raw' ? checked.path : await rawCopy(checked, side, root, scratch, signal);
   } catch (e) {
     throw asImagingError(e);
   }
   // e2fsprogs reads `NAME?offset=N`: a link of our own name, so nothing in the image's path is read as an option.
-  const link = join(work, side);
-  await symlink(raw, link);
-  const { table, offset } = await partitionTable(work, side, sandbox, signal);
+  await symlink(raw, join(work, side));
+  const confine: ConfineSpec = { root, paths: [{ path: work }, { path: raw }, { path: scratch, writable: true }], cwd: work };
+  const { table, offset } = await partitionTable(side, confine, signal);
   const device = `${side}?offset=${offset}`;
-  const superblock = await superblockOf(work, device, sandbox, signal);
+  const superblock = await superblockOf(device, confine, signal);
   if (superblock === undefined) throw new ImagingError('input', `${image}: no ext2/3/4 filesystem at byte ${offset}`);
-  const files = await filesOf(work, device, scratch, sandbox, signal);
+  const files = await filesOf(device, scratch, confine, signal);
   return { table, superblock, files };
 }
 
@@ -207,11 +205,16 @@ interface SfdiskPartition {
 }
 
 /** Table fields (partitions by index, never by device name) and the byte offset of the root filesystem. */
-async function partitionTable(cwd: string, device: string, sandbox: Sandbox, signal?: AbortSignal): Promise<{ table: Fields; offset: number }> {
+/** A tool that reads the image, confined (host/confine.ts): its whole stdout (bounded by the runner). */
+async function confined(command: string, args: readonly string[], confine: ConfineSpec, signal?: AbortSignal, input?: string): Promise<string> {
+  return (await run({ command, args, within: confinedPrefix(confine), collect: true, signal, input }, imagingFault)).stdout;
+}
+
+async function partitionTable(device: string, confine: ConfineSpec, signal?: AbortSignal): Promise<{ table: Fields; offset: number }> {
   const table: Fields = new Map();
   let parsed: { partitiontable?: { label?: string; id?: string; firstlba?: number; lastlba?: number; sectorsize?: number; partitions?: SfdiskPartition[] } };
   try {
-    parsed = JSON.parse(await runToolOutput('sfdisk', ['--json', '--', device], { cwd, signal, sandbox })) as typeof parsed;
+    parsed = JSON.parse(await confined('sfdisk', ['--json', '--', device], confine, signal)) as typeof parsed;
   } catch {
     table.set('label', 'none');
     return { table, offset: 0 };
@@ -227,7 +230,7 @@ async function partitionTable(cwd: string, device: string, sandbox: Sandbox, sig
   let offset: number | undefined;
   for (const p of parts) {
     const at = p.start * sector;
-    const sb = await superblockOf(cwd, `${device}?offset=${at}`, sandbox, signal);
+    const sb = await superblockOf(`${device}?offset=${at}`, confine, signal);
     if (sb === undefined) continue;
     offset = at;
     if (sb.get('Filesystem volume name') === 'root') break;
@@ -236,10 +239,10 @@ async function partitionTable(cwd: string, device: string, sandbox: Sandbox, sig
 }
 
 /** dumpe2fs -h as `field → value`; undefined when there is no ext filesystem there. */
-async function superblockOf(cwd: string, device: string, sandbox: Sandbox, signal?: AbortSignal): Promise<Fields | undefined> {
+async function superblockOf(device: string, confine: ConfineSpec, signal?: AbortSignal): Promise<Fields | undefined> {
   let out: string;
   try {
-    out = await runToolOutput('dumpe2fs', ['-h', device], { cwd, signal, sandbox });
+    out = await confined('dumpe2fs', ['-h', device], confine, signal);
   } catch {
     return undefined;
   }
@@ -263,10 +266,10 @@ const S_IFMT = 0o170000;
 const TYPES: Readonly<Record<number, string>> = { 0o040000: 'directory', 0o100000: 'file', 0o120000: 'symlink', 0o020000: 'char device', 0o060000: 'block device', 0o010000: 'fifo', 0o140000: 'socket' };
 
 /** Run debugfs commands in batches (bounded output each), read only. */
-async function debugfs(cwd: string, device: string, commands: readonly string[], sandbox: Sandbox, signal?: AbortSignal): Promise<string[]> {
+async function debugfs(device: string, commands: readonly string[], confine: ConfineSpec, signal?: AbortSignal): Promise<string[]> {
   const outs: string[] = [];
   for (let i = 0; i < commands.length; i += BATCH) {
-    outs.push(await runToolOutput('debugfs', ['-f', '-', device], { cwd, signal, sandbox, input: commands.slice(i, i + BATCH).join('\n') + '\n' }));
+    outs.push(await confined('debugfs', ['-f', '-', device], confine, signal, commands.slice(i, i + BATCH).join('\n') + '\n'));
   }
   return outs;
 }
@@ -291,7 +294,8 @@ export function parseListing(out: string): Map<number, [string, Entry][]> {
   return dirs;
 }
 
-async function filesOf(cwd: string, device: string, scratch: string, sandbox: Sandbox, signal?: AbortSignal): Promise<Map<string, Fields>> {
+async function filesOf(device: string, scratch: string, confine: ConfineSpec, signal?: AbortSignal): Promise<Map<string, Fields>> {
+  const cwd = confine.cwd!;
   const files = new Map<string, Fields>();
   const inodes = new Map<number, Entry>();
   const seenDirs = new Set<number>([2]);
@@ -299,7 +303,7 @@ async function filesOf(cwd: string, device: string, scratch: string, sandbox: Sa
   for (let depth = 0; level.length > 0; depth++) {
     if (depth > MAX_DEPTH) throw new ImagingError('input', `the filesystem nests directories deeper than ${MAX_DEPTH}`);
     const listed = new Map<number, [string, Entry][]>();
-    for (const out of await debugfs(cwd, device, level.map((d) => `ls -p <${d.ino}>`), sandbox, signal)) {
+    for (const out of await debugfs(device, level.map((d) => `ls -p <${d.ino}>`), confine, signal)) {
       for (const [ino, entries] of parseListing(out)) listed.set(ino, entries);
     }
     const next: { ino: number; path: string }[] = [];
@@ -320,9 +324,9 @@ async function filesOf(cwd: string, device: string, scratch: string, sandbox: Sa
     }
     level = next;
   }
-  const stats = await inodeStats([...inodes.keys()], cwd, device, sandbox, signal);
+  const stats = await inodeStats([...inodes.keys()], device, confine, signal);
   // Named relative to `cwd` (the work folder): debugfs splits its commands at spaces.
-  const contents = await contentDigests([...inodes.values()], stats, cwd, device, join(relative(cwd, scratch), 'dump'), sandbox, signal);
+  const contents = await contentDigests([...inodes.values()], stats, device, join(relative(cwd, scratch), 'dump'), confine, signal);
   for (const f of files.values()) {
     const ino = Number(f.get('inode'));
     // Inode numbers are the layout's business: what a file holds and says is compared, not where it sits.
@@ -378,14 +382,15 @@ export function parseStats(out: string): Map<number, Fields> {
   return all;
 }
 
-async function inodeStats(inodes: readonly number[], cwd: string, device: string, sandbox: Sandbox, signal?: AbortSignal): Promise<Map<number, Fields>> {
+async function inodeStats(inodes: readonly number[], device: string, confine: ConfineSpec, signal?: AbortSignal): Promise<Map<number, Fields>> {
   const all = new Map<number, Fields>();
-  for (const out of await debugfs(cwd, device, inodes.map((n) => `stat <${n}>`), sandbox, signal)) for (const [k, v] of parseStats(out)) all.set(k, v);
+  for (const out of await debugfs(device, inodes.map((n) => `stat <${n}>`), confine, signal)) for (const [k, v] of parseStats(out)) all.set(k, v);
   return all;
 }
 
 /** sha256 of each regular file and slow symlink: dumped by debugfs to files named by inode number, hashed, removed. */
-async function contentDigests(entries: readonly Entry[], stats: Map<number, Fields>, cwd: string, device: string, dumps: string, sandbox: Sandbox, signal?: AbortSignal): Promise<Map<number, string>> {
+async function contentDigests(entries: readonly Entry[], stats: Map<number, Fields>, device: string, dumps: string, confine: ConfineSpec, signal?: AbortSignal): Promise<Map<number, string>> {
+  const cwd = confine.cwd!;
   const out = new Map<number, string>();
   const todo = entries.filter((e) => {
     const t = e.mode & S_IFMT;
@@ -396,7 +401,7 @@ async function contentDigests(entries: readonly Entry[], stats: Map<number, Fiel
   let bytes = 0;
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
-    await debugfs(cwd, device, batch.map((e) => `dump <${e.ino}> ${join(dumps, String(e.ino))}`), sandbox, signal);
+    await debugfs(device, batch.map((e) => `dump <${e.ino}> ${join(dumps, String(e.ino))}`), confine, signal);
     for (const e of batch) {
       const d = new Digester(['sha256']);
       try {
@@ -405,8 +410,9 @@ async function contentDigests(entries: readonly Entry[], stats: Map<number, Fiel
       } catch {
         out.set(e.ino, 'unreadable');
       }
+      // The confined debugfs ran as this process's own user (root without capabilities, or the user itself).
+      await rm(join(cwd, dumps, String(e.ino)), { force: true });
     }
-    await runTool('find', [dumps, '-mindepth', '1', '-delete'], { cwd, signal, sandbox });
     batch = [];
     bytes = 0;
   };

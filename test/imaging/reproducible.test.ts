@@ -4,7 +4,7 @@
 // the file alone); the inode times are the epoch's.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, type DiskFormat } from '../../src/imaging';
@@ -93,6 +93,50 @@ describe('reproducible builds', () => {
     const all = await runCli(['diff', built['c.raw']!, c]);
     expect([all.code, all.stdout.split('\n')[0]]).toEqual([1, 'partition table and filesystem metadata (2 differences):']);
   }, 120_000);
+
+  // Seen from outside, in /proc: each reader of the images that is caught running (they live milliseconds; the
+  // diff is repeated a bounded number of times until one is) has a mount namespace of its own whose root holds
+  // no /etc/passwd, /home or /proc. Root only: another user's namespaces may hide /proc/PID/root.
+  it.runIf(process.getuid?.() === 0)('diff: sfdisk, dumpe2fs and debugfs run confined, seeing none of the host\'s files', async () => {
+    const ours = readlinkSync('/proc/self/ns/mnt');
+    const readers = new Set(['sfdisk', 'dumpe2fs', 'debugfs']);
+    const seen: Array<{ comm: string; ns: string; host: string[] }> = [];
+    // Only this test's own: the diff's processes descend from this one (other files may run builds meanwhile).
+    const descends = (pid: string): boolean => {
+      let p = pid;
+      for (let hops = 0; hops < 12 && p !== '0' && p !== '1'; hops++) {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        p = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]!;
+        if (p === String(process.pid)) return true;
+      }
+      return false;
+    };
+    const sample = (): void => {
+      for (const pid of readdirSync('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        try {
+          const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+          if (!readers.has(comm) || !descends(pid)) continue;
+          const ns = readlinkSync(`/proc/${pid}/ns/mnt`);
+          const host = ['etc/passwd', 'home', 'proc'].filter((f) => existsSync(`/proc/${pid}/root/${f}`));
+          if (readers.has(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) seen.push({ comm, ns, host });
+        } catch {
+          // gone meanwhile
+        }
+      }
+    };
+    for (let attempt = 0; attempt < 5 && seen.length === 0; attempt++) {
+      const timer = setInterval(sample, 2);
+      try {
+        const r = await runCli(['diff', built['a.raw']!, built['c.raw']!]);
+        expect(r.code, r.stderr).toBe(1);
+      } finally {
+        clearInterval(timer);
+      }
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    for (const s of seen) expect(s, JSON.stringify(s)).toEqual({ comm: s.comm, ns: expect.not.stringMatching(`^${ours.replace(/[[\]]/g, '\\$&')}$`), host: [] });
+  }, 300_000);
 
   it('diff refuses what is no self-contained disk image (usage, exit 2)', async () => {
     const notDisk = join(tmp.path, 'notes.raw');
