@@ -7,7 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ALL = ['codec.mjs', 'xml-libraries.mjs', 'catalog-stream.mjs', 'fiql-search.mjs', 'imaging.mjs', 'server-throughput.mjs', 'upload.mjs', 'apply-noop.mjs', 'boot.mjs', 'real-image.mjs', 'sandbox.mjs'];
+const ALL = ['codec.mjs', 'xml-libraries.mjs', 'catalog-stream.mjs', 'fiql-search.mjs', 'imaging.mjs', 'server-throughput.mjs', 'console.mjs', 'upload.mjs', 'apply-noop.mjs', 'boot.mjs', 'real-image.mjs', 'sandbox.mjs'];
 // BENCH_SKIP=real-image.mjs,upload.mjs leaves those out (real-image builds three images from the mirror: ~8 min).
 const SKIP = new Set((process.env.BENCH_SKIP ?? '').split(',').map((x) => x.trim()).filter(Boolean));
 const BENCHES = ALL.filter((f) => !SKIP.has(f) && !SKIP.has(f.replace(/\.mjs$/, '')));
