@@ -3,6 +3,7 @@
 import type { Client } from '../client';
 import { fiql } from '../fiql/builder';
 import type { Pkg } from '../model/resources';
+import { DEFAULT_PLATFORM } from '../model/platforms';
 
 /** A package as a user names it: a name, optionally narrowed by version, Debian revision and arch. */
 export interface PackageWanted {
@@ -37,7 +38,7 @@ export async function findPackage(client: Client, distId: string, w: PackageWant
  * then the machine's own arch first, then `all`, then the newest build.
  */
 export function choosePackage(w: PackageWanted, pkgs: readonly Pkg[]): Pkg | undefined {
-  const archRank = (a: string | undefined) => (a === 'amd64' || a === 'x86_64' ? 0 : a === 'all' || a === 'noarch' ? 1 : 2);
+  const archRank = (a: string | undefined) => (a === DEFAULT_PLATFORM.debianArch || a === DEFAULT_PLATFORM.name ? 0 : a === 'all' || a === 'noarch' ? 1 : 2);
   return pkgs
     .filter((p) => p.name === w.name && p.uri)
     .sort((a, b) => archRank(a.arch) - archRank(b.arch) || (b.pkgBuildDate ?? '').localeCompare(a.pkgBuildDate ?? '') || (b.dbId ?? 0) - (a.dbId ?? 0))[0];

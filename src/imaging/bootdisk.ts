@@ -7,6 +7,7 @@ import { basename, dirname } from 'node:path';
 import type { Sandbox } from '../host/sandbox';
 import { missingTools, toolsMissingMessage } from '../host/tools';
 import { RULES } from '../model/field-rules';
+import { DEFAULT_PLATFORM } from '../model/platforms';
 import { diskIdsFrom } from './disk-ids';
 import { ImagingError } from './errors';
 import { ESP_HOST_NEEDS, makeEsp } from './esp';
@@ -20,7 +21,7 @@ import { timed } from './stage-log';
 
 const MiB = 1024 * 1024;
 /** Words every image's kernel gets: root by label, consoles on screen and on the first serial port, eth0 naming. */
-export const BASE_KERNEL_PARAMS = ['root=LABEL=root', 'ro', 'console=tty0', 'console=ttyS0,115200n8', 'net.ifnames=0'];
+export const BASE_KERNEL_PARAMS = ['root=LABEL=root', 'ro', 'console=tty0', `console=${DEFAULT_PLATFORM.console},115200n8`, 'net.ifnames=0'];
 
 export interface BootableRawOptions {
   /** The image tree (a private copy: grub.cfg is written into it). */

@@ -1,21 +1,23 @@
 // The EFI system partition: a FAT32 file made by dosfstools and filled by mtools (no loop device, no
 // mount), then copied into the disk at its offset, its zero blocks skipped so the disk stays sparse.
 // It holds Debian's signed boot chain, so one ESP boots with and without Secure Boot: shim at the
-// removable-media path \EFI\BOOT\BOOTX64.EFI (booted without any NVRAM entry), the signed GRUB beside
-// it (shim loads grubx64.efi from its own folder), and that GRUB's config where its built-in prefix
-// looks, EFI/debian/grub.cfg. Both binaries come from the host's packages, never from the tree.
+// removable-media path (\EFI\BOOT\BOOT<arch>.EFI: booted without any NVRAM entry), the signed GRUB beside
+// it (shim loads it by name from its own folder), and that GRUB's config where its built-in prefix
+// looks, EFI/debian/grub.cfg. Both binaries come from the host's packages, never from the tree; their
+// paths are the platform's (model/platforms.ts).
 import { open, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULT_PLATFORM } from '../model/platforms';
 import type { DiskIds } from './disk-ids';
 import { ESP_MIB, ESP_OFFSET } from './gpt';
 import { EMBEDDED_CONFIG, hostFile } from './grub';
 import { runTool } from './run';
 
-/** Debian's shim signed by Microsoft (shim-signed) and GRUB signed by Debian (grub-efi-amd64-signed). */
-export const SIGNED_SHIM = '/usr/lib/shim/shimx64.efi.signed';
-export const SIGNED_GRUB = '/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed';
-export const EFI_BOOT_PATH = 'EFI/BOOT/BOOTX64.EFI';
-export const EFI_GRUB_PATH = 'EFI/BOOT/grubx64.efi';
+/** Debian's shim signed by Microsoft (shim-signed) and GRUB signed by Debian (grub-efi-ARCH-signed). */
+export const SIGNED_SHIM = DEFAULT_PLATFORM.efi.signedShim;
+export const SIGNED_GRUB = DEFAULT_PLATFORM.efi.signedGrub;
+export const EFI_BOOT_PATH = DEFAULT_PLATFORM.efi.bootPath;
+export const EFI_GRUB_PATH = DEFAULT_PLATFORM.efi.grubPath;
 export const EFI_CONFIG_PATH = 'EFI/debian/grub.cfg';
 /** What the ESP takes from the host: checked before a disk is begun (bootdisk.ts). */
 export const ESP_HOST_NEEDS = ['mkfs.fat', 'mmd', 'mcopy', SIGNED_SHIM, SIGNED_GRUB] as const;

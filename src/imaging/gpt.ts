@@ -1,16 +1,17 @@
 // The hybrid disk's partition table: GPT with a 1 MiB BIOS boot partition (GRUB's core.img for a BIOS),
 // an EFI system partition (FAT, GRUB for UEFI at the removable-media path) and the root filesystem to
 // the end, the last MiB left to the backup table. Written by sfdisk on the image file: no device.
+import { DEFAULT_PLATFORM } from '../model/platforms';
 import type { DiskIds } from './disk-ids';
 import { ImagingError } from './errors';
 import { runTool } from './run';
 
 export const SECTOR = 512;
 const MiB = 1024 * 1024;
-/** GRUB's i386-pc core.img goes here, read by boot.img from the MBR by its sector number. */
+/** GRUB's BIOS core.img goes here, read by boot.img from the MBR by its sector number. */
 export const BIOS_BOOT_OFFSET = 1 * MiB;
 export const BIOS_BOOT_BYTES = 1 * MiB;
-/** Room for GRUB's x86_64-efi image (about 2 MiB) many times over; FAT32 needs at least 33 MiB with 512-byte clusters. */
+/** Room for GRUB's EFI image (about 2 MiB) many times over; FAT32 needs at least 33 MiB with 512-byte clusters. */
 export const ESP_MIB = 64;
 export const ESP_OFFSET = BIOS_BOOT_OFFSET + BIOS_BOOT_BYTES;
 /** The root filesystem's first byte: e2fsprogs (`-E offset=`, `file?offset=`) reach it there. */
@@ -18,11 +19,11 @@ export const ROOT_OFFSET = ESP_OFFSET + ESP_MIB * MiB;
 /** The backup GPT takes the disk's last 33 sectors: the root stops a whole MiB before the end. */
 const TAIL_BYTES = 1 * MiB;
 
-/** Partition type GUIDs (the root one is the Discoverable Partitions' "Linux root (x86-64)"). */
+/** Partition type GUIDs (the root one is the Discoverable Partitions' "Linux root" of the platform). */
 export const GPT_TYPE = {
   biosBoot: '21686148-6449-6E6F-744E-656564454649',
   esp: 'C12A7328-F81F-11D2-BA4B-00A0C93EC93B',
-  root: '4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709',
+  root: DEFAULT_PLATFORM.rootPartitionType,
 } as const;
 
 /** Bytes of the root partition on a disk of `diskBytes`. */

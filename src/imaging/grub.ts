@@ -5,12 +5,13 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toolsMissingMessage } from '../host/tools';
+import { DEFAULT_PLATFORM } from '../model/platforms';
 import { ImagingError } from './errors';
 import { BIOS_BOOT_BYTES, BIOS_BOOT_OFFSET, SECTOR } from './gpt';
 import { runTool } from './run';
 
 /** The host's GRUB for BIOS (Debian grub-pc-bin): modules, kernel.img and boot.img. */
-export const HOST_GRUB_DIR = '/usr/lib/grub/i386-pc';
+export const HOST_GRUB_DIR = DEFAULT_PLATFORM.bios.grubDir;
 /** What the BIOS boot code takes from the host: checked before a disk is begun (bootdisk.ts). */
 export const BIOS_HOST_NEEDS = ['grub-mkimage', join(HOST_GRUB_DIR, 'kernel.img'), join(HOST_GRUB_DIR, 'boot.img')] as const;
 
@@ -35,14 +36,14 @@ export async function hostFile(path: string): Promise<Buffer> {
   });
 }
 
-/** `grub-mkimage` for i386-pc with the embedded config: core.img's bytes. */
+/** `grub-mkimage` for the BIOS with the embedded config: core.img's bytes. */
 async function coreImage(scratchDir: string, signal?: AbortSignal): Promise<Buffer> {
   await hostFile(join(HOST_GRUB_DIR, 'kernel.img'));
   const cfg = join(scratchDir, 'grub-core.cfg');
   const out = join(scratchDir, 'core.img');
   await writeFile(cfg, EMBEDDED_CONFIG);
   try {
-    await runTool('grub-mkimage', ['-d', HOST_GRUB_DIR, '-O', 'i386-pc', '-c', cfg, '-p', '/boot/grub', '-o', out, ...GRUB_MODULES], { signal });
+    await runTool('grub-mkimage', ['-d', HOST_GRUB_DIR, '-O', DEFAULT_PLATFORM.bios.grubFormat, '-c', cfg, '-p', '/boot/grub', '-o', out, ...GRUB_MODULES], { signal });
     return await readFile(out);
   } finally {
     await rm(cfg, { force: true });

@@ -1,10 +1,11 @@
 // What a format and an install profile add to the OS layer (docs/images.md "Real images"): the kernel
 // flavour, cloud-init, and the packages the settings need to take effect.
+import { DEFAULT_PLATFORM } from '../model/platforms';
 import type { DiskFormat } from './formats';
 import type { KernelFlavour, OsLayerSpec, PackageRequest, SystemSettings } from './system';
 
 /**
- * linux-image-cloud-amd64 (a third of the generic kernel's size) has the drivers of KVM, Xen and
+ * The cloud kernel (a third of the generic kernel's size) has the drivers of KVM, Xen and
  * Hyper-V clouds; VMware and VirtualBox machines (VMDK, VDI) get the generic kernel, whose drivers
  * cover their emulated controllers and network cards.
  */
@@ -35,7 +36,7 @@ export function osLayerSpecOf(r: LayerRequest): OsLayerSpec {
   const extra = settingsPackages(r.settings, r.cloudInit).filter((n) => !asked.has(n));
   return {
     suite: r.suite,
-    arch: 'amd64',
+    arch: DEFAULT_PLATFORM.debianArch,
     profile: r.profile === 'Standard' ? 'Standard' : 'Minimal',
     packages: [...r.packages, ...extra.map((name) => ({ name }))].sort((a, b) => a.name.localeCompare(b.name)),
     kernel: kernelFor(r.disk),

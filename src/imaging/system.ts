@@ -3,6 +3,7 @@
 //   2. the system settings: what the install profile asks for, already checked and normalised by the API
 //      (passwords only as crypt(3) hashes), applied to a private copy of that tree;
 //   3. the disk: the tree made into a bootable disk (MBR, BIOS GRUB, ext4 labelled `root`).
+import type { DEFAULT_PLATFORM } from '../model/platforms';
 
 /** Debian mirror the OS layer is installed from: the archive and its security archive. */
 export interface MirrorConfig {
@@ -12,7 +13,7 @@ export interface MirrorConfig {
   readonly security?: string | undefined;
 }
 
-/** Kernel flavour: `cloud` (linux-image-cloud-amd64) for cloud formats, `generic` (linux-image-amd64) otherwise. */
+/** Kernel flavour: `cloud` (linux-image-cloud-ARCH) for cloud formats, `generic` (linux-image-ARCH) otherwise (model/platforms.ts). */
 export type KernelFlavour = 'cloud' | 'generic';
 
 /** A package asked for by name; `version` (full Debian version, `[epoch:]upstream[-revision]`) only when pinned. */
@@ -26,7 +27,8 @@ export interface PackageRequest {
 export interface OsLayerSpec {
   /** Debian codename, e.g. `bookworm`. */
   readonly suite: string;
-  readonly arch: 'amd64';
+  /** Debian's architecture name (model/platforms.ts): the images are x86-64 ones today. */
+  readonly arch: typeof DEFAULT_PLATFORM.debianArch;
   /** Base profile: `Minimal` (Priority required + a bootable system) or `Standard` (+ important and standard). */
   readonly profile: 'Minimal' | 'Standard';
   /** Packages beyond the profile (the template's additions, plus what the settings need, e.g. openssh-server). */

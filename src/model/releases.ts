@@ -7,6 +7,7 @@
 // kernels `linux-image-virtual`/`linux-image-generic` and its component `main`; its archive does not
 // answer from the machines this is tested on, so it is not listed.
 import type { Distribution } from './resources';
+import { DEFAULT_PLATFORM } from './platforms';
 
 /** A package archive: where a distribution's packages come from and the key that signs its indexes. */
 export interface PackageArchive {
@@ -47,7 +48,7 @@ export const DEBIAN_ARCHIVE: PackageArchive = {
   keyring: '/usr/share/keyrings/debian-archive-keyring.gpg',
 };
 
-const DEBIAN_KERNELS = { cloud: 'linux-image-cloud-amd64', generic: 'linux-image-amd64' } as const;
+const DEBIAN_KERNELS = DEFAULT_PLATFORM.kernels;
 
 const debianSuites = (c: string) => ({ archive: [c, `${c}-updates`] as [string, string], security: `${c}-security` });
 

@@ -19,7 +19,7 @@ export interface ReleaseFile {
   readonly version: string;
   /** ISO-8601 from the `Date` field. */
   readonly date: string;
-  /** SHA-256 and size of each listed file, by path relative to the suite (`main/binary-amd64/Packages.xz`); a fetch needs its entry. */
+  /** SHA-256 and size of each listed file, by path relative to the suite (`main/binary-ARCH/Packages.xz`); a fetch needs its entry. */
   readonly sha256: ReadonlyMap<string, { readonly sha256: string; readonly size: number }>;
 }
 

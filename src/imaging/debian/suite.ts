@@ -1,5 +1,5 @@
 // One suite of a mirror (`bookworm`, `bookworm-security`…): its verified InRelease and its
-// `main/binary-amd64/Packages` index, downloaded once into a cache and reused while InRelease lists
+// `main/binary-ARCH/Packages` index, downloaded once into a cache and reused while InRelease lists
 // the same SHA-256. Also apt's own lists, for building the catalog from what `apt-get update` fetched.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { exitWords, start } from '../../host/child';
 import { missingTools, toolsMissingMessage } from '../../host/tools';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import { DebianIndexError } from './errors';
 import { fetchSmall, fetchVerified } from './fetch';
 import { DEBIAN_KEYRING, parseRelease, verifyInRelease, type ReleaseFile } from './release';
@@ -42,7 +43,7 @@ const MAX_INRELEASE_BYTES = 1 << 20;
 /** Fetches and verifies a suite's InRelease, then its Packages index unless the cached one still matches. */
 export async function fetchSuite(src: SuiteSource, o: FetchSuiteOptions): Promise<SuiteIndex> {
   const mirror = src.mirror.replace(/\/+$/, '');
-  const listPath = `${src.component ?? 'main'}/binary-${src.arch ?? 'amd64'}/Packages`;
+  const listPath = `${src.component ?? 'main'}/binary-${src.arch ?? DEFAULT_PLATFORM.debianArch}/Packages`;
   const base = `${mirror}/dists/${src.suite}`;
   const signed = await fetchSmall(`${base}/InRelease`, MAX_INRELEASE_BYTES, o.signal);
   const release = parseRelease(await verifyInRelease(signed, o.keyring ?? DEBIAN_KEYRING));
@@ -68,7 +69,7 @@ export async function fetchSuite(src: SuiteSource, o: FetchSuiteOptions): Promis
  * that fails is never moved in), so they are read as they are; apt-helper decompresses any format.
  */
 export async function aptListsSuite(listsDir: string, files: readonly string[], suite: string): Promise<SuiteIndex | undefined> {
-  const packages = files.find((f) => f.includes(`_dists_${suite}_main_binary-amd64_Packages`));
+  const packages = files.find((f) => f.includes(`_dists_${suite}_main_binary-${DEFAULT_PLATFORM.debianArch}_Packages`));
   const inRelease = files.find((f) => f.endsWith(`_dists_${suite}_InRelease`)) ?? files.find((f) => f.endsWith(`_dists_${suite}_Release`));
   if (!packages || !inRelease) return undefined;
   const release = parseRelease(await readFile(join(listsDir, inRelease), 'utf8'));

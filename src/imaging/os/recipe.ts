@@ -1,6 +1,7 @@
 // What mmdebstrap is asked for, derived from an OsLayerSpec alone (pure, so the cache key and the tests
 // see exactly the command that builds the tree).
 import { ImagingError } from '../errors';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import type { OsLayerSpec, PackageRequest } from '../system';
 import { OS_RELEASES, releaseBySuite, type OsRelease } from '../../model/releases';
 
@@ -69,7 +70,7 @@ const SUITE = /^[a-z][a-z0-9-]*$/;
 export function checkSpec(spec: OsLayerSpec): void {
   if (!SUITE.test(spec.suite)) throw new ImagingError('input', `not a Debian suite name: ${JSON.stringify(spec.suite)}`);
   releaseOf(spec);
-  if (spec.arch !== 'amd64') throw new ImagingError('input', `unsupported architecture ${JSON.stringify(spec.arch)} (amd64 only)`);
+  if (spec.arch !== DEFAULT_PLATFORM.debianArch) throw new ImagingError('input', `unsupported architecture ${JSON.stringify(spec.arch)} (${DEFAULT_PLATFORM.debianArch} only)`);
   if (spec.profile !== 'Minimal' && spec.profile !== 'Standard') throw new ImagingError('input', `unknown profile ${JSON.stringify(spec.profile)}`);
   if (spec.kernel !== 'cloud' && spec.kernel !== 'generic') throw new ImagingError('input', `unknown kernel flavour ${JSON.stringify(spec.kernel)}`);
   for (const p of spec.packages) {

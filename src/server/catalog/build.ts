@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { packageKey, parseVersion, type IndexPackage, type MergedIndex } from '../../imaging/debian';
 import { DATA_COLUMNS, FORMAT, type CatalogData, type RetiredId } from './data-file';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 
 /** The file content, before gzip (the caller compresses: off the event loop in a running server). */
 export function buildCatalogText(index: MergedIndex, previous: CatalogData | undefined): { text: Buffer; count: number; added: number; retired: number } {
@@ -45,7 +46,7 @@ export function buildCatalogText(index: MergedIndex, previous: CatalogData | und
     ['codename', main.codename],
     ['version', main.version],
     ['component', 'main'],
-    ['architecture', 'amd64'],
+    ['architecture', DEFAULT_PLATFORM.debianArch],
     // Packages files carry no build date: the newest Release `Date` stands for every package.
     ['date', date],
     ['source', index.sources.join(' ')],

@@ -6,6 +6,7 @@ import { OS_RELEASES, type OsRelease } from '../../model/releases';
 import { uriOf } from '../../model/uris';
 import { uris } from '../uris';
 import type { CatalogMeta, PackageEntry } from './data-file';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 
 /** Debian 12's id (the first release's): records made before Debian 13 point to it. */
 export const DEBIAN_ID = OS_RELEASES[0]!.distId;
@@ -49,10 +50,10 @@ export function releaseDistribution(r: OsRelease, meta: CatalogMeta): Distributi
     digest: `${meta.digest}-${r.distId}`,
     lastModified: meta.date,
     active: true,
-    arch: 'x86_64', // Debian's amd64 (wire contract §10)
+    arch: DEFAULT_PLATFORM.name, // its Debian name in the description (wire contract §10)
     basePkgsUri: uriOf('osPkg_getAll', { id: r.distId }),
     baseProfilesUri: uriOf('osTemplate_getAll', { id: r.distId }),
-    description: `${r.archive.label} ${r.version} (${meta.codename || r.codename}) ${meta.version}, ${meta.component} amd64`,
+    description: `${r.archive.label} ${r.version} (${meta.codename || r.codename}) ${meta.version}, ${meta.component} ${DEFAULT_PLATFORM.debianArch}`,
     family: 'linux',
     lastPkgBuildDate: meta.date,
     name: r.name,

@@ -13,6 +13,7 @@ export { dataFileOf } from './data-file';
 import { buildCatalogText, gzipCatalog, writeCatalogFile } from './build';
 import { readCatalogData } from './data-file';
 import { defaultCacheDir } from '../../imaging/cache-dir';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 
 export type IndexSource =
   | { readonly lists: string }
@@ -27,7 +28,7 @@ export async function readIndex(src: IndexSource, release: OsRelease = OS_RELEAS
     for (const { suite } of all) {
       const s = await aptListsSuite(src.lists, files, suite);
       if (s) suites.push(s);
-      else if (suite === release.codename) throw new DebianIndexError('malformed', `no ${suite} main binary-amd64 Packages or (In)Release file in ${src.lists}: run \`apt-get update\` first`);
+      else if (suite === release.codename) throw new DebianIndexError('malformed', `no ${suite} main binary-${DEFAULT_PLATFORM.debianArch} Packages or (In)Release file in ${src.lists}: run \`apt-get update\` first`);
     }
   } else {
     const keyring = src.keyring ?? release.archive.keyring;
