@@ -88,7 +88,7 @@ describe.skipIf(skip !== undefined)('the web console in Chromium', () => {
     expect(page.url()).toBe(`${origin}/console/sign-in`);
     await page.getByLabel('Login').fill('alice');
     await page.getByLabel('Password').fill(PASSWORDS.alice);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${origin}/console/images`);
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Images and builds');
     const cookies = await context.cookies();
@@ -188,7 +188,7 @@ describe.skipIf(skip !== undefined)('the web console in Chromium', () => {
       await p.goto(`${origin}/console/sign-in`);
       await p.getByLabel('Login').fill('bob');
       await p.getByLabel('Password').fill(PASSWORDS.bob);
-      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
       await p.waitForURL(`${origin}/console/images`);
       await expect(p.locator('main').textContent()).resolves.toContain('No images yet');
       await p.goto(`${origin}/console/appliances`);

@@ -78,6 +78,41 @@ describe('the web console over HTTP', () => {
     }
   });
 
+  it('signs in with an API key pair too: a read-only pair gets a read-only session, which ends with the pair', async () => {
+    const v = new Visitor(originOf(ref));
+    const form = await v.get('/console/sign-in');
+    expect(form.text).toMatch(/<label for="publicKey">/);
+    const { publicKey, secretKey } = ref.users.alice;
+    expect((await v.post('/console/sign-in', { csrf: csrfOf(form.text), publicKey, secretKey })).status).toBe(303);
+    expect((await v.get(`/console/appliances/${aid}`)).text).toContain('Delete the appliance');
+    const wrong = new Visitor(originOf(ref));
+    const again = await wrong.get('/console/sign-in');
+    const refused = await wrong.post('/console/sign-in', { csrf: csrfOf(again.text), publicKey, secretKey: 'not-the-secret' });
+    expect(refused.status).toBe(401);
+    expect(refused.text).toContain('Wrong API key pair.');
+
+    const basic = `Basic ${Buffer.from(`alice:${PASSWORDS.alice}`).toString('base64')}`;
+    const made = await fetch(`${ref.url}/users/alice/apikeys?scope=read`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ apiKeyPair: { name: 'console reader' } }),
+    });
+    expect(made.status).toBe(201);
+    const reader = ((await made.json()) as { apiKeyPair: { publicKey: string; secretKey: string; dbId: number } }).apiKeyPair;
+    const r = new Visitor(originOf(ref));
+    const readerForm = await r.get('/console/sign-in');
+    expect((await r.post('/console/sign-in', { csrf: csrfOf(readerForm.text), publicKey: reader.publicKey, secretKey: reader.secretKey })).status).toBe(303);
+    const page = await r.get(`/console/appliances/${aid}`);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain('Delete the appliance');
+    const refusedChange = await r.post(`/console/appliances/${aid}/delete`, { csrf: csrfOf(page.text) });
+    expect(refusedChange.status).toBe(403);
+    expect(refusedChange.text).toContain('read-only');
+    expect((await alice.appliance_get({ uid: 'alice', aid })).dbId).toBe(aid);
+    await alice.apiKey_delete({ uid: 'alice', akid: reader.dbId });
+    expect((await r.get('/console/images')).status).toBe(303);
+  });
+
   it('refuses a wrong password with the sign-in form again, and no session', async () => {
     const v = new Visitor(originOf(ref));
     const r = await v.signIn('alice', 'not-the-password');
@@ -211,6 +246,24 @@ describe('the web console over HTTP', () => {
     const jobs = JSON.parse((await v.get('/console/jobs.json')).text) as Record<string, { running: boolean }>;
     expect(Object.values(jobs).filter((j) => j.running)).toHaveLength(100);
     console.log(`console image list of 1,000 images over HTTP: ${times.map((t) => t.toFixed(1)).join(', ')} ms (first, then warm)`);
+  });
+});
+
+describe('a server started without its console', () => {
+  it('answers /console with the API’s 404, and the API as before', async () => {
+    const ref = await startReferenceServer({ erin: { password: 'erin-Console-pw1' } }, { prefix: 'forge-console-', console: false });
+    try {
+      const origin = new URL(ref.url).origin;
+      for (const path of ['/console', '/console/sign-in', '/console/images']) {
+        const r = await fetch(origin + path, { redirect: 'manual' });
+        expect(r.status, path).toBe(404);
+        expect(r.headers.get('content-security-policy'), path).toBeNull();
+        await r.arrayBuffer();
+      }
+      expect((await ref.client(ref.users.erin, { retry: false }).user_get({ uid: 'erin' })).loginName).toBe('erin');
+    } finally {
+      await ref.close();
+    }
   });
 });
 

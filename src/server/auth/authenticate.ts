@@ -1,5 +1,5 @@
 // Who is calling (wire contract §4): an API-key signature over the raw request target, or Basic.
-import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createHash, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { basicAuthorization, parseBasicAuthorization, parseSignedTarget, verifySignature } from '../../auth/signer';
 import type { Clock } from '../ports';
 import { GenerationMemo } from '../store/memo';
@@ -99,12 +99,27 @@ export class Authenticator {
    * A login and password given in a form (the web console's sign-in): the same check as Basic, counted by
    * the same per-address failure limit (429 past it).
    */
-  async signIn(login: string, password: string, address: string): Promise<Caller> {
+  signIn(login: string, password: string, address: string): Promise<Caller> {
+    return this.limited(address, () => this.verifyBasic(basicAuthorization(login, password)));
+  }
+
+  /** An API key pair given in a form (the console's other sign-in): its holder, read-only for a read-only pair. */
+  signInWithKey(publicKey: string, secretKey: string, address: string): Promise<Caller> {
+    return this.limited(address, async () => {
+      const holder = await this.keyHolder(publicKey);
+      const digest = (b: Buffer | string): Buffer => createHash('sha256').update(b).digest();
+      if (!holder || !timingSafeEqual(digest(holder.secret.export()), digest(secretKey))) throw unauthorized('invalid API key pair');
+      return holder.caller;
+    });
+  }
+
+  /** A check counted by the per-address failure limit: 429 past it, a failure counted when `check` throws. */
+  private async limited(address: string, check: () => Promise<Caller>): Promise<Caller> {
     const wait = this.limiter.retryAfter(address);
     if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
     this.store.lookForCommits();
     try {
-      return await this.verifyBasic(basicAuthorization(login, password));
+      return await check();
     } catch (e) {
       this.limiter.fail(address);
       throw e;

@@ -45,6 +45,7 @@ progress{width:8rem;vertical-align:middle}
   table.stack thead{position:absolute;left:-999px}
   table.stack tr{display:block;border-bottom:2px solid #ccc;padding:.25rem 0}
   table.stack td{display:block;border:0;padding:.15rem .25rem}
+  table.stack td{text-align:left}
   table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}
   dl{grid-template-columns:1fr}
   dd{margin-bottom:.5rem}

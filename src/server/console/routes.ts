@@ -5,7 +5,7 @@
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jobState } from '../../model/job-state';
-import type { Authenticator } from '../auth/authenticate';
+import type { Authenticator, Caller } from '../auth/authenticate';
 import type { Ctx } from '../context';
 import { appliances } from '../services/appliances';
 import { images } from '../services/images';
@@ -76,6 +76,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   const action = (fn: (s: Session, p: Params) => Promise<string>) =>
     signedIn(async (s, req, reply) => {
       if (!sessions.csrfOk(s, (req.body as Form | undefined)?.csrf)) return sendPage(reply, 403, errorPage(403, 'the form carried no valid CSRF token: open the page again and resend it', s));
+      if (s.readOnly) return sendPage(reply, 403, errorPage(403, 'signed in with a read-only API key pair: looking only, no changes', s));
       return seeOther(reply, await fn(s, req.params));
     });
 
@@ -114,18 +115,20 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
         if (!sessions.preSessionOk(cookieOf(req.headers.cookie, PRE_SESSION_COOKIE), form.csrf)) {
           return sendPage(reply, 403, errorPage(403, 'the sign-in form carried no valid CSRF token: open the sign-in page again'));
         }
+        const publicKey = form.publicKey?.trim();
+        let caller: Caller;
         try {
-          await auth.signIn(login, form.password ?? '', req.ip);
+          caller = publicKey ? await auth.signInWithKey(publicKey, form.secretKey?.trim() ?? '', req.ip) : await auth.signIn(login, form.password ?? '', req.ip);
         } catch (e) {
           if (!isServiceError(e) || e.statusCode >= 500) throw e;
           for (const [k, v] of Object.entries(e.headers)) if (k !== 'WWW-Authenticate') reply.header(k, v);
           const again = sessions.preSession();
           reply.header('Set-Cookie', setCookie(PRE_SESSION_COOKIE, again.cookie, { secure: secure(req), maxAge: 3600 }));
-          const message = e.statusCode === 429 ? 'Too many failed sign-ins from this address: wait a minute and try again.' : 'Wrong login or password.';
+          const message = e.statusCode === 429 ? 'Too many failed sign-ins from this address: wait a minute and try again.' : publicKey ? 'Wrong API key pair.' : 'Wrong login or password.';
           return sendPage(reply, e.statusCode, signInPage(again.token, message, login));
         }
         reply.header('Set-Cookie', [
-          setCookie(SESSION_COOKIE, await sessions.open(login), { secure: secure(req), maxAge: SESSION_SECONDS }),
+          setCookie(SESSION_COOKIE, await sessions.open(caller.login, publicKey ? { publicKey, readOnly: caller.readOnly === true } : undefined), { secure: secure(req), maxAge: SESSION_SECONDS }),
           setCookie(PRE_SESSION_COOKIE, '', { secure: secure(req), maxAge: 0 }),
         ]);
         return seeOther(reply, `${BASE}/images`);

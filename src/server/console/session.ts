@@ -5,7 +5,8 @@
 // user's epoch in the store (users' `consoleEpoch`), which every node reads on each request: every console
 // session of that user ends, on every node. CSRF tokens are an HMAC of the session's nonce under a second
 // key (a synchronizer token that needs no storage); the sign-in form has its own, tied to a short-lived
-// pre-session cookie.
+// pre-session cookie. A session opened with an API key pair names the pair's public key and ends when the pair
+// is deleted; a read-only pair's session is read-only.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { SecretBox } from '../auth/secret-box';
 import type { Store } from '../store/port';
@@ -19,6 +20,8 @@ const PRE_SESSION_SECONDS = 3600;
 export interface Session {
   login: string;
   admin: boolean;
+  /** Signed in with a read-only API key pair: pages only, every action refused. */
+  readOnly: boolean;
   /** The token every state-changing form of this session carries. */
   csrf: string;
 }
@@ -32,6 +35,10 @@ interface Claims {
   x: number;
   /** nonce */
   n: string;
+  /** The public key of the pair the user signed in with (absent for a password): the session ends with the pair. */
+  k?: string;
+  /** 1: the pair is read-only. */
+  r?: 1;
 }
 
 const b64 = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
@@ -68,11 +75,17 @@ export class ConsoleSessions {
     return b64(createHmac('sha256', this.csrfKey).update(`session\0${nonce}`).digest());
   }
 
-  /** A new session's cookie value for `login` (whose password was just checked). */
-  async open(login: string): Promise<string> {
+  /** A new session's cookie value for `login` (whose password, or key pair `key`, was just checked). */
+  async open(login: string, key?: { publicKey: string; readOnly: boolean }): Promise<string> {
     const user = await this.store.getUser(login);
     if (!user) throw new Error(`user ${login} vanished`);
-    const claims: Claims = { u: login, e: user.doc.consoleEpoch ?? 0, x: this.seconds() + SESSION_SECONDS, n: b64(randomBytes(18)) };
+    const claims: Claims = {
+      u: login,
+      e: user.doc.consoleEpoch ?? 0,
+      x: this.seconds() + SESSION_SECONDS,
+      n: b64(randomBytes(18)),
+      ...(key ? { k: key.publicKey, ...(key.readOnly ? { r: 1 as const } : {}) } : {}),
+    };
     const payload = b64(JSON.stringify(claims));
     return `${payload}.${this.mac(payload, user.passwordHash)}`;
   }
@@ -84,7 +97,8 @@ export class ConsoleSessions {
     try {
       const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<Claims>;
       if (typeof c.u !== 'string' || typeof c.e !== 'number' || typeof c.x !== 'number' || typeof c.n !== 'string') return undefined;
-      return { u: c.u, e: c.e, x: c.x, n: c.n };
+      if ((c.k !== undefined && typeof c.k !== 'string') || (c.r !== undefined && c.r !== 1)) return undefined;
+      return { u: c.u, e: c.e, x: c.x, n: c.n, ...(c.k !== undefined ? { k: c.k } : {}), ...(c.r ? { r: c.r } : {}) };
     } catch {
       return undefined;
     }
@@ -100,7 +114,8 @@ export class ConsoleSessions {
     if (!user || (user.doc.consoleEpoch ?? 0) !== c.e) return undefined;
     const [payload, mac] = cookie!.split('.') as [string, string];
     if (!sameMac(mac, this.mac(payload, user.passwordHash))) return undefined;
-    return { login: user.login, admin: user.admin, csrf: this.csrfOf(c.n) };
+    if (c.k !== undefined && (await this.store.byKey('apikey', c.k))?.owner !== user.login) return undefined;
+    return { login: user.login, admin: user.admin, readOnly: c.r === 1, csrf: this.csrfOf(c.n) };
   }
 
   /** Ends every console session of `login` on every node: its epoch goes up by one. */

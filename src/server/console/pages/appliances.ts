@@ -39,7 +39,7 @@ export function appliancePage(session: Session, d: ApplianceDetail): Html {
 <dt>Revision</dt><dd>${a.revision}</dd>
 <dt>UUID</dt><dd><code>${a.uuid}</code></dd>
 </dl>
-<p><a class="button quiet" href="${BASE}/appliances/${a.dbId}/delete">Delete the appliance</a></p>
+${session.readOnly ? '' : html`<p><a class="button quiet" href="${BASE}/appliances/${a.dbId}/delete">Delete the appliance</a></p>`}
 <h2>Images</h2>
 ${d.images.length
   ? html`<table class="stack"><thead><tr><th scope="col">Image</th><th scope="col">Format</th><th scope="col">Status</th></tr></thead>

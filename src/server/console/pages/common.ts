@@ -44,6 +44,14 @@ export function signInPage(token: string, message?: string, login = ''): Html {
 <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
 <p><button type="submit">Sign in</button></p>
 </form>
-<p class="muted">The same login and password as the API's Basic authentication.</p>`,
+<p class="muted">The same login and password as the API's Basic authentication.</p>
+<h2>Or with an API key pair</h2>
+<form method="post" action="${BASE}/sign-in">
+<input type="hidden" name="csrf" value="${token}">
+<label for="publicKey">Public key</label><input type="text" id="publicKey" name="publicKey" autocomplete="off" required spellcheck="false">
+<label for="secretKey">Secret key</label><input type="password" id="secretKey" name="secretKey" autocomplete="off" required>
+<p><button type="submit">Sign in with the key pair</button></p>
+</form>
+<p class="muted">A read-only pair opens a read-only session; deleting the pair ends it.</p>`,
   });
 }

@@ -116,7 +116,7 @@ export function imagePage(session: Session, d: ImageDetail): Html {
 </dl>
 </div>
 <p><a href="${path}">Reload</a> to see the latest state.
-${state === 'running' ? html` <a class="button" href="${path}/cancel">Cancel the build</a>` : ''} <a class="button quiet" href="${path}/delete">Delete the image</a></p>
+${session.readOnly ? '' : html`${state === 'running' ? html` <a class="button" href="${path}/cancel">Cancel the build</a>` : ''} <a class="button quiet" href="${path}/delete">Delete the image</a>`}</p>
 <h2>Publication in Glance</h2>
 ${publicationRows(d.publications)}
 <h2>Software bill of materials</h2>
