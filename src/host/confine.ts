@@ -5,7 +5,8 @@
 //   - /etc/ld.so.cache and /etc/resolv.conf (QEMU's user network forwards DNS to the host's resolver), read only;
 //   - /dev/null, zero, random and urandom;
 //   - the files and folders the caller names (the image, read only; its private folders), each at
-//     its own absolute path, so the command line and QEMU's messages name the host's paths.
+//     its own absolute path, so the command line and QEMU's messages name the host's paths;
+//   - /dev/kvm only when the caller names it as a device (a boot under KVM: the only path bound without nodev).
 // There is no /proc, /sys, /home, /root, /var, /run or /tmp, and the program runs with no capabilities
 // (setpriv: bounding and inheritable sets emptied, no new privileges), so it can neither mount, nor
 // chroot out, nor open a file by handle. Whatever a disk format's metadata names (a VMDK extent, a
@@ -27,6 +28,8 @@ export interface ConfinedPath {
   readonly path: string;
   /** Read-only unless true (the image never is). */
   readonly writable?: boolean | undefined;
+  /** A character device the program opens (only /dev/kvm): bound read-write without nodev. */
+  readonly device?: boolean | undefined;
 }
 
 export interface ConfineSpec {
@@ -44,7 +47,7 @@ export interface ConfineSpec {
 /** The programs the confinement itself runs (util-linux, mount, coreutils; and /bin/sh). */
 export const CONFINEMENT_TOOLS = ['unshare', 'setpriv', 'mount', 'chroot', 'cp'] as const;
 
-// $1 the new root's mount point, $2 the working directory inside, $3 the number of (mode, path) pairs
+// $1 the new root's mount point, $2 the working directory inside, $3 the number of (mount options, path) pairs
 // that follow; then the program and its arguments. Every value is a positional argument, never text of
 // the script. The system folders are bound first, the caller's paths then (sorted, so a folder comes
 // before what is below it; a path already there, such as an image under /usr, is bound over itself).
@@ -65,14 +68,14 @@ for f in /etc/ld.so.cache /etc/resolv.conf; do
 done
 for f in null zero random urandom; do : > "$root/dev/$f"; mount --bind "/dev/$f" "$root/dev/$f"; done
 while [ "$n" -gt 0 ]; do
-  mode=$1 src=$2
+  opts=$1 src=$2
   shift 2
   n=$((n - 1))
   dst=$root$src
   if [ -d "$src" ]; then mkdir -p "$dst"
   elif [ ! -e "$dst" ]; then mkdir -p "\${dst%/*}"; : > "$dst"
   fi
-  mount --bind -o "$mode,nosuid,nodev" "$src" "$dst"
+  mount --bind -o "$opts" "$src" "$dst"
 done
 mount -o remount,bind,ro,nosuid,nodev "$root"
 exec chroot "$root" /bin/sh -c 'cd "$1" && shift && exec setpriv --no-new-privs --inh-caps=-all --bounding-set=-all -- "$@"' sh "$cwd" "$@"
@@ -95,8 +98,13 @@ export function confinedPrefix(s: ConfineSpec, asRoot = process.getuid?.() === 0
   const unshare = findOnPath('unshare', sbinPath()) ?? 'unshare';
   return [
     unshare, ...unshareNamespaceArgs(asRoot), '--', '/bin/sh', '-c', SCRIPT, 'af-confine',
-    s.root, s.cwd ?? '/', String(paths.length), ...paths.flatMap((p) => [p.writable === true ? 'rw' : 'ro', p.path]),
+    s.root, s.cwd ?? '/', String(paths.length), ...paths.flatMap((p) => [bindOptions(p), p.path]),
   ];
+}
+
+function bindOptions(p: ConfinedPath): string {
+  if (p.device === true) return 'rw,nosuid';
+  return `${p.writable === true ? 'rw' : 'ro'},nosuid,nodev`;
 }
 
 let problem: { readonly why: string | undefined } | undefined;

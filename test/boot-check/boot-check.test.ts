@@ -4,7 +4,7 @@
 // Cost: three full boots of the fixture (each about 1 min on an idle 2-core machine, up to 3 min under
 // load) plus a few seconds of QEMU on blank disks; building the fixture once is about 20 s (cached).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -16,36 +16,12 @@ import { AbortedError, isForgeError } from '../../src/errors';
 import { MASK } from '../../src/model/redact';
 import { cliBundle, runCli } from '../cli/helpers/cli';
 import { bootFixture, type BootFixture } from './fixture';
+import { alive, qemuPidsFor } from './processes';
 import { loopingDisk, patch, qemuImg } from './vectors';
 
 const BOOT_TEST_MS = 400_000;
 const work = mkdtempSync(path.join(tmpdir(), 'af-boot-check-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-/** Pids of the qemu-system-x86_64 processes whose command line names `image` (read from /proc). */
-function qemuPidsFor(image: string): number[] {
-  const pids: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    let argv: string[];
-    try {
-      argv = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
-    } catch {
-      continue;
-    }
-    if (path.basename(argv[0] ?? '') === 'qemu-system-x86_64' && argv.some((a) => a.includes(image))) pids.push(Number(d));
-  }
-  return pids;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A blank disk of 8 MiB made by qemu-img (nothing on it boots). */
 const blank = (name: string, format: string): string => qemuImg(work, name, format);

@@ -1,9 +1,9 @@
 // `appliance-forge boot IMAGE [--format F] [--firmware bios|uefi|uefi-secure] [--timeout DURATION] [--memory MIB]
-// [--network none|user] [--direct-kernel [--no-fast-params]] [--cpus N] [--http PORT[/PATH]] [--login USER] [--password-env VAR]
+// [--network none|user] [--accel auto|kvm|tcg] [--direct-kernel [--no-fast-params]] [--cpus N] [--http PORT[/PATH]] [--login USER] [--password-env VAR]
 // [--run CMD]... [--console] [--json]`: boots the image under QEMU, says whether it reached a login prompt (or
 // its HTTP port answered 200), optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
-import { bootCheck, bootCheckPassed, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
+import { ACCEL_CHOICES, ACCELS, bootCheck, bootCheckPassed, DEFAULT_ACCEL, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type Accel, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { interruptible } from '../interruptible';
 import { parseDuration } from '../duration';
@@ -11,9 +11,20 @@ import { parseCommandArgs } from '../options';
 
 export const DEFAULT_PASSWORD_ENV = 'APPLIANCE_FORGE_BOOT_PASSWORD';
 
+/** `text` in lines of at most 78 characters, each after the first indented to the help's description column. */
+function wrap(text: string): string {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last]!.length + 1 + word.length <= 78) lines[last] += ` ${word}`;
+    else lines.push(word);
+  }
+  return lines.join(`\n${' '.repeat(22)}`);
+}
+
 const HELP = `usage: appliance-forge boot IMAGE [options]
 
-Boots IMAGE under QEMU (qemu-system-x86_64, TCG; the image is never modified) and reports whether it
+Boots IMAGE under QEMU (qemu-system-x86_64, KVM or TCG; the image is never modified) and reports whether it
 reached a login prompt on the serial console. With --login, logs in there and runs each --run command.
 IMAGE must be self-contained: a backing file, data file, extents or parent in another file is refused
 (as qemu-img info reads it). QEMU's programs run confined to the image (read only) and private folders.
@@ -26,6 +37,7 @@ options:
                       Secure Boot on and Microsoft's keys enrolled)
   --timeout DURATION  for the whole check: seconds, or 90s, 10m (default ${DEFAULT_BOOT_TIMEOUT_MS / 1000})
   --memory MIB        guest memory (default ${DEFAULT_MEMORY_MIB})
+  --accel A           ${wrap(ACCELS.map((a) => `${a}${a === DEFAULT_ACCEL ? ' (default)' : ''}: ${ACCEL_CHOICES[a]}`).join('; '))}
   --network none|user user: a NIC with DHCP and outbound NAT, no port forwarding (default none)
   --direct-kernel     the fast path: QEMU starts the image's own /vmlinuz and /initrd.img with its
                       grub.cfg command line (read by debugfs; of a non-raw image, a copy of its root
@@ -59,6 +71,7 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 function human(r: BootCheckResult, asked: { login?: string | undefined; commands: readonly string[]; http?: unknown }, ok: boolean): string {
   const lines = [`image   ${r.image} (${r.format}, ${r.firmware}${r.path === 'direct-kernel' ? ', direct kernel' : ''})`];
+  lines.push(`accel   ${r.accel.used}${r.accel.reason ? ` (${r.accel.reason})` : ''}`);
   if (r.commandLine !== undefined) lines.push(`kernel  ${r.commandLine}`);
   if (r.http) lines.push(r.http.status === 200 ? `http    200 after ${seconds(r.http.readyMs ?? 0)}` : `http    no 200${r.http.status ? ` (last status ${r.http.status})` : ''}`);
   if (asked.login !== undefined || !asked.http) lines.push(r.reachedLogin ? `boot    reached the login prompt after ${seconds(r.loginPromptMs ?? 0)}` : 'boot    did not reach a login prompt');
@@ -75,6 +88,7 @@ const OPTIONS = {
   timeout: { type: 'string' },
   memory: { type: 'string' },
   network: { type: 'string' },
+  accel: { type: 'string', default: DEFAULT_ACCEL },
   'direct-kernel': { type: 'boolean', default: false },
   'no-fast-params': { type: 'boolean', default: false },
   cpus: { type: 'string' },
@@ -98,6 +112,7 @@ const run: Command = async (args) => {
   const format = values.format;
   if (format !== undefined && !(IMAGE_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${IMAGE_FORMATS.join(', ')}`);
   if (!(FIRMWARES as readonly string[]).includes(values.firmware)) throw new UsageError(`--firmware must be one of ${FIRMWARES.join(', ')}`);
+  if (!(ACCELS as readonly string[]).includes(values.accel)) throw new UsageError(`--accel must be one of ${ACCELS.join(', ')}`);
   const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
   if (values.memory !== undefined && !/^\d{3,5}$/.test(values.memory)) throw new UsageError('--memory must be a number of MiB (128..65536)');
   if (values.network !== undefined && values.network !== 'none' && values.network !== 'user') throw new UsageError('--network must be none or user');
@@ -124,6 +139,11 @@ const run: Command = async (args) => {
       image,
       format: format as ImageFormat | undefined,
       firmware: values.firmware as Firmware,
+      accel: values.accel as Accel,
+      // 'auto' that found KVM unusable: one line saying why, before the (slower) boot starts.
+      onAccel: (a) => {
+        if (a.reason !== undefined) process.stderr.write(`appliance-forge boot: ${a.reason}; using TCG\n`);
+      },
       timeoutMs,
       memoryMiB: values.memory === undefined ? undefined : Number(values.memory),
       network,

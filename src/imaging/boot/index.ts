@@ -1,5 +1,5 @@
-// Boot an image under QEMU (TCG) and report whether it reached a login prompt; optionally log in
-// over the serial console and run commands. The image is never modified (snapshot=on), and no QEMU
+// Boot an image under QEMU (KVM where it works, else TCG: accel.ts) and report whether it reached a
+// login prompt; optionally log in over the serial console and run commands. The image is never modified (snapshot=on), and no QEMU
 // outlives the call: timeout, abort and errors all kill its process group.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,10 @@ import type { ConfinedPath } from '../../host/confine';
 import { AbortedError } from '../../errors';
 import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
 import { hasControl } from '../../model/text-rules';
+import { chooseAccel, KVM_DEVICE, type AccelChoice } from './accel';
+import { DEFAULT_ACCEL, isAccel, ACCELS, type Accel } from './accel-choice';
 import { SerialConsole } from './console';
-import { BootCheckError } from './errors';
+import { BootCheckError, isBootCheckError } from './errors';
 import { FIRMWARE_FILES, FIRMWARES, isFirmware, prepareFirmware, type Firmware } from './firmware';
 import { requireBootTools } from './host-tools';
 import { inspectImage, isImageFormat, IMAGE_FORMATS, type ImageFormat } from './image';
@@ -23,6 +25,8 @@ import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } 
 export { BootCheckError, isBootCheckError, type BootCheckErrorKind } from './errors';
 export { IMAGE_FORMATS, type ImageFormat } from './image';
 export { FIRMWARES, type Firmware } from './firmware';
+export { ACCEL_CHOICES, ACCELS, DEFAULT_ACCEL, type Accel, type Accelerator } from './accel-choice';
+export { KVM_PROBE_BOUND_MS, type AccelChoice } from './accel';
 export { FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS } from './fast-params';
 export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './session';
 
@@ -70,6 +74,13 @@ export interface BootCheckOptions {
    * until it answers 200 (implies network 'user'). Without a login, the check ends there, no prompt awaited.
    */
   readonly http?: { readonly port: number; readonly path?: string | undefined } | undefined;
+  /**
+   * 'auto' (the default): KVM when /dev/kvm opens and a bounded probe runs the image's kernel under it
+   * (accel.ts), else TCG; 'kvm': KVM or a BootCheckError of kind 'kvm'; 'tcg': TCG, /dev/kvm untouched.
+   */
+  readonly accel?: Accel | undefined;
+  /** The accelerator once chosen, before QEMU starts (with the reason when 'auto' fell back to TCG). */
+  readonly onAccel?: ((choice: AccelChoice) => void) | undefined;
 }
 
 export interface BootCheckResult {
@@ -97,6 +108,8 @@ export interface BootCheckResult {
   readonly http?: { readonly status?: number | undefined; readonly readyMs?: number | undefined } | undefined;
   /** ms from QEMU's start to the login prompt, when it showed. */
   readonly loginPromptMs?: number | undefined;
+  /** What was asked, what QEMU ran under, and why TCG when 'auto' found KVM unusable. */
+  readonly accel: AccelChoice;
 }
 
 /** The check passed: login reached, the login (if asked) worked, every command (if any) ran and exited 0. */
@@ -127,6 +140,7 @@ function checkOptions(o: BootCheckOptions): void {
     if (o.network === 'none') bad(`an HTTP probe needs network 'user'`);
   }
   if (o.firmware !== undefined && !isFirmware(o.firmware)) bad(`firmware must be one of ${FIRMWARES.join(', ')}`);
+  if (o.accel !== undefined && !isAccel(o.accel)) bad(`accel must be one of ${ACCELS.join(', ')}`);
   if (o.login) {
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(o.login.user) || o.login.user.length > 32) bad('the login user must be a plain user name');
     // Shorter passwords would not be masked in the console (one masker, one minimum: src/model/redact.ts).
@@ -169,10 +183,28 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   const disposeSession = (): Promise<void> => rm(session, { recursive: true, force: true });
   let files: BootFiles | undefined;
   let fw: Awaited<ReturnType<typeof prepareFirmware>> | undefined;
+  let accel: AccelChoice;
   try {
     await mkdir(path.join(session, 'root'));
     await mkdir(path.join(session, 'tmp'));
-    if (o.directKernel) files = await extractBootFiles(image, o.signal);
+    // The accelerator first (--accel kvm on a host without KVM fails before any copy is made). The probe's
+    // kernel: the direct-kernel path's copy, made here and kept for the boot; else a copy for the probe alone,
+    // whose failure (an image without a kernel debugfs can read) leaves the firmware boot under TCG.
+    accel = await chooseAccel(o.accel ?? DEFAULT_ACCEL, async () => {
+      if (o.directKernel) {
+        const own = (files = await extractBootFiles(image, o.signal));
+        return { kernel: own.kernel, dispose: async () => undefined };
+      }
+      try {
+        const copy = await extractBootFiles(image, o.signal);
+        return { kernel: copy.kernel, dispose: copy.dispose };
+      } catch (e) {
+        if (isBootCheckError(e) && e.kind !== 'confinement') return { unavailable: e.message };
+        throw e;
+      }
+    }, o.signal);
+    o.onAccel?.(accel);
+    if (o.directKernel) files ??= await extractBootFiles(image, o.signal);
     fw = await prepareFirmware(firmware);
   } catch (e) {
     await files?.dispose();
@@ -189,12 +221,13 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     { path: path.join(session, 'tmp'), writable: true },
     ...(fwSetup.kind === 'uefi' ? [{ path: path.dirname(fwSetup.vars), writable: true }] : []),
     ...(files ? [{ path: files.dir }] : []),
+    ...(accel.used === 'kvm' ? [{ path: KVM_DEVICE, device: true }] : []),
   ];
   const qemuStarted = performance.now();
   const qemu = await fw.using(() => startQemu({
     image: image.path, format, memoryMiB: o.memoryMiB ?? DEFAULT_MEMORY_MIB, network,
     forwards: o.http && hostPort !== undefined ? [{ hostPort, guestPort: o.http.port }] : [],
-    kernel, cpus: o.cpus ?? DEFAULT_CPUS, firmware: fwSetup,
+    kernel, cpus: o.cpus ?? DEFAULT_CPUS, firmware: fwSetup, accel: accel.used,
   }, { root: path.join(session, 'root'), paths, tmp: path.join(session, 'tmp') }, (b) => con.feed(b))).catch(async (e: unknown) => {
     await files?.dispose();
     await disposeSession();
@@ -256,5 +289,6 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     commandLine: kernel?.append,
     ...(o.http ? { http: { status: probe.status, readyMs: probe.readyMs } } : {}),
     loginPromptMs,
+    accel,
   };
 }

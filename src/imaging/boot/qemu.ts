@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { start, type ChildExit } from '../../host/child';
 import { confinedPrefix, type ConfineSpec } from '../../host/confine';
+import type { Accelerator } from './accel-choice';
 import { firmwareArgs, type FirmwareSetup } from './firmware';
 import type { ImageFormat } from './image-format';
 import { blockdevOf } from './qemu-img';
@@ -24,6 +25,8 @@ export interface QemuOptions {
   readonly cpus?: number;
   /** Default SeaBIOS. */
   readonly firmware?: FirmwareSetup | undefined;
+  /** The accelerator (accel.ts chooses it); default TCG. */
+  readonly accel?: Accelerator | undefined;
 }
 
 /**
@@ -37,11 +40,20 @@ function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
 }
 
 /**
- * TCG, not KVM: /dev/kvm exists on the build hosts but does not work there (docs/design/real-images.md).
+ * The accelerator and CPU model, for a boot and for accel.ts's probe alike.
+ * `qemu64,+rdrand` under both: QEMU's default model plus RDRAND, which the kernel trusts, so its random
+ * pool is ready at once instead of ~20 s into a TCG boot (jitter entropy spun on the one vCPU until then).
+ * Under KVM the same named model, not `-cpu host`: `-cpu host` aborts QEMU on a build host kind whose
+ * /dev/kvm is broken (docs/design/real-images.md), and a named model behaves the same on every host.
+ */
+export function accelArgs(accel: Accelerator, cpus: number): string[] {
+  const engine = accel === 'kvm' ? 'kvm' : cpus > 1 ? 'tcg,thread=multi' : 'tcg';
+  return ['-accel', engine, ...(cpus > 1 ? ['-smp', String(cpus)] : []), '-cpu', 'qemu64,+rdrand'];
+}
+
+/**
  * `-nodefaults` drops the default VGA, monitor, NIC and drives; the serial port is the only device we talk to.
  * `snapshot=on`: writes go to a temporary overlay, the image is never modified.
- * `qemu64,+rdrand`: QEMU's default model plus RDRAND, which the kernel trusts, so its random pool is ready
- * at once instead of ~20 s into a TCG boot (jitter entropy spun on the one vCPU until then).
  * The NIC has no option ROM: the firmware would load and start iPXE, which no check boots from. Its
  * addresses are QEMU's defaults, named (user-network.ts): the fast path's static `ip=` word relies on them.
  */
@@ -51,9 +63,7 @@ export function qemuArgs(o: QemuOptions): string[] {
   const u = USER_NETWORK;
   const nic = ['-netdev', `user,id=net0,net=${u.net},host=${u.host},dns=${u.dns},dhcpstart=${u.guest}${forwards}`, '-device', 'virtio-net-pci,netdev=net0,romfile='];
   return [
-    '-accel', cpus > 1 ? 'tcg,thread=multi' : 'tcg',
-    ...(cpus > 1 ? ['-smp', String(cpus)] : []),
-    '-cpu', 'qemu64,+rdrand',
+    ...accelArgs(o.accel ?? 'tcg', cpus),
     ...firmwareArgs(o.firmware ?? { kind: 'bios' }),
     '-m', String(o.memoryMiB),
     '-nodefaults',
