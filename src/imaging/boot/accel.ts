@@ -5,8 +5,8 @@
 // and QEMU's `-no-reboot`. Such a kernel runs its whole start-up (decompression, CPU, memory and device
 // set-up) to the point where it mounts the root filesystem and starts init, finds no root, panics with
 // "VFS: Unable to mount root fs", and the panic's immediate reboot ends QEMU. So a guest runs when QEMU
-// exits by itself within the bound having printed that line; a hang is killed at the bound. Under KVM
-// this takes a second or two; the bound (20 s) leaves room for a loaded host. It runs once a process
+// exits by itself within the bound having printed that line; a hang is killed at the bound. TCG itself
+// gets there in 6-9 s on a loaded 2-core machine, so 20 s is generous for KVM. It runs once a process
 // (the answer is the host's), confined as every QEMU of the boot check (host/confine.ts), with /dev/kvm
 // the one device added.
 import { closeSync, constants, openSync } from 'node:fs';
