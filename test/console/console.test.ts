@@ -153,6 +153,24 @@ describe('the web console over HTTP', () => {
     expect(page).toContain('&quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt;');
   });
 
+  it('lists software bundles and their files, names escaped', async () => {
+    const sw = await alice.mySoftware_create({ uid: 'alice', body: { name: 'tool <i>x</i>', version: '2', description: 'a & b' } });
+    await alice.mySoftwareArtifact_add({ uid: 'alice', msid: sw.dbId!, body: { kind: 'SoftwareFile', name: 'tool.sh', installLocation: '/opt/tool', rights: '0755' } });
+    const v = await signedIn(ref, ref.users.alice);
+    const list = await v.get('/console/software');
+    expect(list.status).toBe(200);
+    expect(list.text).toContain(`href="/console/software/${sw.dbId}">tool &lt;i&gt;x&lt;/i&gt;</a>`);
+    const one = await v.get(`/console/software/${sw.dbId}`);
+    expect(one.status).toBe(200);
+    expect(one.text).toContain('Files (1)');
+    expect(one.text).toContain('tool.sh');
+    expect(one.text).toContain('/opt/tool');
+    expect(one.text).toContain('a &amp; b');
+    const bob = await signedIn(ref, ref.users.bob);
+    expect((await bob.get(`/console/software/${sw.dbId}`)).status).toBe(404);
+    expect((await bob.get('/console/software')).text).not.toContain('tool &lt;i&gt;');
+  });
+
   it('shows a second user none of the first one’s work: empty lists, 404 on every id of the first', async () => {
     const bob = await signedIn(ref, ref.users.bob);
     const apps = await bob.get('/console/appliances');

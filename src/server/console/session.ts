@@ -36,9 +36,9 @@ interface Claims {
   /** nonce */
   n: string;
   /** The public key of the pair the user signed in with (absent for a password): the session ends with the pair. */
-  k?: string;
+  k?: string | undefined;
   /** 1: the pair is read-only. */
-  r?: 1;
+  r?: 1 | undefined;
 }
 
 const b64 = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
@@ -84,7 +84,8 @@ export class ConsoleSessions {
       e: user.doc.consoleEpoch ?? 0,
       x: this.seconds() + SESSION_SECONDS,
       n: b64(randomBytes(18)),
-      ...(key ? { k: key.publicKey, ...(key.readOnly ? { r: 1 as const } : {}) } : {}),
+      k: key?.publicKey,
+      r: key?.readOnly ? 1 : undefined,
     };
     const payload = b64(JSON.stringify(claims));
     return `${payload}.${this.mac(payload, user.passwordHash)}`;
@@ -98,7 +99,7 @@ export class ConsoleSessions {
       const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<Claims>;
       if (typeof c.u !== 'string' || typeof c.e !== 'number' || typeof c.x !== 'number' || typeof c.n !== 'string') return undefined;
       if ((c.k !== undefined && typeof c.k !== 'string') || (c.r !== undefined && c.r !== 1)) return undefined;
-      return { u: c.u, e: c.e, x: c.x, n: c.n, ...(c.k !== undefined ? { k: c.k } : {}), ...(c.r ? { r: c.r } : {}) };
+      return { u: c.u, e: c.e, x: c.x, n: c.n, k: c.k, r: c.r };
     } catch {
       return undefined;
     }
