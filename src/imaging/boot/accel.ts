@@ -1,7 +1,7 @@
 // Which accelerator a boot runs under. KVM only where it is seen to work: /dev/kvm must open read-write
 // and a guest must run under it. On one build host kind /dev/kvm opens, the firmware and GRUB run, and the
 // Linux kernel then hangs (docs/design/real-images.md), so the probe runs a Linux kernel, not firmware
-// alone: the image's own kernel (kernel-files.ts) with no initramfs and no disk, `console=ttyS0 panic=-1`
+// alone: the image's own kernel (kernel-files.ts) with no initramfs and no disk, `console=<the platform's> panic=-1`
 // and QEMU's `-no-reboot`. Such a kernel runs its whole start-up (decompression, CPU, memory and device
 // set-up) to the point where it mounts the root filesystem and starts init, finds no root, panics with
 // "VFS: Unable to mount root fs", and the panic's immediate reboot ends QEMU. So a guest runs when QEMU
@@ -16,6 +16,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AbortedError } from '../../errors';
 import { exitWords, start } from '../../host/child';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import { confinedPrefix } from '../../host/confine';
 import type { Accel, Accelerator } from './accel-choice';
 import { BootCheckError } from './errors';
@@ -76,10 +77,10 @@ export async function probeAccelerator(o: { readonly accel: Accelerator; readonl
     });
     const args = [
       ...accelArgs(o.accel, 1), '-m', String(PROBE_MEMORY_MIB), '-nodefaults', '-display', 'none', '-serial', 'stdio', '-nic', 'none',
-      '-no-reboot', '-kernel', kernel, '-append', 'console=ttyS0 panic=-1 quiet',
+      '-no-reboot', '-kernel', kernel, '-append', `console=${DEFAULT_PLATFORM.console} panic=-1 quiet`,
     ];
     const started = performance.now();
-    const child = start({ command: 'qemu-system-x86_64', args, within, env: { TMPDIR: tmp }, group: true });
+    const child = start({ command: DEFAULT_PLATFORM.qemu.binary, args, within, env: { TMPDIR: tmp }, group: true });
     let tail = '';
     let reached = false;
     child.stdout.on('data', (b: Buffer) => {

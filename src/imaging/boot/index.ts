@@ -7,6 +7,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ConfinedPath } from '../../host/confine';
 import { AbortedError } from '../../errors';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import { maskSecrets, MIN_SECRET_LENGTH } from '../../model/redact';
 import { hasControl } from '../../model/text-rules';
 import { chooseAccel, KVM_DEVICE, type AccelChoice } from './accel';
@@ -160,7 +161,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
   checkOptions(o);
   if (o.signal?.aborted) throw new AbortedError('boot check aborted');
   const firmware = o.firmware ?? 'bios';
-  requireBootTools(['qemu-system-x86_64', 'qemu-img', ...FIRMWARE_FILES[firmware], ...(o.directKernel ? (['sfdisk', 'debugfs'] as const) : [])]);
+  requireBootTools([DEFAULT_PLATFORM.qemu.binary, 'qemu-img', ...FIRMWARE_FILES[firmware], ...(o.directKernel ? (['sfdisk', 'debugfs'] as const) : [])]);
   const image = await inspectImage(o.image, o.format, o.signal);
   const format = image.format;
   const timeoutMs = o.timeoutMs ?? DEFAULT_BOOT_TIMEOUT_MS;
@@ -243,7 +244,7 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
     if (stopping) return;
     const how = x.signal ? `signal ${x.signal}` : `code ${x.code}`;
     // QEMU refusing to start (bad image, no memory) is an error; the guest powering off is a result.
-    if (x.code !== 0 && !state.reachedLogin && con.consoleTail() === '') early = new BootCheckError('qemu', `qemu-system-x86_64 exited (${how}): ${x.stderr || 'no message'}`);
+    if (x.code !== 0 && !state.reachedLogin && con.consoleTail() === '') early = new BootCheckError('qemu', `${DEFAULT_PLATFORM.qemu.binary} exited (${how}): ${x.stderr || 'no message'}`);
     const e = new SessionStop(`qemu exited (${how}) while waiting for the ${phase()}${x.stderr ? `: ${x.stderr}` : ''}`);
     con.close(e);
     stop.abort(e);

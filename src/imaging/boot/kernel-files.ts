@@ -14,6 +14,7 @@ import { mkdir, mkdtemp, open, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { run, type ChildFault } from '../../host/child';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import { confinedPrefix, type ConfineSpec } from '../../host/confine';
 import { RULES } from '../../model/field-rules';
 import { BASE_KERNEL_PARAMS } from '../bootdisk';
@@ -42,8 +43,8 @@ const MAX_LINK_HOPS = 8;
 const GRUB_CFG = '/boot/grub/grub.cfg';
 /** What a link target may look like before it reaches a debugfs request (no quotes, spaces or escapes). */
 const PLAIN_PATH = /^[A-Za-z0-9._+/-]{1,255}$/;
-/** Partition types of a Linux root: MBR 0x83; GPT Linux filesystem data and x86-64 root. */
-const ROOT_TYPES = new Set(['83', '0FC63DAF-8483-4772-8E79-3D69D8477DE4', '4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709']);
+/** Partition types of a Linux root: MBR 0x83; GPT Linux filesystem data and the platform's root. */
+const ROOT_TYPES = new Set(['83', '0FC63DAF-8483-4772-8E79-3D69D8477DE4', DEFAULT_PLATFORM.rootPartitionType]);
 
 function fault(f: ChildFault): BootCheckError {
   return new BootCheckError(f.kind === 'missing' ? 'missing-tool' : 'input', `reading the image's kernel: ${f.message}`);

@@ -1,9 +1,10 @@
-// Running qemu-system-x86_64 for a boot check: its own process group (killed as a whole: QEMU and
+// Running the platform's QEMU (model/platforms.ts) for a boot check: its own process group (killed as a whole: QEMU and
 // anything it started), the serial console on stdin/stdout, no QEMU left behind when the check ends,
 // fails, or this Node process exits, and confined (host/confine.ts) to the image, read only, and the
 // check's private folders: whatever the image's metadata names, QEMU can open no other file of the host.
 import path from 'node:path';
 import { start, type ChildExit } from '../../host/child';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import { confinedPrefix, type ConfineSpec } from '../../host/confine';
 import type { Accelerator } from './accel-choice';
 import { firmwareArgs, type FirmwareSetup } from './firmware';
@@ -48,7 +49,7 @@ function driveSpec(o: Pick<QemuOptions, 'image' | 'format'>): string {
  */
 export function accelArgs(accel: Accelerator, cpus: number): string[] {
   const engine = accel === 'kvm' ? 'kvm' : cpus > 1 ? 'tcg,thread=multi' : 'tcg';
-  return ['-accel', engine, ...(cpus > 1 ? ['-smp', String(cpus)] : []), '-cpu', 'qemu64,+rdrand'];
+  return ['-accel', engine, ...(cpus > 1 ? ['-smp', String(cpus)] : []), '-cpu', DEFAULT_PLATFORM.qemu.cpu];
 }
 
 /**
@@ -94,7 +95,7 @@ export interface QemuProcess {
  * writable folder for snapshot=on's overlay).
  */
 export function startQemu(o: QemuOptions, confine: ConfineSpec & { readonly tmp: string }, onConsole: (bytes: Buffer) => void): QemuProcess {
-  const child = start({ command: 'qemu-system-x86_64', args: qemuArgs(o), within: confinedPrefix(confine), env: { TMPDIR: confine.tmp }, group: true, interactive: true });
+  const child = start({ command: DEFAULT_PLATFORM.qemu.binary, args: qemuArgs(o), within: confinedPrefix(confine), env: { TMPDIR: confine.tmp }, group: true, interactive: true });
   child.stdout.on('data', onConsole);
   const exited = child.exited.then(({ error, ...x }): QemuExit => (error ? { ...x, stderr: `${x.stderr}\n${error.message}`.trim() } : x));
   return { pid: child.pid ?? -1, write: (text) => child.write(text), exited, kill: () => child.kill().then(() => exited) };
