@@ -227,9 +227,69 @@ describe('the web console over HTTP', () => {
     expect(imagesPage).toBeLessThanOrEqual(100 * 1024);
   });
 
+  it('shows an image’s publication in Glance and its failure in words, and deletes it after a confirmation', async () => {
+    const app = await alice.appliance_create({ uid: 'alice', body: { name: 'published', version: '1', distributionUri: 'distributions/1' } });
+    const db = new SqliteStore(ref.dataDir, systemClock);
+    let itid = 0;
+    let failed = 0;
+    try {
+      await db.tx(async (t) => {
+        const image = await t.insert('image', {
+          owner: 'alice',
+          parentId: app.dbId!,
+          doc: { applianceId: app.dbId!, formatName: 'OpenStack QCOW2', compress: false, installProfile: {}, revision: 0, status: { complete: true, percentage: 100 } },
+        });
+        itid = image.id;
+        await t.insert('pimage', {
+          owner: 'alice',
+          parentId: app.dbId!,
+          doc: {
+            applianceId: app.dbId!, imageId: image.id, kind: 'PublishImageOpenStack', account: { name: 'cloud', kind: 'CredAccountOpenStack' },
+            keystoneDomain: 'Default', keystoneProject: 'demo <b>', displayName: 'web <img src=x>', publicImage: false,
+            status: { complete: true, percentage: 100, published: true }, cloudId: '0f1e2d3c-glance',
+          },
+        });
+        const bad = await t.insert('image', {
+          owner: 'alice',
+          parentId: app.dbId!,
+          doc: { applianceId: app.dbId!, formatName: 'QCOW2', compress: false, installProfile: {}, revision: 0, status: { error: true, percentage: 30, errorMessage: 'the package <nginx-foo> is not in the catalog' } },
+        });
+        failed = bad.id;
+      });
+    } finally {
+      await db.close();
+    }
+    const v = await signedIn(ref, ref.users.alice);
+    const path = `/console/appliances/${app.dbId}/images/${itid}`;
+    const page = await v.get(path);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('web &lt;img src=x&gt;');
+    expect(page.text).toContain('0f1e2d3c-glance');
+    expect(page.text).toContain('demo &lt;b&gt;');
+    expect(page.text).toContain('this image was made before SBOMs were kept');
+    const list = await v.get('/console/images');
+    expect(list.text).toContain('failed: the package &lt;nginx-foo&gt; is not in the catalog');
+    // Deleting the published image needs Glance, which this test has not: the page says why, and nothing goes.
+    const refused = await v.post(`${path}/delete`, { csrf: csrfOf(page.text) });
+    expect(refused.status).toBe(502);
+    expect(refused.text).toContain('role="alert"');
+    expect((await alice.machineImage_get({ uid: 'alice', aid: app.dbId!, itid })).dbId).toBe(itid);
+    const gone = `/console/appliances/${app.dbId}/images/${failed}`;
+    const ask = await v.get(`${gone}/delete`);
+    expect(ask.status).toBe(200);
+    expect(ask.text).toContain('Delete the image?');
+    const done = await v.post(`${gone}/delete`, { csrf: csrfOf(ask.text) });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/console/images');
+    await expect(alice.machineImage_get({ uid: 'alice', aid: app.dbId!, itid: failed })).rejects.toMatchObject({ status: 404 });
+    expect((await v.get(gone)).status).toBe(404);
+  });
+
   it('lists 1,000 images a page at a time, newest first (the time is printed, not asserted)', async () => {
     const db = new SqliteStore(ref.dataDir, systemClock);
     const app = await alice.appliance_create({ uid: 'alice', body: { name: 'many', version: '1', distributionUri: 'distributions/1' } });
+    const before = (await alice.userMachineImage_getAll({ uid: 'alice' })).images ?? [];
+    const runningBefore = before.filter((i) => !i.status?.complete && !i.status?.error && !i.status?.cancelled).length;
     try {
       await db.tx(async (t) => {
         for (let i = 0; i < 1000; i++) {
@@ -256,13 +316,15 @@ describe('the web console over HTTP', () => {
       expect(r.status).toBe(200);
       first = r.text;
     }
-    expect(first).toContain('1000 images, 100 building.');
+    const total = before.length + 1000;
+    expect(first).toContain(`${total} images, ${runningBefore + 100} building.`);
     expect(first.match(/<tr data-job=/g)).toHaveLength(100);
-    expect(first).toContain('Page 1 of 10');
-    const last = await v.get('/console/images?page=10');
-    expect(last.text.match(/<tr data-job=/g)).toHaveLength(100);
+    const pages = Math.ceil(total / 100);
+    expect(first).toContain(`Page 1 of ${pages}`);
+    const last = await v.get(`/console/images?page=${pages}`);
+    expect(last.text.match(/<tr data-job=/g)).toHaveLength(total - (pages - 1) * 100);
     const jobs = JSON.parse((await v.get('/console/jobs.json')).text) as Record<string, { running: boolean }>;
-    expect(Object.values(jobs).filter((j) => j.running)).toHaveLength(100);
+    expect(Object.values(jobs).filter((j) => j.running)).toHaveLength(runningBefore + 100);
     console.log(`console image list of 1,000 images over HTTP: ${times.map((t) => t.toFixed(1)).join(', ')} ms (first, then warm)`);
   });
 });

@@ -66,7 +66,8 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
       try {
         return await fn(s, req, reply);
       } catch (e) {
-        if (isServiceError(e) && e.statusCode < 500) return sendPage(reply, e.statusCode, errorPage(e.statusCode, e.message, s));
+        // A service's refusal or failure (a 409, a 502 from Glance) says why in words, as the API's does.
+        if (isServiceError(e)) return sendPage(reply, e.statusCode, errorPage(e.statusCode, e.message, s));
         ctx.log.error({ err: e }, 'console page failed');
         return sendPage(reply, 500, errorPage(500, 'the page could not be made: the server log has the details', s));
       }
