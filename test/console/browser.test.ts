@@ -86,6 +86,11 @@ describe.skipIf(skip !== undefined)('the web console in Chromium', () => {
   it('signs in through the form and lands on the images page', async () => {
     await page.goto(`${origin}/console`);
     expect(page.url()).toBe(`${origin}/console/sign-in`);
+    // The keyboard's first stop is the skip link, which leads to the main region.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate<string>('document.activeElement.id')).toBe('main');
     await page.getByLabel('Login').fill('alice');
     await page.getByLabel('Password').fill(PASSWORDS.alice);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
@@ -182,7 +187,8 @@ describe.skipIf(skip !== undefined)('the web console in Chromium', () => {
   });
 
   it('shows a second user none of it', async () => {
-    const other = await browser.newContext();
+    // On a phone's screen: nothing wider than the screen.
+    const other = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     try {
       const p = await other.newPage();
       await p.goto(`${origin}/console/sign-in`);
@@ -191,6 +197,7 @@ describe.skipIf(skip !== undefined)('the web console in Chromium', () => {
       await p.getByRole('button', { name: 'Sign in', exact: true }).click();
       await p.waitForURL(`${origin}/console/images`);
       await expect(p.locator('main').textContent()).resolves.toContain('No images yet');
+      expect(await p.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
       await p.goto(`${origin}/console/appliances`);
       await expect(p.locator('main').textContent()).resolves.toContain('No appliances yet');
       const r = await p.goto(origin + imagePath);
@@ -200,6 +207,19 @@ describe.skipIf(skip !== undefined)('the web console in Chromium', () => {
       expect(dl.status()).toBe(404);
     } finally {
       await other.close();
+    }
+  });
+
+  it('fits the image page and its package table on a phone’s screen', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, storageState: await context.storageState() });
+    try {
+      const p = await phone.newPage();
+      for (const url of [`${origin}/console/images`, `${origin}${imagePath}`]) {
+        await p.goto(url);
+        expect(await p.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth'), url).toBe(true);
+      }
+    } finally {
+      await phone.close();
     }
   });
 
