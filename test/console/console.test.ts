@@ -325,6 +325,8 @@ describe('the web console over HTTP', () => {
     expect(last.text.match(/<tr data-job=/g)).toHaveLength(total - (pages - 1) * 100);
     const jobs = JSON.parse((await v.get('/console/jobs.json')).text) as Record<string, { running: boolean }>;
     expect(Object.values(jobs).filter((j) => j.running)).toHaveLength(runningBefore + 100);
+    const some = Object.keys(jobs).slice(0, 3);
+    expect(Object.keys(JSON.parse((await v.get(`/console/jobs.json?ids=${some.join(',')}`)).text) as object).sort()).toEqual([...some].sort());
     console.log(`console image list of 1,000 images over HTTP: ${times.map((t) => t.toFixed(1)).join(', ')} ms (first, then warm)`);
   });
 });

@@ -57,6 +57,9 @@ const JS = `(function () {
   var rows = document.querySelectorAll('[data-job][data-running]');
   var url = document.body.getAttribute('data-jobs');
   if (!rows.length || !url) return;
+  var ids = [];
+  rows.forEach(function (el) { ids.push(el.getAttribute('data-job')); });
+  url += '?ids=' + ids.slice(0, 200).join(',');
   var left = 900;
   function next(ms) { if (--left > 0) setTimeout(tick, ms); }
   function tick() {

@@ -152,10 +152,13 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
 
       c.get(
         '/jobs.json',
-        signedIn(async (s, _req, reply) => {
+        signedIn(async (s, req, reply) => {
+          // `?ids=1,2,3`: only those images (the rows a page shows running); all of the user's without it.
+          const only = req.query.ids === undefined ? undefined : new Set(req.query.ids.split(',').slice(0, 200));
           const out: Record<string, { percentage: number; running: boolean; words: string }> = {};
           for (const st of await images.statusesOfUser(ctx, s.login)) {
-            out[String(st.dbId)] = { percentage: st.percentage ?? 0, running: jobState(st) === 'running', words: stateWords(st) };
+            const id = String(st.dbId);
+            if (!only || only.has(id)) out[id] = { percentage: st.percentage ?? 0, running: jobState(st) === 'running', words: stateWords(st) };
           }
           return reply.header('Cache-Control', 'no-store').type('application/json').send(JSON.stringify(out));
         }),
