@@ -115,20 +115,22 @@ describe.skipIf(skip !== undefined)('the web console in Chromium', () => {
   });
 
   it('watches a real image build to completion, its progress moving in the page', async () => {
-    // The image appears in the list once apply has generated it.
+    // The image appears in the list once apply has generated it; the list shows its progress too.
+    const seen: number[] = [];
     imagePath = await waitFor(
       'the image in the list',
       async () => {
         await page.goto(`${origin}/console/images`);
-        const href = await page.locator('tr[data-job] a').first().getAttribute('href', { timeout: 1000 });
+        const row = page.locator('tr[data-job]').first();
+        const href = await row.locator('a').getAttribute('href', { timeout: 500 });
+        seen.push(Number(await row.locator('progress').getAttribute('value', { timeout: 500 })));
         return href ?? undefined;
       },
       600_000,
-      2000,
+      250,
     );
     await page.goto(origin + imagePath);
     // The page's script moves the progress bar (and reloads the page when the build ends): sample it.
-    const seen: number[] = [];
     const t0 = Date.now();
     const words = await waitFor(
       'the build to end',
@@ -148,6 +150,18 @@ describe.skipIf(skip !== undefined)('the web console in Chromium', () => {
     expect(applied.failed).toBeUndefined();
     await expect(page.locator('#sha256').textContent()).resolves.toMatch(/^[0-9a-f]{64}$/);
   }, 1_800_000);
+
+  it('shows the built appliance with its OS, its packages, its software bundle and its image', async () => {
+    const aid = imagePath.split('/')[3]!;
+    await page.goto(`${origin}/console/appliances/${aid}`);
+    const main = (await page.locator('main').textContent())!;
+    expect(main).toContain('example-web');
+    expect(main).toMatch(/Debian/);
+    const pkgs = await page.locator('td[data-label="Package"]').allTextContents();
+    expect(pkgs).toEqual(expect.arrayContaining(['nginx', 'curl']));
+    await page.getByRole('link', { name: /^example-site/ }).click();
+    await expect(page.locator('main').textContent()).resolves.toContain('index.html');
+  });
 
   it('finds nginx in the SBOM through the search form, with a license summary beside it', async () => {
     await page.goto(origin + imagePath);
