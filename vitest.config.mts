@@ -17,6 +17,7 @@ const FARM_SUITE = [
   'test/server/{auth,catalog-stream,durability,errors,flow,install-profile,jobs,operations,package-pins,publication,storage-quota,upload-large}.test.ts',
   'test/client/reference-{server,jobs}.test.ts',
   'test/e2e/every-endpoint.test.ts',
+  'test/console/console.test.ts',
 ];
 const farmSkip =
   process.getuid?.() !== 0 ? 'not root' : !existsSync('/etc/debian_version') ? 'not Debian' : !existsSync('../shared/postgres/start-postgres.sh') || !existsSync('../shared/s3/start-s3.sh') ? 'no ../shared/{postgres,s3}' : undefined;
