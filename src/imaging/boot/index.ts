@@ -204,9 +204,10 @@ export async function bootCheck(o: BootCheckOptions): Promise<BootCheckResult> {
         throw e;
       }
     }, o.signal);
-    o.onAccel?.(accel);
     if (o.directKernel) files ??= await extractBootFiles(image, o.signal);
     fw = await prepareFirmware(firmware);
+    // Said once the image's files are out and QEMU is next: a refused image's one line stays its only one.
+    o.onAccel?.(accel);
   } catch (e) {
     await files?.dispose();
     await disposeSession();
