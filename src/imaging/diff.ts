@@ -185,7 +185,7 @@ async function readImage(image: string, side: string, work: string, scratch: str
   }
   // e2fsprogs reads `NAME?offset=N`: a link of our own name, so nothing in the image's path is read as an option.
   await symlink(raw, join(work, side));
-  const confine: ConfineSpec = { root, paths: [{ path: work }, { path: raw }, { path: scratch, writable: true }], cwd: work };
+  const confine: Confined = { root, paths: [{ path: work }, { path: raw }, { path: scratch, writable: true }], cwd: work };
   const { table, offset } = await partitionTable(side, confine, signal);
   const device = `${side}?offset=${offset}`;
   const superblock = await superblockOf(device, confine, signal);
@@ -205,6 +205,9 @@ interface SfdiskPartition {
 }
 
 /** Table fields (partitions by index, never by device name) and the byte offset of the root filesystem. */
+/** A confinement whose working folder is the diff's work folder (debugfs's relative names start there). */
+type Confined = ConfineSpec & { readonly cwd: string };
+
 /** A tool that reads the image, confined (host/confine.ts): its whole stdout (bounded by the runner). */
 async function confined(command: string, args: readonly string[], confine: ConfineSpec, signal?: AbortSignal, input?: string): Promise<string> {
   return (await run({ command, args, within: confinedPrefix(confine), collect: true, signal, input }, imagingFault)).stdout;
@@ -294,8 +297,8 @@ export function parseListing(out: string): Map<number, [string, Entry][]> {
   return dirs;
 }
 
-async function filesOf(device: string, scratch: string, confine: ConfineSpec, signal?: AbortSignal): Promise<Map<string, Fields>> {
-  const cwd = confine.cwd!;
+async function filesOf(device: string, scratch: string, confine: Confined, signal?: AbortSignal): Promise<Map<string, Fields>> {
+  const cwd = confine.cwd;
   const files = new Map<string, Fields>();
   const inodes = new Map<number, Entry>();
   const seenDirs = new Set<number>([2]);
@@ -389,8 +392,8 @@ async function inodeStats(inodes: readonly number[], device: string, confine: Co
 }
 
 /** sha256 of each regular file and slow symlink: dumped by debugfs to files named by inode number, hashed, removed. */
-async function contentDigests(entries: readonly Entry[], stats: Map<number, Fields>, device: string, dumps: string, confine: ConfineSpec, signal?: AbortSignal): Promise<Map<number, string>> {
-  const cwd = confine.cwd!;
+async function contentDigests(entries: readonly Entry[], stats: Map<number, Fields>, device: string, dumps: string, confine: Confined, signal?: AbortSignal): Promise<Map<number, string>> {
+  const cwd = confine.cwd;
   const out = new Map<number, string>();
   const todo = entries.filter((e) => {
     const t = e.mode & S_IFMT;

@@ -3,7 +3,7 @@
 // [--run CMD]... [--console] [--json]`: boots the image under QEMU, says whether it reached a login prompt (or
 // its HTTP port answered 200), optionally logs in on the serial console and runs commands.
 // Exit 0: everything asked for worked; 1: it did not (or QEMU could not run); 2: usage; 130: interrupted.
-import { ACCEL_CHOICES, ACCELS, bootCheck, bootCheckPassed, DEFAULT_ACCEL, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS, FIRMWARES, IMAGE_FORMATS, isBootCheckError, type Accel, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
+import { ACCEL_CHOICES, ACCELS, bootCheck, bootCheckPassed, DEFAULT_ACCEL, DEFAULT_BOOT_TIMEOUT_MS, DEFAULT_CPUS, DEFAULT_MEMORY_MIB, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS, FIRMWARES, IMAGE_FORMATS, isAccel, isBootCheckError, type BootCheckResult, type Firmware, type ImageFormat } from '../../imaging/boot';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { interruptible } from '../interruptible';
 import { parseDuration } from '../duration';
@@ -112,7 +112,8 @@ const run: Command = async (args) => {
   const format = values.format;
   if (format !== undefined && !(IMAGE_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${IMAGE_FORMATS.join(', ')}`);
   if (!(FIRMWARES as readonly string[]).includes(values.firmware)) throw new UsageError(`--firmware must be one of ${FIRMWARES.join(', ')}`);
-  if (!(ACCELS as readonly string[]).includes(values.accel)) throw new UsageError(`--accel must be one of ${ACCELS.join(', ')}`);
+  const accel = values.accel;
+  if (!isAccel(accel)) throw new UsageError(`--accel must be one of ${ACCELS.join(', ')}`);
   const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout, '--timeout');
   if (values.memory !== undefined && !/^\d{3,5}$/.test(values.memory)) throw new UsageError('--memory must be a number of MiB (128..65536)');
   if (values.network !== undefined && values.network !== 'none' && values.network !== 'user') throw new UsageError('--network must be none or user');
@@ -139,7 +140,7 @@ const run: Command = async (args) => {
       image,
       format: format as ImageFormat | undefined,
       firmware: values.firmware as Firmware,
-      accel: values.accel as Accel,
+      accel,
       // 'auto' that found KVM unusable: one line saying why, before the (slower) boot starts.
       onAccel: (a) => {
         if (a.reason !== undefined) process.stderr.write(`appliance-forge boot: ${a.reason}; using TCG\n`);

@@ -26,7 +26,7 @@ import { MAX_COMMAND_BYTES, runSession, type CommandResult, type SessionState } 
 export { BootCheckError, isBootCheckError, type BootCheckErrorKind } from './errors';
 export { IMAGE_FORMATS, type ImageFormat } from './image';
 export { FIRMWARES, type Firmware } from './firmware';
-export { ACCEL_CHOICES, ACCELS, DEFAULT_ACCEL, type Accel, type Accelerator } from './accel-choice';
+export { ACCEL_CHOICES, ACCELS, DEFAULT_ACCEL, isAccel, type Accel, type Accelerator } from './accel-choice';
 export { KVM_PROBE_BOUND_MS, type AccelChoice } from './accel';
 export { FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS } from './fast-params';
 export { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type CommandResult } from './session';

@@ -81,10 +81,7 @@ export class Authenticator {
    * from the store, and Basic (scrypt), answer a promise.
    */
   authenticate(rawUrl: string, authorization: string | undefined, address = ''): Caller | Promise<Caller> {
-    const wait = this.limiter.retryAfter(address);
-    if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
-    // Each request sees the commits of other connections made before it (a key removed elsewhere).
-    this.store.lookForCommits();
+    this.admit(address);
     const refused = (e: unknown): never => this.refused(e, rawUrl, authorization, address);
     try {
       const signed = this.verifySigned(rawUrl);
@@ -115,15 +112,20 @@ export class Authenticator {
 
   /** A check counted by the per-address failure limit: 429 past it, a failure counted when `check` throws. */
   private async limited(address: string, check: () => Promise<Caller>): Promise<Caller> {
-    const wait = this.limiter.retryAfter(address);
-    if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
-    this.store.lookForCommits();
+    this.admit(address);
     try {
       return await check();
     } catch (e) {
       this.limiter.fail(address);
       throw e;
     }
+  }
+
+  /** A 429 for an address past its failure limit; then the store's commits of other connections are seen (a key removed elsewhere). */
+  private admit(address: string): void {
+    const wait = this.limiter.retryAfter(address);
+    if (wait > 0) throw new ServiceError(429, 'too many failed authentications from this address: retry later', { 'Retry-After': String(wait) });
+    this.store.lookForCommits();
   }
 
   /** Only credentials that were presented and refused count: a first request without any is no guess. */
