@@ -6,6 +6,7 @@
 #   test   — what the tests read images and documents with, and the browser the console tests drive (chromium)
 # Usage: bash scripts/prereqs.sh [build] [boot] [catalog] [test]   (default: build boot)
 # As root with apt-get (CI, a fresh Debian 12), the missing packages are installed; otherwise they are named.
+# build also readies binfmt_misc for arm64 trees on an x86-64 host (host/foreign-arch.ts).
 set -eu
 cd "$(dirname "$0")/.."
 [ $# -eq 0 ] && set -- build boot
@@ -26,6 +27,25 @@ subids() {
     fi
   done
 }
+# Foreign-architecture builds (build): an arm64 tree's package scripts run under qemu-user through
+# binfmt_misc. Debian's qemu-aarch64 entry has the F flag (the emulator opened at registration), so it
+# works in the build's user namespace too. Plain file tests when all is set: nothing added to a run.
+binfmt() {
+  local dir=/proc/sys/fs/binfmt_misc
+  # a native arm64 host has no qemu-aarch64 entry to enable
+  [ -f /usr/share/binfmts/qemu-aarch64 ] || return 0
+  grep -qx enabled "$dir/qemu-aarch64" 2>/dev/null && return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "appliance-forge: arm64 builds need binfmt_misc's qemu-aarch64 entry enabled: as root, run bash scripts/prereqs.sh build" >&2
+    return 0
+  fi
+  # A container may refuse the mount: builds of this host's own architecture still work, so one line and on.
+  if [ ! -e "$dir/status" ] && ! mount -t binfmt_misc binfmt_misc "$dir" 2>/dev/null; then
+    echo "appliance-forge: cannot mount binfmt_misc (mount -t binfmt_misc binfmt_misc $dir): no arm64 builds on this host" >&2
+    return 0
+  fi
+  update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || echo "appliance-forge: update-binfmts --enable qemu-aarch64 failed: no arm64 builds on this host" >&2
+}
 missing=$(node -e '
   const t = require("./data/host-tools.json"); const fs = require("fs"); const path = require("path");
   const dirs = (process.env.PATH + ":/usr/sbin:/sbin").split(":");
@@ -38,14 +58,17 @@ missing=$(node -e '
   console.log([...out].sort().join(" "));
 ' "$@")
 case " $* " in *" build "*) subids "$(id -un)"; [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && subids "$SUDO_USER" ;; esac
-[ -z "$missing" ] && exit 0
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "appliance-forge: installing Debian packages: $missing"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  # shellcheck disable=SC2086 # a list of package names
-  apt-get install -y -qq --no-install-recommends $missing >/dev/null
-  exit 0
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "appliance-forge: installing Debian packages: $missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086 # a list of package names
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  else
+    echo "appliance-forge: missing Debian packages: $missing (install them as root: apt-get install $missing)" >&2
+    exit 1
+  fi
 fi
-echo "appliance-forge: missing Debian packages: $missing (install them as root: apt-get install $missing)" >&2
-exit 1
+case " $* " in *" build "*) binfmt ;; esac
+exit 0
