@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, fetchSuite, mergeSuites, packageKey, releaseSuites } from '../../src/imaging/debian';
+import { compareVersions, fetchSuite, mergeSuites, packageKey, releaseSuites } from '../../src/debian';
 import { OS_RELEASES } from '../../src/model/releases';
 import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';
 

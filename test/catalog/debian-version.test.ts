@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, formatVersion, parseVersion } from '../../src/imaging/debian/version';
+import { compareVersions, formatVersion, parseVersion } from '../../src/debian/version';
 
 const LISTS = '/var/lib/apt/lists';
 const hasDpkg = existsSync('/usr/bin/dpkg');

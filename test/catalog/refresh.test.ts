@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEBIAN_KEYRING, DebianIndexError, fetchSuite } from '../../src/imaging/debian';
+import { DEBIAN_KEYRING, DebianIndexError, fetchSuite } from '../../src/debian';
 import { toolsMissingMessage } from '../../src/host/tools';
 import { defaultDataFile, readCatalogData } from '../../src/server/catalog/data-file';
 import { cachedCatalogFile, CATALOG_DIR, openLiveCatalog } from '../../src/server/catalog/live';

@@ -1,5 +1,5 @@
-// The image library (src/imaging, with its boot check and Debian index readers), the publication
-// library (src/openstack) and the host layer (src/host) import nothing of the server, the engine or
+// The image library (src/imaging, with its boot check), the Debian archive reader (src/debian), the
+// publication library (src/openstack) and the host layer (src/host) import nothing of the server, the engine or
 // the command line: read from the import statements of every file, type-only imports included (madge
 // skips those), so a moved default or path cannot come back as an import running up.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(__dirname, '../..');
-const LIBRARIES = ['src/imaging', 'src/openstack', 'src/host'];
+const LIBRARIES = ['src/imaging', 'src/debian', 'src/openstack', 'src/host'];
 const ABOVE = ['src/server', 'src/engine', 'src/cli'];
 
 /** Every module specifier of a TypeScript text: import/export … from, side-effect imports, import(), require(). */

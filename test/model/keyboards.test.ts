@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fetchSuite, mergeSuites, packageKey, releaseSuites } from '../../src/imaging/debian';
+import { fetchSuite, mergeSuites, packageKey, releaseSuites } from '../../src/debian';
 import { KEYBOARD_XKB } from '../../src/model/keyboards';
 import { OS_RELEASES } from '../../src/model/releases';
 import { sharedIndexCacheDir } from '../../src/server/catalog/refresh';

@@ -1,5 +1,5 @@
 // The platform table: its facts against independent sources (util-linux's list of GPT types, the files
-// Debian's packages install on this host), and no other file of the image builder naming an architecture.
+// Debian's packages install on this host), and no other file of the image builder or the Debian archive reader naming an architecture.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -51,7 +51,8 @@ describe('the platform table', () => {
         }
       }
     };
-    walk(path.join(ROOT, 'src/imaging'));
+    // The Debian archive reader (src/debian) reads the same table.
+    for (const dir of ['src/imaging', 'src/debian']) walk(path.join(ROOT, dir));
     expect(found).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-// A catalog data file from a Debian index (src/imaging/debian), with ids kept from the previous catalog:
+// A catalog data file from a Debian index (src/debian), with ids kept from the previous catalog:
 // a (name, arch) keeps its id, a new one gets the next id never given out, a vanished one keeps its id
 // reserved (`#retired`). Used by scripts/build-catalog.mjs and by the server's refresh; the same index
 // and previous catalog always give the same bytes.
@@ -6,7 +6,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { packageKey, parseVersion, type IndexPackage, type MergedIndex } from '../../imaging/debian';
+import { packageKey, parseVersion, type IndexPackage, type MergedIndex } from '../../debian';
 import { DATA_COLUMNS, FORMAT, type CatalogData, type RetiredId } from './data-file';
 import { DEFAULT_PLATFORM } from '../../model/platforms';
 

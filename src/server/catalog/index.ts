@@ -3,8 +3,7 @@
 // cached, joined with Windows (no repository) into the catalog the server answers from.
 import { resolve } from 'node:path';
 import { listQuery, type ListOptions } from '../../fiql';
-import { packageKey } from '../../imaging/debian/package-key';
-import { formatVersion } from '../../imaging/debian/version';
+import { formatVersion, packageKey } from '../../debian';
 import type { DistribProfile, Distribution, Pkg } from '../../model/resources';
 import { OS_RELEASES, type OsRelease } from '../../model/releases';
 import { defaultDataFile, readCatalogData, type CatalogData, type CatalogMeta, type PackageEntry } from './data-file';

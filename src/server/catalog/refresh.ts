@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   aptListsSuite, DebianIndexError, fetchSuite, mergeSuites, releaseSuites, type MergedIndex, type SuiteIndex,
-} from '../../imaging/debian';
+} from '../../debian';
 import { OS_RELEASES, type OsRelease } from '../../model/releases';
 
 // What scripts/build-catalog.mjs takes from its bundle of this module besides the rebuild.

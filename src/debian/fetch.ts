@@ -7,7 +7,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { DebianIndexError } from './errors';
-import { messageOf } from '../../errors';
+import { messageOf } from '../errors';
 
 /** One agent for the module: deb.debian.org is a CDN, connections are worth keeping. */
 const agent: Dispatcher = new Agent({ connectTimeout: 20_000, headersTimeout: 30_000, bodyTimeout: 60_000 });

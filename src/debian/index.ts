@@ -6,7 +6,7 @@ import { closed, type SuiteIndex, type SuiteSource } from './suite';
 import { compareVersions } from './version';
 import { packageKey } from './package-key';
 import type { ReleaseFile } from './release';
-import { DEBIAN_ARCHIVE, type OsRelease } from '../../model/releases';
+import { DEBIAN_ARCHIVE, type OsRelease } from '../model/releases';
 
 export { DebianIndexError, type DebianIndexFault } from './errors';
 export { DEBIAN_KEYRING, type ReleaseFile } from './release';

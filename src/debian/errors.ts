@@ -1,6 +1,6 @@
 // The one error type of the Debian index module: `kind` says which fault, the message names the
 // suite, the file or the missing tool.
-import { ForgeError } from '../../errors';
+import { ForgeError } from '../errors';
 
 export type DebianIndexFault =
   /** A tool or keyring this module needs is not installed. */

@@ -4,10 +4,10 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '../../host/child';
-import { toolsMissingMessage } from '../../host/tools';
+import { run } from '../host/child';
+import { toolsMissingMessage } from '../host/tools';
 import { DebianIndexError } from './errors';
-import { DEBIAN_ARCHIVE } from '../../model/releases';
+import { DEBIAN_ARCHIVE } from '../model/releases';
 
 export const DEBIAN_KEYRING = DEBIAN_ARCHIVE.keyring;
 
