@@ -15,11 +15,11 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 const require = createRequire(import.meta.url);
-const { writeExt4Disk } = require('../dist/src/imaging/filesystem.js');
-const { diskIdsFrom } = require('../dist/src/imaging/disk-ids.js');
+const { writeExt4Disk } = require('../dist/src/imaging/disk/filesystem.js');
+const { diskIdsFrom } = require('../dist/src/imaging/disk/disk-ids.js');
 const { currentSandbox } = require('../dist/src/host/sandbox.js');
-const { qcow2FromRaw } = require('../dist/src/imaging/qcow2.js');
-const { writeDigested, digestFile } = require('../dist/src/imaging/output.js');
+const { qcow2FromRaw } = require('../dist/src/imaging/disk/qcow2.js');
+const { writeDigested, digestFile } = require('../dist/src/imaging/disk/output.js');
 
 const DISK_MIB = Number(process.argv[2] ?? 2048);
 const PAYLOAD_MIB = Number(process.argv[3] ?? 256);

@@ -3,7 +3,7 @@
 //                             old Nodes so that any Node parses it, then main.js;
 //   main.js                   the step: the engine, client and embedded server in one file;
 //   in-namespace-main.js      an ordinary user's disk stage, run as root of its user namespace
-//                             (src/imaging/in-namespace.ts looks for it beside index.js);
+//                             (src/imaging/disk/in-namespace.ts looks for it beside index.js);
 //   THIRD-PARTY-NOTICES.txt   name, version, license and license text of every package bundled;
 //   data/<catalog>.tsv.gz     the package catalogs the embedded server serves (every one in data/: one per
 //                             release of src/model/releases.ts).
@@ -51,7 +51,7 @@ const entry = await build({
   target: 'es2015', minify: false, keepNames: false, external: ['./main'],
 });
 const namespaceMain = await build({
-  ...options, entryPoints: ['src/imaging/in-namespace-main.ts'], outfile: NAMESPACE_MAIN, banner: banner('src/imaging/in-namespace-main.ts'),
+  ...options, entryPoints: ['src/imaging/disk/in-namespace-main.ts'], outfile: NAMESPACE_MAIN, banner: banner('src/imaging/disk/in-namespace-main.ts'),
 });
 
 /** The folder of the npm package an input path belongs to (the innermost node_modules/<name>). */

@@ -2,7 +2,7 @@
 //   appliance-forge.js   src/cli/cli.ts with the client, engine, embedded server, the package's own
 //                        dependencies and Fastify in one file, which dist/src/cli/main.js loads instead
 //                        of ~590 modules (src/cli/main.ts says when); its licence comments beside it;
-//   in-namespace-main.js an ordinary user's disk stage, found beside the bundle (src/imaging/in-namespace.ts);
+//   in-namespace-main.js an ordinary user's disk stage, found beside the bundle (src/imaging/disk/in-namespace.ts);
 //   catalog-index-main.js the start index writer of a first start, found beside the bundle
 //                        (src/server/catalog/start-index.ts).
 // The optional peer dependency better-sqlite3 (a native addon) stays external; fastify is bundled but must
@@ -18,7 +18,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist/cli');
 const ENTRIES = {
   'appliance-forge': 'src/cli/cli.ts',
-  'in-namespace-main': 'src/imaging/in-namespace-main.ts',
+  'in-namespace-main': 'src/imaging/disk/in-namespace-main.ts',
   'catalog-index-main': 'src/server/catalog/catalog-index-main.ts',
 };
 

@@ -3,7 +3,7 @@
 // A caller (the server's job runner, a script) hands over what to build and where, a signal and a
 // progress sink; the layer's lease, the scratch folder and the stages' percentages stay in here.
 import { join } from 'node:path';
-import type { BuiltImage } from './build';
+import type { BuiltImage } from './disk/build';
 import { defaultCacheDir, layerArchiveDir } from './cache-dir';
 import { folderLayerTier } from './os/folder-tier';
 import type { DiskFormat } from './formats';
@@ -12,8 +12,8 @@ import type { SharedLayerTier } from './os/shared-tier';
 import type { BuildProgress } from './progress';
 import { imageSeed } from './reproducible';
 import { renderManifest, type ManifestSpec } from './manifest';
-import type { ImageFile } from './staging';
-import type { OsLayerSpec, SystemSettings } from './system';
+import type { ImageFile } from './system/staging';
+import type { OsLayerSpec, SystemSettings } from './stages';
 import { timed } from './stage-log';
 
 /** What an image is made of. */
@@ -94,7 +94,7 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
           : undefined;
         // The disk stage's modules (filesystem, boot loader, formats, SBOMs) load with the first build: a
         // server that only answers (the command line's embedded one, for a plan) never reads them.
-        const { buildImage } = await import('./build.js');
+        const { buildImage } = await import('./disk/build.js');
         return await timed('disk stage', () => buildImage({
           layerDir: layer.dir, layerBytes: layer.bytes, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
           manifest: renderManifest(recipe.manifest, recipe.os, installed, reproducible), outFile, imageName, reproducible,

@@ -3,7 +3,7 @@
 // with the versions actually installed and, when reproducible, how to build the same bytes again. Data,
 // not a callback: a build order crosses processes as JSON (the server's job queue).
 import { reproducibleRecord, type Reproducible } from './reproducible';
-import type { InstalledPackage, OsLayerSpec } from './system';
+import type { InstalledPackage, OsLayerSpec } from './stages';
 
 /** What the manifest says beyond the OS layer's spec and the installed packages. */
 export interface ManifestSpec {

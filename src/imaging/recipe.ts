@@ -2,7 +2,7 @@
 // flavour, cloud-init, and the packages the settings need to take effect.
 import { DEFAULT_PLATFORM } from '../model/platforms';
 import type { DiskFormat } from './formats';
-import type { KernelFlavour, OsLayerSpec, PackageRequest, SystemSettings } from './system';
+import type { KernelFlavour, OsLayerSpec, PackageRequest, SystemSettings } from './stages';
 
 /**
  * The cloud kernel (a third of the generic kernel's size) has the drivers of KVM, Xen and

@@ -6,11 +6,11 @@
 import { createHash } from 'node:crypto';
 import { digestFile } from '../digest';
 import type { Sandbox } from '../host/sandbox';
-import type { BuildImageOptions } from './build-options';
+import type { BuildImageOptions } from './disk/build-options';
 import { ImagingError } from './errors';
 import { runTool, runToolOutput } from './run';
-import type { ImageFile } from './staging';
-import type { InstalledPackage, OsLayerSpec, SystemSettings } from './system';
+import type { ImageFile } from './system/staging';
+import type { InstalledPackage, OsLayerSpec, SystemSettings } from './stages';
 
 export type Reproducible = NonNullable<BuildImageOptions['reproducible']>;
 

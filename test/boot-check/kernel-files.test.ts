@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BASE_KERNEL_PARAMS } from '../../src/imaging/bootdisk';
+import { BASE_KERNEL_PARAMS } from '../../src/imaging/disk/bootdisk';
 import { directCommandLine, FAST_KERNEL_PARAMS, FAST_NETWORK_PARAMS } from '../../src/imaging/boot/fast-params';
 import { inspectImage } from '../../src/imaging/boot/image';
 import { commandLineOf, extractBootFiles, parseDebugfsStat, resolveLink, rootPartitionOffset } from '../../src/imaging/boot/kernel-files';

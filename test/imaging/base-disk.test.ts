@@ -1,4 +1,4 @@
-// Images made from a cached base disk (src/imaging/base-disk.ts, image-files.ts) on a tiny tree: a
+// Images made from a cached base disk (src/imaging/disk/base-disk.ts, image-files.ts) on a tiny tree: a
 // warm rebuild gives the bytes of a cold build of the same inputs, a changed file changes them, the
 // files land as the image sees its paths (its links followed inside it, a link at the destination
 // replaced) with their modes, owners and the epoch's times, and the cache stays within its bounds,
@@ -9,9 +9,9 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage } from '../../src/imaging';
-import { MAX_ENTRIES } from '../../src/imaging/base-disk';
+import { MAX_ENTRIES } from '../../src/imaging/disk/base-disk';
 import { currentSandbox, hostId } from '../../src/host/sandbox';
-import { ROOT_OFFSET } from '../../src/imaging/gpt';
+import { ROOT_OFFSET } from '../../src/imaging/disk/gpt';
 import { debugfsCat, debugfsStat, e2fsck, fakeOs, fakeTree, tempDir } from './tools';
 
 const tmp = tempDir('base-disk');

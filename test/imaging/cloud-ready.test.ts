@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { currentSandbox, hostId } from '../../src/host/sandbox';
 import { applySystem } from '../../src/imaging';
-import { CLOUD_CONFIG, UPDATE_STAMPS } from '../../src/imaging/system-apply';
+import { CLOUD_CONFIG, UPDATE_STAMPS } from '../../src/imaging/system/apply';
 import { fakeOs, fakeTree, tempDir } from './tools';
 
 const tmp = tempDir('cloud');

@@ -6,7 +6,7 @@ import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, EFI_BOOT_PATH, EFI_CONFIG_PATH, EFI_GRUB_PATH, EMBEDDED_CONFIG, SIGNED_GRUB, SIGNED_SHIM, ESP_MIB, ESP_OFFSET, BIOS_BOOT_OFFSET, GPT_TYPE, ROOT_OFFSET } from '../../src/imaging';
-import { diskIdsFrom } from '../../src/imaging/disk-ids';
+import { diskIdsFrom } from '../../src/imaging/disk/disk-ids';
 import { debugfsCat, e2fsck, fakeOs, fakeTree, partitionTable, superblock, tempDir } from './tools';
 
 const tmp = tempDir('hybrid');

@@ -1,9 +1,9 @@
-// The debugfs request that writes software files into an image (src/imaging/image-files.ts): whatever
+// The debugfs request that writes software files into an image (src/imaging/disk/image-files.ts): whatever
 // checked a name before, a path with a control character never reaches the request, so no user text
 // starts a line of it (a line starting with `!` is a shell command to debugfs).
 import { describe, expect, it } from 'vitest';
 import { ImagingError } from '../../src/imaging';
-import { imageFilesScript } from '../../src/imaging/image-files';
+import { imageFilesScript } from '../../src/imaging/disk/image-files';
 import { currentSandbox } from '../../src/host/sandbox';
 
 const file = (segments: string[]) => ({ segments, mode: 0o644, content: { text: 'x' }, owner: { uid: 0, gid: 0 } });

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, isImagingError, type ImageFile } from '../../src/imaging';
 import { findOnPath, sbinPath } from '../../src/host/path';
-import { destinationSegments } from '../../src/imaging/destination';
-import { ESP_HOST_NEEDS } from '../../src/imaging/esp';
-import { BIOS_HOST_NEEDS } from '../../src/imaging/grub';
+import { destinationSegments } from '../../src/imaging/system/destination';
+import { ESP_HOST_NEEDS } from '../../src/imaging/disk/esp';
+import { BIOS_HOST_NEEDS } from '../../src/imaging/disk/grub';
 import { fakeOs, fakeTree, filesIn, tempDir } from './tools';
 
 const tmp = tempDir('input');

@@ -7,9 +7,9 @@ import { openSync, closeSync, ftruncateSync, readFileSync, statSync, writeSync }
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeDigested } from '../../src/imaging/output';
-import { dataRanges, parseFilefrag } from '../../src/imaging/extents';
-import { qcow2FromRaw, QCOW2_CLUSTER, scanAllocated } from '../../src/imaging/qcow2';
+import { writeDigested } from '../../src/imaging/disk/output';
+import { dataRanges, parseFilefrag } from '../../src/imaging/disk/extents';
+import { qcow2FromRaw, QCOW2_CLUSTER, scanAllocated } from '../../src/imaging/disk/qcow2';
 import { open } from 'node:fs/promises';
 import { qemuCheck, qemuInfo, tempDir } from './tools';
 

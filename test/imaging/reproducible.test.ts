@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } fr
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, type DiskFormat } from '../../src/imaging';
-import { ROOT_OFFSET } from '../../src/imaging/gpt';
+import { ROOT_OFFSET } from '../../src/imaging/disk/gpt';
 import { releaseDateOf } from '../../src/imaging/os/mirror-state';
 import { inodeTimesScript, reproducibleRecord, usedInodes } from '../../src/imaging/reproducible';
 import type { OsLayerSpec } from '../../src/imaging';

@@ -5,8 +5,8 @@ import { closeSync, ftruncateSync, mkdtempSync, openSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dataRanges } from '../../src/imaging/extents';
-import { digestFile } from '../../src/imaging/output';
+import { dataRanges } from '../../src/imaging/disk/extents';
+import { digestFile } from '../../src/imaging/disk/output';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'af-sparse-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
 // `appliance-forge diff IMAGE_A IMAGE_B [--files] [--max N] [--json]`: the first file differences of two
-// disk images, then their partition-table and superblock differences (imaging/diff.ts), e.g. two builds
+// disk images, then their partition-table and superblock differences (imaging/disk/diff.ts), e.g. two builds
 // that should be identical; --files: the files only.
 // Exit 0: identical; 1: they differ; 2: usage (a missing or unsupported image); 130: interrupted.
-import { diffImages, diffText } from '../../imaging/diff';
+import { diffImages, diffText } from '../../imaging/disk/diff';
 import { isImagingError } from '../../imaging/errors';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { interruptible } from '../interruptible';

@@ -17,7 +17,7 @@ import { run, type ChildFault } from '../../host/child';
 import { DEFAULT_PLATFORM } from '../../model/platforms';
 import { confinedPrefix, type ConfineSpec } from '../../host/confine';
 import { RULES } from '../../model/field-rules';
-import { BASE_KERNEL_PARAMS } from '../bootdisk';
+import { BASE_KERNEL_PARAMS } from '../disk/bootdisk';
 import { BootCheckError } from './errors';
 import type { CheckedImage } from './image';
 import { copyRange, DATA_FLOOR_BYTES, DATA_RATIO, dataBytes, dataLimit, type DiskRange } from './qemu-img';

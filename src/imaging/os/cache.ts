@@ -30,7 +30,7 @@ import type lockfileModule from 'proper-lockfile';
 import { AbortedError, messageOf } from '../../errors';
 import { currentSandbox, hostId, type Sandbox } from '../../host/sandbox';
 import { ImagingError } from '../errors';
-import type { InstalledPackage, OsLayerSpec } from '../system';
+import type { InstalledPackage, OsLayerSpec } from '../stages';
 import { validateMirror } from './mirror';
 import { mirrorState } from './mirror-state';
 import { assertReachable, runTool } from '../run';

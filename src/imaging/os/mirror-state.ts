@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { Digester } from '../../digest';
 import { AbortedError, messageOf } from '../../errors';
 import { ImagingError } from '../errors';
-import type { OsLayerSpec } from '../system';
+import type { OsLayerSpec } from '../stages';
 
 const MAX_INRELEASE = 8 * 1024 * 1024;
 

@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ImagingError } from '../errors';
-import type { MirrorConfig } from '../system';
+import type { MirrorConfig } from '../stages';
 import { DEBIAN_ARCHIVE } from '../../model/releases';
 
 export const DEFAULT_MIRROR: MirrorConfig = Object.freeze({ archive: DEBIAN_ARCHIVE.mirror, security: DEBIAN_ARCHIVE.securityMirror });

@@ -9,7 +9,7 @@ import { currentSandbox, sandboxPrefix, sandboxProblem, type Sandbox } from '../
 import { missingTools, toolsMissingMessage } from '../../host/tools';
 import { ImagingError } from '../errors';
 import { imagingFault, runToolOutput } from '../run';
-import type { InstalledPackage } from '../system';
+import type { InstalledPackage } from '../stages';
 import { MmdebstrapProgress, type OsLayerProgress } from './progress';
 import { buildNote } from '../stage-log';
 import { BUILD_ENV } from './recipe';

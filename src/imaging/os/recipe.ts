@@ -2,7 +2,7 @@
 // see exactly the command that builds the tree).
 import { ImagingError } from '../errors';
 import { DEFAULT_PLATFORM } from '../../model/platforms';
-import type { OsLayerSpec, PackageRequest } from '../system';
+import type { OsLayerSpec, PackageRequest } from '../stages';
 import { OS_RELEASES, releaseBySuite, type OsRelease } from '../../model/releases';
 
 /** Bumped whenever the recipe below changes what a spec builds, so old cache entries are not reused. */

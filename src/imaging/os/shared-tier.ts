@@ -6,7 +6,7 @@
 // tree. Its key is the layer's own key without the host ids (`sharedLayerKey`).
 import { ForgeError } from '../../errors';
 import type { Sandbox } from '../../host/sandbox';
-import type { InstalledPackage } from '../system';
+import type { InstalledPackage } from '../stages';
 import { runTool } from '../run';
 
 /** What a restored layer needs besides its tree. */

@@ -4,8 +4,8 @@
 // sizes bounded) and is parsed here, never by a host tool.
 import { digestFile } from '../../digest';
 import { ImagingError } from '../errors';
-import { destinationSegments } from '../destination';
-import type { ImageFile } from '../staging';
+import { destinationSegments } from '../system/destination';
+import type { ImageFile } from '../system/staging';
 import { DPKG_STATUS, parseDpkgStatus, type DebPackage } from './dpkg';
 import { licenseOf, NOASSERTION } from './license';
 import { readTreeFile } from './tree-read';

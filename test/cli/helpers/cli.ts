@@ -27,7 +27,7 @@ export function cliBundle(): string {
   buildSync({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: out, external: ['better-sqlite3'], logLevel: 'error' });
   // An ordinary user's build runs its disk stage in this child, found beside the bundle (as the Action ships it).
   buildSync({
-    entryPoints: [path.join(root, 'src/imaging/in-namespace-main.ts')], bundle: true, platform: 'node', target: 'node20', format: 'cjs',
+    entryPoints: [path.join(root, 'src/imaging/disk/in-namespace-main.ts')], bundle: true, platform: 'node', target: 'node20', format: 'cjs',
     outfile: path.join(dir, 'in-namespace-main.js'), external: ['better-sqlite3'], logLevel: 'error',
   });
   return (bundled = out);

@@ -5,7 +5,7 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync, linkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildSync } from 'esbuild';
-import type { OsLayerSpec } from '../../../src/imaging/system';
+import type { OsLayerSpec } from '../../../src/imaging/stages';
 import { defaultMirror } from '../../../src/imaging/os';
 import { defaultCacheDir } from '../../../src/imaging/cache-dir';
 import { sandboxProblem } from '../../../src/host/sandbox';

@@ -1,7 +1,7 @@
 // A second process for the cross-process tests: `acquire` a layer (reports fromCache and the key), or
 // `lease` an existing entry and hold it until stdin closes.
 import { OsLayerCache } from '../../../src/imaging/os';
-import type { OsLayerSpec } from '../../../src/imaging/system';
+import type { OsLayerSpec } from '../../../src/imaging/stages';
 import { messageOf } from '../../../src/errors';
 
 type Args = { op: 'acquire'; cacheDir: string; spec: OsLayerSpec } | { op: 'lease'; cacheDir: string; key: string };

@@ -1,9 +1,9 @@
 // Where a software file goes inside the image, and with which mode. A destination is checked, never
 // cleaned up: anything that could leave the filesystem root or name something other than one plain
 // file is refused (same rule as upload file names, wire contract §9 "Decision").
-import { ImagingError } from './errors';
-import { RIGHTS_PATTERN } from '../model/field-rules';
-import { hasControl } from '../model/text-rules';
+import { ImagingError } from '../errors';
+import { RIGHTS_PATTERN } from '../../model/field-rules';
+import { hasControl } from '../../model/text-rules';
 
 /** ext4 limit on one name (bytes), and a sane bound on a whole path. */
 const MAX_NAME_BYTES = 255;

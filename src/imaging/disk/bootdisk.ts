@@ -4,20 +4,20 @@
 // the protective MBR and its core.img in the BIOS boot partition (grub.ts). All from the host, never the tree.
 import { open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import type { Sandbox } from '../host/sandbox';
-import { missingTools, toolsMissingMessage } from '../host/tools';
-import { RULES } from '../model/field-rules';
-import { DEFAULT_PLATFORM } from '../model/platforms';
+import type { Sandbox } from '../../host/sandbox';
+import { missingTools, toolsMissingMessage } from '../../host/tools';
+import { RULES } from '../../model/field-rules';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import { diskIdsFrom } from './disk-ids';
-import { ImagingError } from './errors';
+import { ImagingError } from '../errors';
 import { ESP_HOST_NEEDS, makeEsp } from './esp';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { BIOS_BOOT_OFFSET, rootBytes } from './gpt';
 import { BIOS_HOST_NEEDS, biosBootCode } from './grub';
-import type { Reproducible } from './reproducible';
-import { runToolOutput } from './run';
-import { TreeWriter } from './tree-writer';
-import { timed } from './stage-log';
+import type { Reproducible } from '../reproducible';
+import { runToolOutput } from '../run';
+import { TreeWriter } from '../system/tree-writer';
+import { timed } from '../stage-log';
 
 const MiB = 1024 * 1024;
 /** Words every image's kernel gets: root by label, consoles on screen and on the first serial port, eth0 naming. */

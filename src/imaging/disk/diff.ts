@@ -13,15 +13,15 @@ import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { Digester } from '../digest';
-import { run } from '../host/child';
-import { confinedPrefix, type ConfineSpec } from '../host/confine';
-import { hasControl } from '../model/text-rules';
-import { BootCheckError } from './boot/errors';
-import { inspectImage, type CheckedImage } from './boot/image';
-import { copyRange, DATA_FLOOR_BYTES, DATA_RATIO, dataBytes, dataLimit } from './boot/qemu-img';
-import { ImagingError } from './errors';
-import { imagingFault } from './run';
+import { Digester } from '../../digest';
+import { run } from '../../host/child';
+import { confinedPrefix, type ConfineSpec } from '../../host/confine';
+import { hasControl } from '../../model/text-rules';
+import { BootCheckError } from '../boot/errors';
+import { inspectImage, type CheckedImage } from '../boot/image';
+import { copyRange, DATA_FLOOR_BYTES, DATA_RATIO, dataBytes, dataLimit } from '../boot/qemu-img';
+import { ImagingError } from '../errors';
+import { imagingFault } from '../run';
 
 /** One field that differs; `null`: absent on that side (a file only in one image). */
 export interface Difference {

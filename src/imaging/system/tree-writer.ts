@@ -6,9 +6,9 @@
 import { constants } from 'node:fs';
 import { chmod, copyFile, lchown, lstat, mkdir, readdir, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostId, type Sandbox } from '../host/sandbox';
-import { ImagingError } from './errors';
-import { resolveParent } from './tree';
+import { hostId, type Sandbox } from '../../host/sandbox';
+import { ImagingError } from '../errors';
+import { resolveParent } from '../tree';
 
 /** Numeric owner in the image. */
 export interface ImageOwner {

@@ -2,7 +2,7 @@
 // the job on stdin, JSON lines on stdout. SIGTERM from the parent cancels the build, which cleans up
 // as an aborted build does; the parent's SIGKILL follows if it lingers.
 import { buildImage } from './build';
-import { isImagingError } from './errors';
+import { isImagingError } from '../errors';
 import type { NamespaceJob, NamespaceReport } from './in-namespace';
 
 function send(r: NamespaceReport): void {

@@ -8,8 +8,8 @@
 // Every host cluster is used exactly once, so all refcounts are 1 and every L1/L2 entry carries
 // the COPIED flag (qcow2.txt "L1 table entry" bit 63), which `qemu-img check` verifies.
 import { open, type FileHandle } from 'node:fs/promises';
-import { AbortedError } from '../errors';
-import { ImagingError } from './errors';
+import { AbortedError } from '../../errors';
+import { ImagingError } from '../errors';
 import { dataRanges, type Ranges } from './extents';
 
 const CLUSTER_BITS = 16;

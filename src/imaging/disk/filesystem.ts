@@ -2,13 +2,13 @@
 // from a tree (`mke2fs -d`, at `-E offset=` the partition start). No loop device, no mount.
 import { lchown, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { hostId, type Sandbox } from '../host/sandbox';
-import { ImagingError } from './errors';
+import { hostId, type Sandbox } from '../../host/sandbox';
+import { ImagingError } from '../errors';
 import type { DiskIds } from './disk-ids';
 import { ROOT_OFFSET, rootBytes, writeGpt } from './gpt';
-import { clampTreeTimes, pinInodeTimes, reproducibleEnv, type Reproducible } from './reproducible';
-import { runTool } from './run';
-import { timed } from './stage-log';
+import { clampTreeTimes, pinInodeTimes, reproducibleEnv, type Reproducible } from '../reproducible';
+import { runTool } from '../run';
+import { timed } from '../stage-log';
 
 export interface Ext4DiskOptions {
   /** New file to create (it must not exist). */

@@ -15,13 +15,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
-import type { Sandbox } from '../host/sandbox';
-import type { ImageContents } from './sbom';
-import { ownerAlive, processOwner } from './os/owner';
-import type { Reproducible } from './reproducible';
-import { runTool } from './run';
-import type { SystemSettings } from './system';
-import type { TreeIndex } from './tree';
+import type { Sandbox } from '../../host/sandbox';
+import type { ImageContents } from '../sbom';
+import { ownerAlive, processOwner } from '../os/owner';
+import type { Reproducible } from '../reproducible';
+import { runTool } from '../run';
+import type { SystemSettings } from '../stages';
+import type { TreeIndex } from '../tree';
 
 /** Changes whenever a base disk's making changes (its layout, what it holds, this format). */
 export const BASE_DISK_VERSION = 2;

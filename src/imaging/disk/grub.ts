@@ -4,11 +4,11 @@
 // ESP too (esp.ts): find the root filesystem by label, hand over to the tree's /boot/grub/grub.cfg.
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { toolsMissingMessage } from '../host/tools';
-import { DEFAULT_PLATFORM } from '../model/platforms';
-import { ImagingError } from './errors';
+import { toolsMissingMessage } from '../../host/tools';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
+import { ImagingError } from '../errors';
 import { BIOS_BOOT_BYTES, BIOS_BOOT_OFFSET, SECTOR } from './gpt';
-import { runTool } from './run';
+import { runTool } from '../run';
 
 /** The host's GRUB for BIOS (Debian grub-pc-bin): modules, kernel.img and boot.img. */
 export const HOST_GRUB_DIR = DEFAULT_PLATFORM.bios.grubDir;

@@ -1,11 +1,11 @@
 // What one image build takes and gives: shared by the build and its namespace child, apart from both.
-import type { Sandbox } from '../host/sandbox';
-import type { DiskFormat } from './formats';
+import type { Sandbox } from '../../host/sandbox';
+import type { DiskFormat } from '../formats';
 import type { Digests } from './output';
-import type { ProgressSink } from './progress';
-import type { ImageSboms } from './sbom';
-import type { ImageFile } from './staging';
-import type { SystemSettings } from './system';
+import type { ProgressSink } from '../progress';
+import type { ImageSboms } from '../sbom';
+import type { ImageFile } from '../system/staging';
+import type { SystemSettings } from '../stages';
 
 export interface BuildImageOptions {
   /** The OS layer: a Debian root tree, read only (copied, never changed). */

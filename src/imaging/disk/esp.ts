@@ -7,11 +7,11 @@
 // paths are the platform's (model/platforms.ts).
 import { open, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_PLATFORM } from '../model/platforms';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import type { DiskIds } from './disk-ids';
 import { ESP_MIB, ESP_OFFSET } from './gpt';
 import { EMBEDDED_CONFIG, hostFile } from './grub';
-import { runTool } from './run';
+import { runTool } from '../run';
 
 /** Debian's shim signed by Microsoft (shim-signed) and GRUB signed by Debian (grub-efi-ARCH-signed). */
 export const SIGNED_SHIM = DEFAULT_PLATFORM.efi.signedShim;

@@ -2,13 +2,13 @@
 // copy of the OS layer tree (docs/contracts.md "Imaging"). Every file is written through the tree's
 // own paths (see tree.ts); users and groups come from the image's own tools (accounts.ts).
 import { lstat, utimes } from 'node:fs/promises';
-import { AbortedError } from '../errors';
-import type { Sandbox } from '../host/sandbox';
+import { AbortedError } from '../../errors';
+import type { Sandbox } from '../../host/sandbox';
 import { applyAccounts } from './accounts';
-import { ImagingError } from './errors';
-import { reproducibleEnv, type Reproducible } from './reproducible';
+import { ImagingError } from '../errors';
+import { reproducibleEnv, type Reproducible } from '../reproducible';
 import { placeFiles, type ImageFile } from './staging';
-import type { SystemSettings } from './system';
+import type { SystemSettings } from '../stages';
 import { TreeWriter } from './tree-writer';
 
 export interface ApplySystemOptions {

@@ -6,9 +6,9 @@ import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { Digester, digestFile as digestWholeFile } from '../digest';
-import { AbortedError } from '../errors';
-import { writeBeside } from '../hash-workers';
+import { Digester, digestFile as digestWholeFile } from '../../digest';
+import { AbortedError } from '../../errors';
+import { writeBeside } from '../../hash-workers';
 import { dataRanges, type Ranges } from './extents';
 
 export interface Digests {

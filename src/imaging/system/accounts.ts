@@ -1,11 +1,11 @@
 // Groups, users, passwords and ssh keys of the image, made with the image's own shadow tools
 // (`--root TREE`: they chroot into the tree, so its /etc/login.defs, /etc/skel and files are used).
 // Passwords arrive only as crypt(3) hashes and go to `chpasswd -e` on its stdin, never on a command line.
-import type { Sandbox } from '../host/sandbox';
-import { ImagingError } from './errors';
-import { runTool } from './run';
-import type { SshKey, SystemSettings } from './system';
-import { readAccounts } from './tree';
+import type { Sandbox } from '../../host/sandbox';
+import { ImagingError } from '../errors';
+import { runTool } from '../run';
+import type { SshKey, SystemSettings } from '../stages';
+import { readAccounts } from '../tree';
 import type { TreeWriter } from './tree-writer';
 
 const NAME = /^[a-z_][a-z0-9_-]*[$]?$/;

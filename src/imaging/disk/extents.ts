@@ -3,7 +3,7 @@
 // mapped). Outside the extents the file is a hole and reads as zeros, so the QCOW2 scan can skip it,
 // as `qemu-img convert` does with SEEK_DATA. When the host filesystem cannot say (tmpfs, say), the
 // answer is null and the caller reads everything.
-import { runToolOutput } from './run';
+import { runToolOutput } from '../run';
 
 /** Byte ranges `[start, end)`, sorted, that may hold data. */
 export type Ranges = readonly (readonly [number, number])[];

@@ -2,10 +2,10 @@
 // destination with its mode and owner. Everything is checked before the first write, and every path
 // is built from checked segments resolved inside the tree, so nothing lands outside it.
 import { stat } from 'node:fs/promises';
-import { AbortedError } from '../errors';
+import { AbortedError } from '../../errors';
 import { destinationSegments, parseRights } from './destination';
-import { ImagingError } from './errors';
-import { readAccounts, resolveOwner, type Accounts } from './tree';
+import { ImagingError } from '../errors';
+import { readAccounts, resolveOwner, type Accounts } from '../tree';
 import type { TreeWriter } from './tree-writer';
 
 /** A software file of the appliance (a `SoftwareFile` artifact: `rights`, `ownerGroup`). */

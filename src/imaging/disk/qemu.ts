@@ -1,6 +1,6 @@
 // The disk formats written by `qemu-img convert` (Debian qemu-utils): VMDK, VHD (qemu's `vpc`), VDI.
 // The input format is always given (`-f raw`): qemu-img never probes a file it did not write.
-import { runTool } from './run';
+import { runTool } from '../run';
 
 export type QemuDisk = 'vmdk' | 'vhd' | 'vdi' | 'qcow2';
 

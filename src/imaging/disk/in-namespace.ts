@@ -3,13 +3,13 @@
 // whole disk stage runs in a child process that is root of that namespace (in-namespace-main.ts),
 // where it builds as a privileged build would. Progress, the result and errors come back as JSON lines.
 import { existsSync } from 'node:fs';
-import { AbortedError } from '../errors';
-import { exitWords, MAX_STDERR, run } from '../host/child';
-import { compiledScript } from '../host/compiled-script';
-import { sandboxPrefix, type Sandbox } from '../host/sandbox';
+import { AbortedError } from '../../errors';
+import { exitWords, MAX_STDERR, run } from '../../host/child';
+import { compiledScript } from '../../host/compiled-script';
+import { sandboxPrefix, type Sandbox } from '../../host/sandbox';
 import type { BuildImageOptions, BuiltImage } from './build-options';
-import { ImagingError, type ImagingErrorKind } from './errors';
-import type { BuildProgress } from './progress';
+import { ImagingError, type ImagingErrorKind } from '../errors';
+import type { BuildProgress } from '../progress';
 
 /** What crosses to the child: the options without the callbacks. */
 export type NamespaceJob = Omit<BuildImageOptions, 'signal' | 'onProgress' | 'sandbox'>;

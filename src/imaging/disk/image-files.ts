@@ -6,13 +6,13 @@
 import { constants } from 'node:fs';
 import { copyFile, lchown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostId, type Sandbox } from '../host/sandbox';
-import { ImagingError } from './errors';
+import { hostId, type Sandbox } from '../../host/sandbox';
+import { ImagingError } from '../errors';
 import { partitionDevice } from './filesystem';
-import { reproducibleEnv, type Reproducible } from './reproducible';
-import { runTool } from './run';
-import type { PlacedFile } from './staging';
-import { indexLookup, resolveParent, type TreeIndex } from './tree';
+import { reproducibleEnv, type Reproducible } from '../reproducible';
+import { runTool } from '../run';
+import type { PlacedFile } from '../system/staging';
+import { indexLookup, resolveParent, type TreeIndex } from '../tree';
 
 export interface ImageFilesOptions {
   /** The raw disk (its root partition's ext4 is written), in `scratchDir`. */

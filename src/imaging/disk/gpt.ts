@@ -1,10 +1,10 @@
 // The hybrid disk's partition table: GPT with a 1 MiB BIOS boot partition (GRUB's core.img for a BIOS),
 // an EFI system partition (FAT, GRUB for UEFI at the removable-media path) and the root filesystem to
 // the end, the last MiB left to the backup table. Written by sfdisk on the image file: no device.
-import { DEFAULT_PLATFORM } from '../model/platforms';
+import { DEFAULT_PLATFORM } from '../../model/platforms';
 import type { DiskIds } from './disk-ids';
-import { ImagingError } from './errors';
-import { runTool } from './run';
+import { ImagingError } from '../errors';
+import { runTool } from '../run';
 
 export const SECTOR = 512;
 const MiB = 1024 * 1024;
