@@ -17,7 +17,7 @@ import { pipeline } from 'node:stream/promises';
 const require = createRequire(import.meta.url);
 const { writeExt4Disk } = require('../dist/src/imaging/disk/filesystem.js');
 const { diskIdsFrom } = require('../dist/src/imaging/disk/disk-ids.js');
-const { currentSandbox } = require('../dist/src/host/sandbox.js');
+const { currentBuildHost } = require('../dist/src/imaging/build-host.js');
 const { qcow2FromRaw } = require('../dist/src/imaging/disk/qcow2.js');
 const { writeDigested, digestFile } = require('../dist/src/imaging/disk/output.js');
 
@@ -46,7 +46,7 @@ try {
   out.end();
   await once(out, 'finish');
   const raw = join(dir, 'disk.raw');
-  await writeExt4Disk({ rawPath: raw, diskBytes: DISK_MIB * MiB, tree, label: 'root', ids: diskIdsFrom('bench'), sandbox: currentSandbox() });
+  await writeExt4Disk({ rawPath: raw, diskBytes: DISK_MIB * MiB, tree, label: 'root', ids: diskIdsFrom('bench'), host: currentBuildHost() });
 
   const native = join(dir, 'native.qcow2');
   const nativeNoDigest = join(dir, 'native-nodigest.qcow2');

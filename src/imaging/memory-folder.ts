@@ -7,9 +7,9 @@
 // and the build pins every inode time after it (test/e2e/real-image-reproducible.test.ts builds once
 // each way). Named for this process, so a start sweeps what a killed one left.
 import { readFileSync, statfsSync } from 'node:fs';
-import { chmod, lchown, lstat, mkdtemp, readdir, statfs, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, readdir, statfs, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { blockedFolder, hostId, type Sandbox } from '../host/sandbox';
+import type { BuildHost } from './build-host';
 import { removeTree } from './os/mmdebstrap';
 import { ownerAlive, processOwner } from './os/owner';
 
@@ -35,13 +35,13 @@ function memAvailable(): number {
  * namespace can reach it; undefined otherwise (the caller uses the disk). `APPLIANCE_FORGE_TREE_IN_MEMORY=0`
  * turns it off. `kind` names it: a base disk's `tree`, or a `layer` being built.
  */
-export async function memoryFolder(bytes: number, sandbox: Sandbox, kind: 'tree' | 'layer' = 'tree'): Promise<string | undefined> {
+export async function memoryFolder(bytes: number, host: BuildHost, kind: 'tree' | 'layer' = 'tree'): Promise<string | undefined> {
   if (process.env.APPLIANCE_FORGE_TREE_IN_MEMORY === '0' || !(bytes > 0)) return undefined;
   const fs = await statfs(MEMORY_DIR).catch(() => undefined);
   if (!fs || fs.type !== TMPFS_MAGIC || fs.bavail * fs.bsize < 2 * bytes + HEADROOM) return undefined;
-  if (memAvailable() < bytes + HEADROOM || blockedFolder(sandbox, MEMORY_DIR) !== undefined) return undefined;
+  if (memAvailable() < bytes + HEADROOM || host.unreachable(MEMORY_DIR, 'memory folder') !== undefined) return undefined;
   const dir = await mkdtemp(join(MEMORY_DIR, `${processOwner()}-${kind}-`));
-  await lchown(dir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+  await host.own(dir);
   // A layer's build passes through it as apt's `_apt` (its downloads' sandbox), as through the cache
   // folder on disk; otherwise apt downloads as root and leaves its lists/partial owned by root.
   if (kind === 'layer') await chmod(dir, 0o711);
@@ -91,15 +91,15 @@ export function memoryGuard(limitBytes: number, everyMs = 250): MemoryGuard {
  * them) is touched, so the sweep never descends into a tree another user could still change; a link or
  * a file is removed itself. /dev/shm is sticky: no other user can swap such an entry meanwhile.
  */
-export async function sweepMemoryFolders(sandbox: Sandbox): Promise<number> {
-  const owner = hostId(sandbox, 0, 'uid');
+export async function sweepMemoryFolders(host: BuildHost): Promise<number> {
+  const owner = host.hostId(0, 'uid');
   let removed = 0;
   for (const name of await readdir(MEMORY_DIR).catch(() => [] as string[])) {
     if (!NAME.test(name) || ownerAlive(name)) continue;
     const path = join(MEMORY_DIR, name);
     const st = await lstat(path).catch(() => undefined);
     if (st?.uid !== owner) continue;
-    await (st.isDirectory() ? removeTree(path, sandbox) : unlink(path)).then(() => removed++, () => undefined);
+    await (st.isDirectory() ? removeTree(path, host) : unlink(path)).then(() => removed++, () => undefined);
   }
   return removed;
 }

@@ -1,14 +1,10 @@
 // The time side of a reproducible image (docs/images.md "Reproducible images"): every time written into the
 // image is the build's SOURCE_DATE_EPOCH or older. The tools that honour the variable get it
-// (mmdebstrap, dpkg, initramfs-tools, the shadow tools, mkfs.fat, mtools); e2fsprogs 1.47.0 takes
-// E2FSPROGS_FAKE_TIME for its own times but copies each file's ctime and atime from the tree, so the
-// tree is clamped before `mke2fs -d` and the inodes' ctime, atime and crtime set afterwards.
+// (mmdebstrap, dpkg, initramfs-tools, the shadow tools, mkfs.fat, mtools); the root filesystem's
+// times are pinned by the disk stage (disk/times.ts). Here: the seed and the manifest's record.
 import { createHash } from 'node:crypto';
 import { digestFile } from '../digest';
-import type { Sandbox } from '../host/sandbox';
 import type { BuildImageOptions } from './disk/build-options';
-import { ImagingError } from './errors';
-import { runTool, runToolOutput } from './run';
 import type { ImageFile } from './system/staging';
 import type { InstalledPackage, OsLayerSpec, SystemSettings } from './stages';
 
@@ -19,51 +15,6 @@ export function reproducibleEnv(r: Reproducible | undefined): Record<string, str
   if (r === undefined) return {};
   const epoch = String(r.sourceDateEpoch);
   return { SOURCE_DATE_EPOCH: epoch, E2FSPROGS_FAKE_TIME: epoch };
-}
-
-/**
- * Just before `mke2fs -d`: every entry of the tree modified after the epoch (what the build itself
- * wrote: package scripts, settings, grub.cfg) gets the epoch as its mtime; older ones keep the time
- * their package gave them. Links are touched themselves, never followed.
- */
-export async function clampTreeTimes(tree: string, r: Reproducible | undefined, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
-  if (r === undefined) return;
-  const at = `@${r.sourceDateEpoch}`;
-  // cwd the tree: find goes back to its starting folder, which the namespace's root may not reach (a user's 0700 folder).
-  await runTool('find', [tree, '-xdev', '-newermt', at, '-exec', 'touch', '--no-dereference', '--no-create', '-m', '-d', at, '--', '{}', '+'], { cwd: tree, signal, sandbox });
-}
-
-/** The inodes `mke2fs -d` used: the root directory and, in order, the first non-reserved one up to the used count. */
-export function usedInodes(dumpe2fsHeader: string): number[] {
-  const field = (name: string): number => {
-    const m = new RegExp(`^${name}:\\s+(\\d+)$`, 'm').exec(dumpe2fsHeader);
-    if (!m) throw new ImagingError('tool', `dumpe2fs printed no "${name}"`);
-    return Number(m[1]);
-  };
-  const used = field('Inode count') - field('Free inodes');
-  const first = field('First inode');
-  const out = [2];
-  for (let i = first; i <= used; i++) out.push(i);
-  return out;
-}
-
-/** debugfs commands setting ctime, atime and crtime of `inodes` to the epoch (mtime stays the tree's, clamped). */
-export function inodeTimesScript(inodes: readonly number[], sourceDateEpoch: number): string {
-  const at = `@${sourceDateEpoch}`;
-  return inodes.map((n) => `sif <${n}> ctime ${at}\nsif <${n}> atime ${at}\nsif <${n}> crtime ${at}\n`).join('');
-}
-
-/**
- * Right after `mke2fs -d`: the times it copied from the tree (ctime, atime) or took from the clock
- * (crtime) set to the epoch, with one debugfs run. `device` is e2fsprogs' `name?offset=N`, in `cwd`.
- */
-export async function pinInodeTimes(cwd: string, device: string, r: Reproducible | undefined, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
-  if (r === undefined) return;
-  const header = await runToolOutput('dumpe2fs', ['-h', device], { cwd, signal, sandbox });
-  const { stderr } = await runTool('debugfs', ['-w', '-f', '-', device], { cwd, signal, sandbox, input: inodeTimesScript(usedInodes(header), r.sourceDateEpoch), env: reproducibleEnv(r) });
-  // debugfs exits 0 whatever a command says: anything but its banner on stderr is a failure.
-  const problems = stderr.split('\n').filter((l) => l.trim() !== '' && !/^debugfs \d/.test(l));
-  if (problems.length > 0) throw new ImagingError('tool', `debugfs could not set the inode times: ${problems.slice(0, 3).join('; ')}`);
 }
 
 /** Every input of an image: what the seed is a digest of. */

@@ -1,7 +1,6 @@
 // The image builder's tools (e2fsprogs, qemu-img, cp, dpkg-query…) through the host's one runner
 // (host/child.ts): its faults become ImagingErrors, a missing tool a 'prerequisite' one.
 import { run, type ChildFault, type RunSpec } from '../host/child';
-import { blockedFolder, sandboxPrefix, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 
 export interface RunOptions {
@@ -12,8 +11,8 @@ export interface RunOptions {
   readonly onStdout?: (text: string) => void;
   /** Written to the tool's stdin (e.g. `name:hash` lines for chpasswd: never on a command line). */
   readonly input?: string | undefined;
-  /** Run as root of the build's user namespace (tools that read or write a build's tree). */
-  readonly sandbox?: Sandbox | undefined;
+  /** A command prefix to run it through (root of the build's user namespace: BuildHost.run). */
+  readonly within?: readonly string[] | undefined;
   /** Set on top of the environment (e.g. SOURCE_DATE_EPOCH). */
   readonly env?: Readonly<Record<string, string>> | undefined;
 }
@@ -27,8 +26,8 @@ export function imagingFault(f: ChildFault): ImagingError {
   return new ImagingError(f.kind === 'missing' ? 'prerequisite' : 'tool', f.message, f.cause);
 }
 
-function spec(command: string, args: readonly string[], { sandbox, ...opts }: RunOptions): RunSpec {
-  return { ...opts, command, args, within: sandboxPrefix(sandbox) };
+function spec(command: string, args: readonly string[], opts: RunOptions): RunSpec {
+  return { ...opts, command, args };
 }
 
 /** Run a tool and return its whole stdout (bounded: for short reports such as filefrag's). */
@@ -38,17 +37,4 @@ export async function runToolOutput(command: string, args: readonly string[], op
 
 export async function runTool(command: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
   return run(spec(command, args, opts), imagingFault);
-}
-
-/** Refuses a folder the build's namespace root cannot reach (the cache, a work dir), saying what to change. */
-export function assertReachable(sandbox: Sandbox, dir: string, what: string): void {
-  const problem = unreachable(sandbox, dir, what);
-  if (problem !== undefined) throw new ImagingError('setup', problem);
-}
-
-/** Why the build's namespace root cannot reach `dir` (what to change), or undefined when it can. */
-export function unreachable(sandbox: Sandbox, dir: string, what: string): string | undefined {
-  const blocked = blockedFolder(sandbox, dir);
-  if (blocked === undefined) return undefined;
-  return `the ${what} ${dir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`;
 }

@@ -4,16 +4,15 @@
 // whatever is written lands inside the tree.
 import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Sandbox } from '../host/sandbox';
+import type { BuildHost } from './build-host';
 import { ImagingError } from './errors';
-import { runTool } from './run';
 
 /**
  * Copy `layerDir` (read-only, shared) to `dest` (must not exist): owners, modes, links kept; reflinks
  * where the filesystem can. In the build's namespace, whose root owns the layer's files.
  */
-export async function copyTree(layerDir: string, dest: string, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
-  await runTool('cp', ['-a', '--reflink=auto', '--', `${layerDir}/.`, dest], { signal, sandbox });
+export async function copyTree(layerDir: string, dest: string, host: BuildHost, signal?: AbortSignal): Promise<void> {
+  await host.run('cp', ['-a', '--reflink=auto', '--', `${layerDir}/.`, dest], { signal });
 }
 
 const MAX_LINKS = 40; // as the kernel's ELOOP limit

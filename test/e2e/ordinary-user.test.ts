@@ -10,7 +10,7 @@ import { chownSync, cpSync, existsSync, mkdtempSync, rmSync, statSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_OFFSET } from '../../src/imaging';
+import { ROOT_OFFSET } from '../../src/imaging/disk/gpt';
 
 const USER = 'af-ordinary';
 const root = path.resolve(__dirname, '../..');

@@ -6,7 +6,9 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImage, GPT_TYPE, MANIFEST_PATH, ROOT_OFFSET, type BuildProgress, type DiskFormat } from '../../src/imaging';
+import { buildImage, type BuildProgress, type DiskFormat } from '../../src/imaging';
+import { GPT_TYPE, ROOT_OFFSET } from '../../src/imaging/disk/gpt';
+import { MANIFEST_PATH } from '../../src/imaging/system/staging';
 import { debugfsCat, debugfsStat, e2fsck, fakeOs, fakeTree, filesIn, fsType, partitionTable, qemuCheck, qemuInfo, tempDir, toRaw, type QemuInfo } from './tools';
 
 const tmp = tempDir('build');

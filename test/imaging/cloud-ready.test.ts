@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { currentSandbox, hostId } from '../../src/host/sandbox';
+import { buildHostOf } from '../../src/imaging/build-host';
 import { applySystem } from '../../src/imaging';
 import { CLOUD_CONFIG, UPDATE_STAMPS } from '../../src/imaging/system/apply';
 import { fakeOs, fakeTree, tempDir } from './tools';
@@ -15,6 +16,7 @@ import { fakeOs, fakeTree, tempDir } from './tools';
 const tmp = tempDir('cloud');
 afterAll(() => tmp.cleanup());
 const sandbox = currentSandbox();
+const host = buildHostOf(sandbox);
 
 /** The fake OS tree with what a real layer brings that the first boot must not inherit. */
 function layer(name: string): string {
@@ -33,7 +35,7 @@ function layer(name: string): string {
 
 async function applied(name: string, cloudInit: boolean): Promise<string> {
   const tree = layer(name);
-  await applySystem(tree, { settings: fakeOs(tree).settings, files: [], manifest: '{}', cloudInit, sandbox });
+  await applySystem(tree, { settings: fakeOs(tree).settings, files: [], manifest: '{}', cloudInit, host });
   return tree;
 }
 
@@ -56,7 +58,7 @@ describe.skipIf(sandbox.kind === 'userns' && sandbox.self)('a first boot of its 
     // A layer's /usr is older than the image build; systemd compares the stamps' mtime against it.
     const usrTime = new Date('2024-05-01T12:34:56.789Z');
     utimesSync(join(tree, 'usr'), usrTime, usrTime);
-    await applySystem(tree, { settings: fakeOs(tree).settings, files: [], manifest: '{}', cloudInit: false, sandbox });
+    await applySystem(tree, { settings: fakeOs(tree).settings, files: [], manifest: '{}', cloudInit: false, host });
     const usr = statSync(join(tree, 'usr'), { bigint: true });
     for (const stamp of UPDATE_STAMPS) {
       expect(statSync(join(tree, stamp), { bigint: true }).mtimeNs).toBe(usr.mtimeNs);

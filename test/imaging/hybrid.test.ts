@@ -5,7 +5,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImage, EFI_BOOT_PATH, EFI_CONFIG_PATH, EFI_GRUB_PATH, EMBEDDED_CONFIG, SIGNED_GRUB, SIGNED_SHIM, ESP_MIB, ESP_OFFSET, BIOS_BOOT_OFFSET, GPT_TYPE, ROOT_OFFSET } from '../../src/imaging';
+import { buildImage } from '../../src/imaging';
+import { EFI_BOOT_PATH, EFI_CONFIG_PATH, EFI_GRUB_PATH, SIGNED_GRUB, SIGNED_SHIM } from '../../src/imaging/disk/esp';
+import { BIOS_BOOT_OFFSET, ESP_MIB, ESP_OFFSET, GPT_TYPE, ROOT_OFFSET } from '../../src/imaging/disk/gpt';
+import { EMBEDDED_CONFIG } from '../../src/imaging/disk/grub';
 import { diskIdsFrom } from '../../src/imaging/disk/disk-ids';
 import { debugfsCat, e2fsck, fakeOs, fakeTree, partitionTable, superblock, tempDir } from './tools';
 

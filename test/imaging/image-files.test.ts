@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { ImagingError } from '../../src/imaging';
 import { imageFilesScript } from '../../src/imaging/disk/image-files';
-import { currentSandbox } from '../../src/host/sandbox';
+import { currentBuildHost } from '../../src/imaging/build-host';
 
 const file = (segments: string[]) => ({ segments, mode: 0o644, content: { text: 'x' }, owner: { uid: 0, gid: 0 } });
 const script = (segments: string[]) =>
-  imageFilesScript({ rawName: 'disk.raw', scratchDir: '/nonexistent', index: { opt: 'd' }, files: [file(segments)], sandbox: currentSandbox() });
+  imageFilesScript({ rawName: 'disk.raw', scratchDir: '/nonexistent', index: { opt: 'd' }, files: [file(segments)], host: currentBuildHost() });
 
 describe('debugfs request of the software files', () => {
   it('quotes a plain name and refuses newline, carriage return and NUL in any segment', async () => {

@@ -8,11 +8,11 @@ import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statf
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/host/sandbox';
+import { buildHostOf } from '../../src/imaging/build-host';
 import { MEMORY_DIR, memoryFolder, memoryGuard, sweepMemoryFolders } from '../../src/imaging/memory-folder';
 import { processOwner } from '../../src/imaging/os/owner';
 
-const privileged: Sandbox = { kind: 'privileged', reason: 'test' };
+const privileged = buildHostOf({ kind: 'privileged', reason: 'test' });
 const MiB = 1024 * 1024;
 const made: string[] = [];
 afterEach(() => {

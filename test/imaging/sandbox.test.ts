@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { currentSandbox, detectSandbox, hostId, MAPPED_IDS, subordinateRange, unshareArgs } from '../../src/host/sandbox';
 import { buildImage, isImagingError } from '../../src/imaging';
-import { runToolOutput } from '../../src/imaging/run';
+import { buildHostOf } from '../../src/imaging/build-host';
 import { fakeOs, fakeTree, tempDir } from './tools';
 
 const tmp = tempDir('sandbox');
@@ -55,9 +55,10 @@ describe('subordinate ranges', () => {
 const found = currentSandbox();
 describe.runIf(found.kind === 'userns')('a tool in the build namespace', () => {
   const s = found.kind === 'userns' ? found : { kind: 'userns', self: false, uid0: -1, gid0: -1, uidBase: -1, gidBase: -1, reason: 'not run' } as const;
+  const host = buildHostOf(s);
   it('is root of the namespace and a subordinate id on the host', async () => {
-    expect((await runToolOutput('id', ['-u'], { sandbox: s })).trim()).toBe('0');
-    const map = (await runToolOutput('cat', ['/proc/self/uid_map'], { sandbox: s })).trim().split(/\s+/).map(Number);
+    expect((await host.output('id', ['-u'])).trim()).toBe('0');
+    const map = (await host.output('cat', ['/proc/self/uid_map'])).trim().split(/\s+/).map(Number);
     // Root's server: 0…65535 onto its range. An ordinary user: 0 is the user itself, 1…65535 its range.
     expect(map).toEqual(s.self ? [0, s.uid0, 1, 1, s.uidBase, MAPPED_IDS - 1] : [0, hostId(s, 0, 'uid'), MAPPED_IDS]);
     expect(hostId(s, 0, 'uid')).toBeGreaterThan(0); // not the host's root
@@ -69,11 +70,11 @@ describe.runIf(found.kind === 'userns')('a tool in the build namespace', () => {
     const canary = s.self ? '/etc/hostname' : join(tmp.path, 'host-owned');
     if (!s.self) writeFileSync(canary, 'host');
     const before = readFileSync(canary, 'utf8');
-    const e = await runToolOutput('sh', ['-c', `echo changed > ${canary}`], { sandbox: s }).catch((x: unknown) => x);
+    const e = await host.output('sh', ['-c', `echo changed > ${canary}`]).catch((x: unknown) => x);
     expect(isImagingError(e, 'tool')).toBe(true);
     expect(readFileSync(canary, 'utf8')).toBe(before);
     expect(existsSync('/etc/af-sandbox-canary')).toBe(false);
-    await runToolOutput('sh', ['-c', 'touch /etc/af-sandbox-canary 2>/dev/null; true'], { sandbox: s });
+    await host.output('sh', ['-c', 'touch /etc/af-sandbox-canary 2>/dev/null; true']);
     expect(existsSync('/etc/af-sandbox-canary')).toBe(false);
   });
 });

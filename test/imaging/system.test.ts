@@ -9,7 +9,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootCheck } from '../../src/imaging/boot';
 import { currentSandbox, hostId, sandboxPrefix } from '../../src/host/sandbox';
-import { applySystem, buildImage, copyTree, GPT_TYPE, isImagingError, MANIFEST_PATH, ROOT_OFFSET, type SystemSettings } from '../../src/imaging';
+import { applySystem, buildImage, isImagingError, type SystemSettings } from '../../src/imaging';
+import { buildHostOf } from '../../src/imaging/build-host';
+import { GPT_TYPE, ROOT_OFFSET } from '../../src/imaging/disk/gpt';
+import { MANIFEST_PATH } from '../../src/imaging/system/staging';
+import { copyTree } from '../../src/imaging/tree';
 import { buildOsLayer, type OsLayer } from '../../src/imaging/os';
 import { removeTree } from '../../src/imaging/os/mmdebstrap';
 import { requireBuildPrerequisites, scratch, spec, TEST_CACHE } from './os/helpers';
@@ -63,6 +67,7 @@ afterAll(async () => {
 
 // The tree's owners are the build's namespace ids: read it back from inside the same namespace.
 const sandbox = currentSandbox();
+const host = buildHostOf(sandbox);
 /** Where the copies of the layer go: a folder the namespace's root may write (cp runs as that root). */
 const trees = (): string => {
   const dir = join(tmp.path, 'trees');
@@ -84,8 +89,8 @@ describe.skipIf(sandbox.kind === 'userns' && sandbox.self)('applySystem on a cop
   let tree: string;
   beforeAll(async () => {
     tree = join(trees(), 'tree');
-    await copyTree(layer.dir, tree, sandbox);
-    await applySystem(tree, { settings, files, manifest, cloudInit: false, sandbox });
+    await copyTree(layer.dir, tree, host);
+    await applySystem(tree, { settings, files, manifest, cloudInit: false, host });
   }, 600_000);
 
   it('creates the groups and users as declared', () => {
@@ -133,7 +138,7 @@ describe.skipIf(sandbox.kind === 'userns' && sandbox.self)('applySystem on a cop
 
   it('keeps a hostile symlink of the tree inside the tree, and names an unknown owner', async () => {
     const evil = join(trees(), 'evil');
-    await copyTree(layer.dir, evil, sandbox);
+    await copyTree(layer.dir, evil, host);
     const outside = join(tmp.path, 'outside');
     mkdirSync(outside);
     symlinkSync(`../../../../../../../..${outside}`, join(evil, 'opt', 'escape'));
@@ -142,7 +147,7 @@ describe.skipIf(sandbox.kind === 'userns' && sandbox.self)('applySystem on a cop
     await applySystem(evil, {
       settings: { ...settings, users: [], groups: [], rootUser: { disablePasswordLogin: false, sshKeys: [] } },
       files: [{ source: join(tmp.path, 'tool'), destination: '/opt/escape/x' }, { source: join(tmp.path, 'tool'), destination: '/opt/link' }],
-      manifest, cloudInit: true, sandbox,
+      manifest, cloudInit: true, host,
     });
     expect(existsSync(join(outside, 'x'))).toBe(false);
     expect(readFileSync(join(outside, 'target'), 'utf8')).toBe('outside'); // replaced in the tree, not written through
@@ -150,7 +155,7 @@ describe.skipIf(sandbox.kind === 'userns' && sandbox.self)('applySystem on a cop
     expect(existsSync(join(evil, outside.slice(1), 'x'))).toBe(true); // `..` stopped at the image's root
     expect(existsSync(join(evil, 'etc/network/interfaces.d/eth0'))).toBe(false); // cloud-init's job
 
-    const e = await applySystem(evil, { settings: { ...settings, users: [], groups: [] }, files: [{ source: join(tmp.path, 'tool'), destination: '/opt/t', ownerGroup: 'nobody-here:web' }], manifest, cloudInit: true, sandbox }).catch((x: unknown) => x);
+    const e = await applySystem(evil, { settings: { ...settings, users: [], groups: [] }, files: [{ source: join(tmp.path, 'tool'), destination: '/opt/t', ownerGroup: 'nobody-here:web' }], manifest, cloudInit: true, host }).catch((x: unknown) => x);
     expect(isImagingError(e, 'input') && e.message).toContain('nobody-here');
   }, 600_000);
 });

@@ -5,7 +5,8 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { currentSandbox, hostId } from '../../src/host/sandbox';
-import { ROOT_OFFSET, type SystemSettings } from '../../src/imaging';
+import type { SystemSettings } from '../../src/imaging';
+import { ROOT_OFFSET } from '../../src/imaging/disk/gpt';
 
 export function tempDir(label: string): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), `af-imaging-${label}-`));

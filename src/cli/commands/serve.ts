@@ -10,8 +10,7 @@ import { DEFAULT_DATA_DIR, UsageError, type Command, type CommandModule } from '
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
 import { parseServeFlags, SERVE_FLAG_OPTIONS, serveFlagsHelp } from '../serve-flags';
 import { messageOf } from '../../errors';
-import { currentSandbox } from '../../host/sandbox';
-import { unreachable } from '../../imaging/run';
+import { currentBuildHost } from '../../imaging/build-host';
 
 const HELP = `usage: appliance-forge serve [options]
 
@@ -100,10 +99,10 @@ const run: Command = async (args) => {
   };
   // How builds run; a cache folder they cannot reach is said at start (even with -q), not by each failed build.
   const builds = (): void => {
-    const sandbox = currentSandbox();
-    const problem = unreachable(sandbox, building.cacheDir ?? defaultCacheDir(), 'cache folder');
-    if (problem === undefined) return say(sandbox.reason);
-    process.stderr.write(`appliance-forge serve: ${sandbox.reason}; but ${problem}: every build fails until then\n`);
+    const host = currentBuildHost();
+    const problem = host.unreachable(building.cacheDir ?? defaultCacheDir(), 'cache folder');
+    if (problem === undefined) return say(host.reason);
+    process.stderr.write(`appliance-forge serve: ${host.reason}; but ${problem}: every build fails until then\n`);
   };
   if (role === 'worker') {
     const worker = await startWorker({ ...node, ...building }).catch(configured);

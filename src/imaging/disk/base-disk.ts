@@ -15,7 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
-import type { Sandbox } from '../../host/sandbox';
+import type { BuildHost } from '../build-host';
 import type { ImageContents } from '../sbom';
 import { ownerAlive, processOwner } from '../os/owner';
 import type { Reproducible } from '../reproducible';
@@ -54,15 +54,15 @@ export const ACCOUNT_FILES = ['passwd', 'group', 'shadow', 'gshadow', 'login.def
 
 /** What a base disk is made of: the layer (by its key), the settings, cloud-init, the epoch, the owners' host ids. */
 export function baseKey(i: BaseInputs & { layerKey: string }): string {
-  return digestOf(i, i.layerKey, i.sandbox.kind === 'userns' ? [i.sandbox.uid0, i.sandbox.gid0, i.sandbox.uidBase, i.sandbox.gidBase].join(':') : 'host');
+  return digestOf(i, i.layerKey, i.host.owners);
 }
 
 /**
- * The seed of a base disk's ids: its key without host ids or sandbox (the layer's portable key says how
+ * The seed of a base disk's ids: its key without host ids or build host (the layer's portable key says how
  * the layer was built; the disk stage of an ordinary user runs in a child that is its namespace's root and
  * sees itself as privileged), so that root and an ordinary user, on any host, make the same disk.
  */
-export function baseSeed(i: Omit<BaseInputs, 'sandbox'> & { portableKey: string }): string {
+export function baseSeed(i: Omit<BaseInputs, 'host'> & { portableKey: string }): string {
   return digestOf(i, i.portableKey, 'portable');
 }
 
@@ -70,10 +70,10 @@ interface BaseInputs {
   settings: SystemSettings;
   cloudInit: boolean;
   reproducible: Reproducible;
-  sandbox: Sandbox;
+  host: Pick<BuildHost, 'owners'>;
 }
 
-function digestOf(i: Omit<BaseInputs, 'sandbox'>, layer: string, owners: string): string {
+function digestOf(i: Omit<BaseInputs, 'host'>, layer: string, owners: string): string {
   const canonical = { v: BASE_DISK_VERSION, layer, settings: i.settings, cloudInit: i.cloudInit, sourceDateEpoch: i.reproducible.sourceDateEpoch, owners };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }

@@ -4,7 +4,6 @@
 // the protective MBR and its core.img in the BIOS boot partition (grub.ts). All from the host, never the tree.
 import { open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import type { Sandbox } from '../../host/sandbox';
 import { missingTools, toolsMissingMessage } from '../../host/tools';
 import { RULES } from '../../model/field-rules';
 import { DEFAULT_PLATFORM } from '../../model/platforms';
@@ -14,8 +13,8 @@ import { ESP_HOST_NEEDS, makeEsp } from './esp';
 import { partitionDevice, writeExt4Disk } from './filesystem';
 import { BIOS_BOOT_OFFSET, rootBytes } from './gpt';
 import { BIOS_HOST_NEEDS, biosBootCode } from './grub';
+import type { BuildHost } from '../build-host';
 import type { Reproducible } from '../reproducible';
-import { runToolOutput } from '../run';
 import { TreeWriter } from '../system/tree-writer';
 import { timed } from '../stage-log';
 
@@ -41,7 +40,7 @@ export interface BootableRawOptions {
   /** Fraction 0..1 of the work done (three steps: configuration, filesystem, boot loader). */
   readonly onProgress?: (fraction: number, message: string) => void;
   /** Who the tools reading the tree run as. */
-  readonly sandbox: Sandbox;
+  readonly host: BuildHost;
 }
 
 /** The tree's GRUB menu: straight to the one entry, no menu shown, no wait. */
@@ -68,8 +67,8 @@ export function diskTooSmall(used: number, reserveMiB: number, diskMiB: number):
 }
 
 /** Bytes the tree takes on disk (du), to refuse a disk too small with both sizes. */
-async function treeBytes(tree: string, sandbox: Sandbox, signal?: AbortSignal): Promise<number> {
-  const out = await runToolOutput('du', ['-s', '-x', '--block-size=1', tree], { signal, sandbox });
+async function treeBytes(tree: string, host: BuildHost, signal?: AbortSignal): Promise<number> {
+  const out = await host.output('du', ['-s', '-x', '--block-size=1', tree], { signal });
   return Number(out.split('\t')[0]);
 }
 
@@ -80,7 +79,7 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeByt
   // Every boot loader tool at once, before any disk work: both halves run beside mke2fs and would each name only their own.
   const absent = missingTools([...ESP_HOST_NEEDS, ...BIOS_HOST_NEEDS]);
   if (absent.length > 0) throw new ImagingError('prerequisite', toolsMissingMessage(absent));
-  const w = new TreeWriter(o.tree, o.sandbox);
+  const w = new TreeWriter(o.tree, o.host);
   for (const [path, what] of [['vmlinuz', 'a kernel (/vmlinuz)'], ['initrd.img', 'an initramfs (/initrd.img)']] as const) {
     if (!(await w.exists(path))) throw new ImagingError('input', `the OS tree has no ${what}: /${path} is missing`);
   }
@@ -90,7 +89,7 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeByt
   await w.writeText('boot/grub/grub.cfg', cfg);
 
   const diskBytes = o.diskMiB * MiB;
-  const used = await timed('measuring the tree (du)', () => treeBytes(o.tree, o.sandbox, o.signal));
+  const used = await timed('measuring the tree (du)', () => treeBytes(o.tree, o.host, o.signal));
   const reserve = (o.reserveMiB ?? 0) * MiB;
   const tooSmall = diskTooSmall(used, o.reserveMiB ?? 0, o.diskMiB);
   if (used + reserve > rootBytes(diskBytes)) throw tooSmall('');
@@ -102,7 +101,7 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeByt
   espMade.catch(() => undefined);
   grubMade.catch(() => undefined);
   try {
-    await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', ids, signal: o.signal, sandbox: o.sandbox, reproducible: o.reproducible });
+    await writeExt4Disk({ rawPath: o.rawPath, diskBytes, tree: o.tree, label: 'root', ids, signal: o.signal, host: o.host, reproducible: o.reproducible });
   } catch (e) {
     // The ESP's own end, not the pair's: the pair fails at its first failure while the ESP may still be writing.
     await espMade.then((esp) => esp.remove(), () => undefined);
@@ -117,7 +116,7 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeByt
   const esp = espDone.value;
   const bios = grubDone.value;
   try {
-    if (reserve > 0) await checkFree(o.rawPath, reserve, tooSmall, o.sandbox, o.signal);
+    if (reserve > 0) await checkFree(o.rawPath, reserve, tooSmall, o.host, o.signal);
     report(0.9, 'installing the boot loaders');
     await esp.place(o.rawPath);
   } finally {
@@ -135,8 +134,8 @@ export async function writeBootableRaw(o: BootableRawOptions): Promise<{ treeByt
 }
 
 /** Free blocks of the new filesystem (dumpe2fs) must hold what the first boot creates. */
-export async function checkFree(rawPath: string, bytes: number, tooSmall: (why: string) => ImagingError, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
-  const out = await runToolOutput('dumpe2fs', ['-h', partitionDevice(basename(rawPath))], { cwd: dirname(rawPath), signal, sandbox });
+export async function checkFree(rawPath: string, bytes: number, tooSmall: (why: string) => ImagingError, host: BuildHost, signal?: AbortSignal): Promise<void> {
+  const out = await host.output('dumpe2fs', ['-h', partitionDevice(basename(rawPath))], { cwd: dirname(rawPath), signal });
   const free = /^Free blocks:\s+(\d+)/m.exec(out);
   const size = /^Block size:\s+(\d+)/m.exec(out);
   if (!free || !size) throw new ImagingError('tool', 'dumpe2fs printed no free block count');

@@ -1,5 +1,5 @@
 // What one image build takes and gives: shared by the build and its namespace child, apart from both.
-import type { Sandbox } from '../../host/sandbox';
+import type { BuildHost } from '../build-host';
 import type { DiskFormat } from '../formats';
 import type { Digests } from './output';
 import type { ProgressSink } from '../progress';
@@ -31,8 +31,8 @@ export interface BuildImageOptions {
    * namespace's root must be able to reach it (the OS layer cache's tmp folder is made for that).
    */
   readonly workDir: string;
-  /** Who the tools touching the tree run as; default: this process's (host/sandbox.ts). */
-  readonly sandbox?: Sandbox | undefined;
+  /** Who the tools touching the tree run as; default: this process's (currentBuildHost). */
+  readonly host?: BuildHost | undefined;
   readonly signal?: AbortSignal;
   readonly onProgress?: ProgressSink;
   /** Percentages this build reports span `from`..`to` (default 0..100): the caller's job may have done work before. */

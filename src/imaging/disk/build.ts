@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { chmod, lchown, lstat, mkdir, mkdtemp, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AbortedError } from '../../errors';
-import { currentSandbox, hostId, sandboxProblem, type Sandbox } from '../../host/sandbox';
+import { currentBuildHost, type BuildHost } from '../build-host';
 import { ImagingError } from '../errors';
 import { checkFree, diskTooSmall, writeBootableRaw } from './bootdisk';
 import { ACCOUNT_FILES, BaseDiskCache, baseKey, baseSeed, type AccountFile, type BaseMeta } from './base-disk';
@@ -22,7 +22,7 @@ import { digestFile, writeDigested, type Digests } from './output';
 import { reporter, type ProgressSink, type Reporter } from '../progress';
 import { qcow2FromRaw } from './qcow2';
 import { qemuConvert } from './qemu';
-import { assertReachable, runTool } from '../run';
+import { runTool } from '../run';
 import { applySettings } from '../system/apply';
 import { buildInNamespace } from './in-namespace';
 import type { BuildImageOptions, BuiltImage } from './build-options';
@@ -69,20 +69,20 @@ function ranged(sink: ProgressSink | undefined, range: { from: number; to: numbe
   return (p) => sink({ ...p, percentage: Math.floor(from + ((to - from) * p.percentage) / 100) });
 }
 
-/** The sandbox a build runs in, or why it cannot run (before anything is written). */
-function sandboxOf(o: BuildImageOptions): Sandbox {
-  const sandbox = o.sandbox ?? currentSandbox();
-  const problem = sandboxProblem(sandbox);
+/** The host a build runs on, or why it cannot run (before anything is written). */
+function hostOf(o: BuildImageOptions): BuildHost {
+  const host = o.host ?? currentBuildHost();
+  const problem = host.problem;
   if (problem !== undefined) throw new ImagingError('prerequisite', problem);
-  assertReachable(sandbox, o.workDir, 'build folder');
-  return sandbox;
+  host.assertReachable(o.workDir, 'build folder');
+  return host;
 }
 
 export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   checkAbort(o.signal);
   await checkOptions(o);
-  const sandbox = sandboxOf(o);
-  if (sandbox.kind === 'userns' && sandbox.self) return buildInNamespace(o, sandbox);
+  const host = hostOf(o);
+  if (host.ownNamespace) return buildInNamespace(o, host);
   const progress = reporter(ranged(o.onProgress, o.progressRange));
   const diskBytes = o.settings.diskMiB * MiB;
   progress.stage(0, 0, 'making the base disk');
@@ -92,26 +92,26 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
   const partOut = join(dirname(o.outFile), `.${basename(o.outFile)}.${randomUUID().slice(0, 8)}.part`);
   try {
     // The namespace's root writes the tree and the disk here.
-    await lchown(buildDir, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+    await host.own(buildDir);
     // The raw disk is made in the work dir (reachable from the namespace), every other disk from it.
     const rawPath = join(buildDir, 'disk.raw');
-    const base = await timed('base disk', () => baseDisk(o, sandbox, buildDir, rawPath, progress));
+    const base = await timed('base disk', () => baseDisk(o, host, buildDir, rawPath, progress));
     checkAbort(o.signal);
     progress.stage(50, 50, 'writing the software files');
     const text = (name: string): string => base.accountFiles.find((f) => f.name === name)?.text ?? '';
     const planned = await planFiles(o.files, o.manifest, parseAccounts(text('passwd'), text('group')));
-    const placed = [...(await passwordFiles(o, base, sandbox, buildDir)), ...planned.placed];
+    const placed = [...(await passwordFiles(o, base, host, buildDir)), ...planned.placed];
     const bytes = planned.bytes;
     const reserve = o.settings.swapMiB * MiB;
     const tooSmall = diskTooSmall(base.treeBytes + bytes, o.settings.swapMiB, o.settings.diskMiB);
     if (base.treeBytes + bytes + reserve > rootBytes(diskBytes)) throw tooSmall('');
-    await lchown(rawPath, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+    await host.own(rawPath);
     try {
-      await timed('writing the software files', () => writeImageFiles({ rawName: basename(rawPath), scratchDir: buildDir, index: { ...base.index }, files: placed, reproducible: o.reproducible, sandbox, signal: o.signal }));
+      await timed('writing the software files', () => writeImageFiles({ rawName: basename(rawPath), scratchDir: buildDir, index: { ...base.index }, files: placed, reproducible: o.reproducible, host, signal: o.signal }));
     } catch (e) {
       throw e instanceof ImagingError && e.kind === 'disk-full' ? tooSmall(` (${e.message})`, e) : e;
     }
-    if (reserve > 0) await checkFree(rawPath, reserve, tooSmall, sandbox, o.signal);
+    if (reserve > 0) await checkFree(rawPath, reserve, tooSmall, host, o.signal);
     // What the SBOMs list: the base's packages, the files by their sources; they name the finished image's digest.
     const contents = { ...base.contents, files: await listedFiles(o.files) };
     if (o.disk === 'raw' && !o.compress) await moveFile(rawPath, partOut, o.signal);
@@ -137,9 +137,9 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
  * settings made it before, else made (layer copied, settings applied, bootable disk written) and kept.
  * Its disk ids and times come from its own key, so a base is the same bytes whichever image asked for it.
  */
-async function baseDisk(o: BuildImageOptions, sandbox: Sandbox, buildDir: string, rawPath: string, progress: Reporter): Promise<BaseMeta> {
+async function baseDisk(o: BuildImageOptions, host: BuildHost, buildDir: string, rawPath: string, progress: Reporter): Promise<BaseMeta> {
   const cache = o.baseCache && o.reproducible ? new BaseDiskCache(o.baseCache.dir, o.baseCache.maxBytes) : undefined;
-  const key = cache && o.reproducible ? baseKey({ layerKey: o.baseCache!.layerKey, settings: withoutPasswords(o.settings), cloudInit: o.cloudInit, reproducible: o.reproducible, sandbox }) : undefined;
+  const key = cache && o.reproducible ? baseKey({ layerKey: o.baseCache!.layerKey, settings: withoutPasswords(o.settings), cloudInit: o.cloudInit, reproducible: o.reproducible, host }) : undefined;
   if (cache && key) {
     const hit = await timed('looking for a cached base disk', () => cache.take(key, rawPath, o.signal));
     if (hit) {
@@ -152,24 +152,24 @@ async function baseDisk(o: BuildImageOptions, sandbox: Sandbox, buildDir: string
   const reproducible = o.reproducible && { seed: seed ?? o.reproducible.seed, sourceDateEpoch: o.reproducible.sourceDateEpoch };
   const settings = withoutPasswords(o.settings);
   // The copy lives a few seconds: in memory when there is room (memory-folder.ts), else on disk.
-  const memory = o.layerBytes === undefined ? undefined : await memoryFolder(o.layerBytes, sandbox);
+  const memory = o.layerBytes === undefined ? undefined : await memoryFolder(o.layerBytes, host);
   const tree = join(memory ?? buildDir, 'root');
   let made: Omit<BaseMeta, 'key'>;
   try {
-    await timed(`copying the OS layer${memory ? ' (to memory)' : ''}`, () => copyTree(o.layerDir, tree, sandbox, o.signal));
+    await timed(`copying the OS layer${memory ? ' (to memory)' : ''}`, () => copyTree(o.layerDir, tree, host, o.signal));
     progress.stage(0, 20, 'applying settings', 0.5);
     checkAbort(o.signal);
-    await timed('applying settings', () => applySettings(tree, { settings, cloudInit: o.cloudInit, signal: o.signal, sandbox, reproducible }));
+    await timed('applying settings', () => applySettings(tree, { settings, cloudInit: o.cloudInit, signal: o.signal, host, reproducible }));
     checkAbort(o.signal);
     const { treeBytes } = await timed('writing the bootable disk', () => writeBootableRaw({
       tree, rawPath, diskMiB: o.settings.diskMiB, kernelParams: o.settings.kernelParams, reserveMiB: o.settings.swapMiB,
-      scratchDir: buildDir, signal: o.signal, sandbox, reproducible,
+      scratchDir: buildDir, signal: o.signal, host, reproducible,
       onProgress: (f, m) => progress.stage(20, 50, `writing the disk: ${m}`, f),
     }));
-    const [index, accountFiles, contents] = await timed('reading the tree (index, accounts, SBOM contents)', () => Promise.all([indexTree(tree), readAccountFiles(tree, sandbox), readTreeContents(tree)]));
+    const [index, accountFiles, contents] = await timed('reading the tree (index, accounts, SBOM contents)', () => Promise.all([indexTree(tree), readAccountFiles(tree, host), readTreeContents(tree)]));
     made = { treeBytes, index, accountFiles, contents };
   } finally {
-    await timed('removing the tree', () => (memory ? removeTree(memory, sandbox) : rm(tree, { recursive: true, force: true })));
+    await timed('removing the tree', () => (memory ? removeTree(memory, host) : rm(tree, { recursive: true, force: true })));
   }
   const meta: BaseMeta = { key: key ?? '', ...made };
   if (cache && key) await timed('keeping the base disk', () => cache.put(meta, rawPath, o.signal));
@@ -177,23 +177,15 @@ async function baseDisk(o: BuildImageOptions, sandbox: Sandbox, buildDir: string
 }
 
 /** The account files of the tree's /etc that are regular files, with their image owners. */
-async function readAccountFiles(tree: string, sandbox: Sandbox): Promise<AccountFile[]> {
+async function readAccountFiles(tree: string, host: BuildHost): Promise<AccountFile[]> {
   const out: AccountFile[] = [];
   for (const name of ACCOUNT_FILES) {
     const path = join(tree, 'etc', name);
     const st = await lstat(path).catch(() => undefined);
     if (!st?.isFile()) continue;
-    out.push({ name, text: await readFile(path, 'utf8'), mode: st.mode & 0o7777, uid: imageId(sandbox, st.uid, 'uid'), gid: imageId(sandbox, st.gid, 'gid') });
+    out.push({ name, text: await readFile(path, 'utf8'), mode: st.mode & 0o7777, uid: host.imageId(st.uid, 'uid'), gid: host.imageId(st.gid, 'gid') });
   }
   return out;
-}
-
-/** The image id that a host id of the tree stands for (hostId's inverse). */
-function imageId(s: Sandbox, host: number, kind: 'uid' | 'gid'): number {
-  if (s.kind === 'privileged') return host;
-  const [zero, base] = kind === 'uid' ? [s.uid0, s.uidBase] : [s.gid0, s.gidBase];
-  if (!s.self) return host - base;
-  return host === zero ? 0 : host - base + 1;
 }
 
 /**
@@ -201,18 +193,18 @@ function imageId(s: Sandbox, host: number, kind: 'uid' | 'gid'): number {
  * tools run on a copy of the base's account files, and the /etc/shadow they leave is written with the
  * software files.
  */
-async function passwordFiles(o: BuildImageOptions, base: BaseMeta, sandbox: Sandbox, buildDir: string): Promise<PlacedFile[]> {
+async function passwordFiles(o: BuildImageOptions, base: BaseMeta, host: BuildHost, buildDir: string): Promise<PlacedFile[]> {
   if (!hasPasswords(o.settings)) return [];
   const etc = join(buildDir, 'accounts', 'etc');
   await mkdir(etc, { recursive: true });
-  for (const d of [dirname(etc), etc]) await lchown(d, hostId(sandbox, 0, 'uid'), hostId(sandbox, 0, 'gid'));
+  for (const d of [dirname(etc), etc]) await host.own(d);
   for (const f of base.accountFiles) {
     const path = join(etc, f.name);
     await writeFile(path, f.text, { flag: 'wx', mode: 0o600 });
-    await lchown(path, hostId(sandbox, f.uid, 'uid'), hostId(sandbox, f.gid, 'gid'));
+    await lchown(path, host.hostId(f.uid, 'uid'), host.hostId(f.gid, 'gid'));
     await chmod(path, f.mode);
   }
-  await applyPasswords(dirname(etc), o.settings, sandbox, o.signal, reproducibleEnv(o.reproducible));
+  await applyPasswords(dirname(etc), o.settings, host, o.signal, reproducibleEnv(o.reproducible));
   const shadow = base.accountFiles.find((f) => f.name === 'shadow');
   if (shadow === undefined) throw new ImagingError('input', 'the OS tree has no /etc/shadow for the password hashes');
   const text = await readFile(join(etc, 'shadow'), 'utf8');

@@ -1,30 +1,29 @@
 // The manifest and the software files written straight into the root filesystem of a finished raw
-// disk (the image's base disk, base-disk.ts), by one `debugfs -w` run in the build's sandbox: the
+// disk (the image's base disk, base-disk.ts), by one `debugfs -w` run as the build's namespace root: the
 // filesystem is never mounted and the host never follows a path of it. Each destination is resolved
 // beforehand against the base's index as the image sees it (tree.ts, the same rule and errors as a
 // tree on the host), so every path debugfs gets is a chain of real directories from the root.
 import { constants } from 'node:fs';
-import { copyFile, lchown, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostId, type Sandbox } from '../../host/sandbox';
+import type { BuildHost } from '../build-host';
 import { ImagingError } from '../errors';
 import { partitionDevice } from './filesystem';
 import { reproducibleEnv, type Reproducible } from '../reproducible';
-import { runTool } from '../run';
 import type { PlacedFile } from '../system/staging';
 import { indexLookup, resolveParent, type TreeIndex } from '../tree';
 
 export interface ImageFilesOptions {
   /** The raw disk (its root partition's ext4 is written), in `scratchDir`. */
   readonly rawName: string;
-  /** A private folder reachable from the sandbox: the disk, and the sources copied for debugfs. */
+  /** A private folder the namespace's root reaches: the disk, and the sources copied for debugfs. */
   readonly scratchDir: string;
   /** The base filesystem's paths (changed here as files are added). */
   readonly index: TreeIndex;
   readonly files: readonly PlacedFile[];
   /** Times of what is written: the epoch when reproducible (E2FSPROGS_FAKE_TIME), else the clock. */
   readonly reproducible?: Reproducible | undefined;
-  readonly sandbox: Sandbox;
+  readonly host: BuildHost;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -79,19 +78,18 @@ export async function imageFilesScript(o: ImageFilesOptions): Promise<{ script: 
 /** Writes the files into the disk's root filesystem; a full filesystem is a 'disk-full' error. */
 export async function writeImageFiles(o: ImageFilesOptions): Promise<void> {
   const { script, sources } = await imageFilesScript(o);
-  // debugfs reads each source as the sandbox's root: private copies in the scratch folder, its own.
+  // debugfs reads each source as the namespace's root: private copies in the scratch folder, its own.
   const folder = join(o.scratchDir, 'files');
   await mkdir(folder, { mode: 0o700 });
-  const owner = (p: string): Promise<void> => lchown(p, hostId(o.sandbox, 0, 'uid'), hostId(o.sandbox, 0, 'gid'));
-  await owner(folder);
+  await o.host.own(folder);
   for (const s of sources) {
     const to = join(o.scratchDir, s.to);
     if ('text' in s.content) await writeFile(to, s.content.text, { flag: 'wx', mode: 0o600 });
     else await copyFile(s.content.source, to, constants.COPYFILE_EXCL);
-    await owner(to);
+    await o.host.own(to);
   }
-  const { stderr } = await runTool('debugfs', ['-w', '-f', '-', partitionDevice(o.rawName)], {
-    cwd: o.scratchDir, signal: o.signal, sandbox: o.sandbox, input: script, env: reproducibleEnv(o.reproducible),
+  const { stderr } = await o.host.run('debugfs', ['-w', '-f', '-', partitionDevice(o.rawName)], {
+    cwd: o.scratchDir, signal: o.signal, input: script, env: reproducibleEnv(o.reproducible),
   });
   // debugfs exits 0 whatever a command says: its echo of each command (`debugfs: …`) and its banner
   // aside, stderr is a failure.

@@ -1,4 +1,4 @@
-// An ordinary user's build. Its tools already run in a user namespace (host/sandbox.ts), but the
+// An ordinary user's build. Its tools already run in a user namespace (build-host.ts), but the
 // build process itself also writes into the tree, whose files belong to the namespace's ids: so the
 // whole disk stage runs in a child process that is root of that namespace (in-namespace-main.ts),
 // where it builds as a privileged build would. Progress, the result and errors come back as JSON lines.
@@ -6,13 +6,13 @@ import { existsSync } from 'node:fs';
 import { AbortedError } from '../../errors';
 import { exitWords, MAX_STDERR, run } from '../../host/child';
 import { compiledScript } from '../../host/compiled-script';
-import { sandboxPrefix, type Sandbox } from '../../host/sandbox';
+import type { BuildHost } from '../build-host';
 import type { BuildImageOptions, BuiltImage } from './build-options';
 import { ImagingError, type ImagingErrorKind } from '../errors';
 import type { BuildProgress } from '../progress';
 
 /** What crosses to the child: the options without the callbacks. */
-export type NamespaceJob = Omit<BuildImageOptions, 'signal' | 'onProgress' | 'sandbox'>;
+export type NamespaceJob = Omit<BuildImageOptions, 'signal' | 'onProgress' | 'host'>;
 
 /** One line of the child's stdout. */
 export type NamespaceReport =
@@ -24,10 +24,10 @@ const ABORT_GRACE_MS = 15_000;
 const ERROR_KINDS: readonly ImagingErrorKind[] = ['input', 'disk-full', 'tool', 'prerequisite', 'setup'];
 
 
-export async function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): Promise<BuiltImage> {
+export async function buildInNamespace(o: BuildImageOptions, host: BuildHost): Promise<BuiltImage> {
   const script = compiledScript('in-namespace-main.js', __filename, __dirname);
   if (!existsSync(script)) throw new ImagingError('prerequisite', `the build's namespace process ${script} is missing: build the package (npm run build)`);
-  const { signal, onProgress, sandbox: _ignored, ...job } = o;
+  const { signal, onProgress, host: _ignored, ...job } = o;
   void _ignored;
   let outcome: { result: BuiltImage } | { error: Error } | undefined;
   let pending = '';
@@ -56,7 +56,7 @@ export async function buildInNamespace(o: BuildImageOptions, sandbox: Sandbox): 
   // `.part` file, its scratch); SIGKILL only if it has not ended after ABORT_GRACE_MS.
   const ended = await run(
     {
-      command: process.execPath, args: [script], within: sandboxPrefix(sandbox), env: { APPLIANCE_FORGE_SANDBOX: 'privileged' },
+      command: process.execPath, args: [script], within: host.prefix, env: { APPLIANCE_FORGE_SANDBOX: 'privileged' },
       input: JSON.stringify(job satisfies NamespaceJob), onStdout, signal, graceMs: ABORT_GRACE_MS, anyExit: true,
     },
     (f) => new ImagingError('tool', `cannot start the build's namespace process: ${f.message}`, f.cause),

@@ -1,6 +1,7 @@
 // Stage 1 of a real image build: the Debian root tree (see ../system.ts for the contract).
 export { OsLayerCache, buildOsLayer, layerKey, sharedLayerKey, diskUsage, DEFAULT_MAX_BYTES } from './cache';
-export { packLayer, parseSharedLayerMeta, SharedLayerError, unpackLayer } from './shared-tier';
+export { parseSharedLayerMeta, SharedLayerError } from './shared-tier';
+export { packLayer, unpackLayer } from './layer-archive';
 export { folderLayerTier } from './folder-tier';
 export type { SharedLayerMeta, SharedLayerTier } from './shared-tier';
 export type { OsLayer, OsLayerOptions, OsLayerCacheOptions } from './cache';

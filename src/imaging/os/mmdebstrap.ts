@@ -5,10 +5,10 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { exitWords, run, runSync, type ChildExit } from '../../host/child';
-import { currentSandbox, sandboxPrefix, sandboxProblem, type Sandbox } from '../../host/sandbox';
+import { currentBuildHost, type BuildHost } from '../build-host';
 import { missingTools, toolsMissingMessage } from '../../host/tools';
 import { ImagingError } from '../errors';
-import { imagingFault, runToolOutput } from '../run';
+import { imagingFault } from '../run';
 import type { InstalledPackage } from '../stages';
 import { MmdebstrapProgress, type OsLayerProgress } from './progress';
 import { buildNote } from '../stage-log';
@@ -20,8 +20,8 @@ const MAX_LOG = 64 * 1024;
 const LAYER_TOOLS = ['mmdebstrap', 'gpgv', '/usr/share/keyrings/debian-archive-keyring.gpg', 'dpkg-query', 'findmnt', 'umount'] as const;
 
 /** No way to run the build (an ordinary user without a user namespace), or a tool missing: an error that says what to do, before anything is written. */
-export function checkPrerequisites(sandbox: Sandbox): void {
-  const problem = sandboxProblem(sandbox);
+export function checkPrerequisites(host: BuildHost): void {
+  const problem = host.problem;
   if (problem !== undefined) throw new ImagingError('prerequisite', problem);
   const missing = missingTools(LAYER_TOOLS);
   if (missing.length > 0) throw new ImagingError('tool', toolsMissingMessage(missing));
@@ -30,8 +30,8 @@ export function checkPrerequisites(sandbox: Sandbox): void {
 export interface MmdebstrapRun {
   /** mmdebstrap's temporary files (gpg home, apt's) and HOME: a folder the namespace's root owns. */
   readonly tmpDir: string;
-  /** mmdebstrap and the package scripts run as root of this sandbox's user namespace (or the host's, when privileged). */
-  readonly sandbox: Sandbox;
+  /** mmdebstrap and the package scripts run as root of this host's user namespace (or the host's, when privileged). */
+  readonly host: BuildHost;
   /** Every time the tree gets (dpkg, initramfs-tools, the shadow tools…) is this or older: reproducible trees. */
   readonly sourceDateEpoch: number;
   readonly signal?: AbortSignal | undefined;
@@ -60,7 +60,7 @@ export async function runMmdebstrap(args: readonly string[], target: string, o: 
     // Its own group: a cancel kills mmdebstrap, apt, dpkg and the maintainer scripts it started.
     ended = await run(
       {
-        command: 'mmdebstrap', args, within: sandboxPrefix(o.sandbox), env: { ...BUILD_ENV, TMPDIR: o.tmpDir, HOME: o.tmpDir, SOURCE_DATE_EPOCH: String(o.sourceDateEpoch) },
+        command: 'mmdebstrap', args, within: o.host.prefix, env: { ...BUILD_ENV, TMPDIR: o.tmpDir, HOME: o.tmpDir, SOURCE_DATE_EPOCH: String(o.sourceDateEpoch) },
         group: true, signal: o.signal, onStdout: onText, onStderr: onText, anyExit: true,
       },
       imagingFault,
@@ -117,18 +117,18 @@ export async function unmountUnder(dir: string): Promise<void> {
  * Remove a build directory: its mounts first, so the removal never walks into the host's /proc or
  * /dev. An ordinary user's trees hold folders of the namespace's other ids: removed from inside it.
  */
-export async function removeTree(dir: string, sandbox: Sandbox = currentSandbox()): Promise<void> {
+export async function removeTree(dir: string, host: BuildHost = currentBuildHost()): Promise<void> {
   await unmountUnder(dir);
-  if (sandbox.kind === 'userns' && sandbox.self) {
-    await runToolOutput('rm', ['-rf', '--one-file-system', '--', dir], { sandbox });
+  if (host.ownNamespace) {
+    await host.output('rm', ['-rf', '--one-file-system', '--', dir]);
     return;
   }
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
 /** What dpkg says is installed in the tree. */
-export async function installedPackages(tree: string, sandbox: Sandbox, signal?: AbortSignal): Promise<InstalledPackage[]> {
-  const out = await runToolOutput('dpkg-query', [`--admindir=${tree}/var/lib/dpkg`, '-W', '-f=${db:Status-Abbrev}\t${Package}\t${Version}\t${Architecture}\n'], { signal, sandbox });
+export async function installedPackages(tree: string, host: BuildHost, signal?: AbortSignal): Promise<InstalledPackage[]> {
+  const out = await host.output('dpkg-query', [`--admindir=${tree}/var/lib/dpkg`, '-W', '-f=${db:Status-Abbrev}\t${Package}\t${Version}\t${Architecture}\n'], { signal });
   return out
     .split('\n')
     .map((l) => l.split('\t'))

@@ -1,13 +1,10 @@
 // The OS layer cache's shared tier: a layer one machine built, restored by the others instead of
 // running mmdebstrap again (a build farm's workers share it through its database and bucket).
 //
-// A layer travels as a tar archive made inside the build's namespace: its owners are the image's ids
-// (0…65535), never a host's subordinate ids, so a machine with another id mapping restores the same
-// tree. Its key is the layer's own key without the host ids (`sharedLayerKey`).
+// A layer travels as a tar archive made inside the build's namespace (layer-archive.ts). Its key is the
+// layer's own key without the host ids (`sharedLayerKey`).
 import { ForgeError } from '../../errors';
-import type { Sandbox } from '../../host/sandbox';
 import type { InstalledPackage } from '../stages';
-import { runTool } from '../run';
 
 /** What a restored layer needs besides its tree. */
 export interface SharedLayerMeta {
@@ -56,21 +53,4 @@ export function parseSharedLayerMeta(text: string, which: string): SharedLayerMe
     return { name: q.name, version: q.version, arch: q.arch };
   });
   return { installed, sourceDateEpoch: m.sourceDateEpoch as number };
-}
-
-// Numeric owners, modes, ACLs and every extended attribute (file capabilities: ping's cap_net_raw).
-const KEPT = ['--numeric-owner', '--xattrs', '--xattrs-include=*', '--acls'];
-
-/** The tree's archive at `archive` (a file the namespace's root may create), made inside the namespace. */
-export async function packLayer(tree: string, archive: string, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
-  await runTool('tar', ['--create', '--file', archive, '--format=posix', '--sort=name', ...KEPT, '--one-file-system', '-C', tree, '.'], { sandbox, signal });
-}
-
-/**
- * The archive unpacked into `tree` (an empty folder the namespace's root owns), inside the namespace:
- * as that root it can give only the namespace's ids, and GNU tar refuses members that climb out of
- * the folder and sets links that point out of it only after every file is written.
- */
-export async function unpackLayer(archive: string, tree: string, sandbox: Sandbox, signal?: AbortSignal): Promise<void> {
-  await runTool('tar', ['--extract', '--file', archive, '--same-permissions', '--same-owner', '--delay-directory-restore', ...KEPT, '-C', tree], { sandbox, signal });
 }

@@ -1,9 +1,8 @@
 // Groups, users, passwords and ssh keys of the image, made with the image's own shadow tools
 // (`--root TREE`: they chroot into the tree, so its /etc/login.defs, /etc/skel and files are used).
 // Passwords arrive only as crypt(3) hashes and go to `chpasswd -e` on its stdin, never on a command line.
-import type { Sandbox } from '../../host/sandbox';
+import type { BuildHost } from '../build-host';
 import { ImagingError } from '../errors';
-import { runTool } from '../run';
 import type { SshKey, SystemSettings } from '../stages';
 import { readAccounts } from '../tree';
 import type { TreeWriter } from './tree-writer';
@@ -24,7 +23,7 @@ function holderOf(names: ReadonlyMap<string, number>, id: number): string | unde
 export async function applyAccounts(w: TreeWriter, s: SystemSettings, signal?: AbortSignal, env?: Readonly<Record<string, string>>): Promise<void> {
   // The shadow tools chroot into the tree: they run as root of the build's namespace, never the host's.
   const run = (cmd: string, args: string[], input?: string) =>
-    runTool(cmd, ['--root', w.root, ...args], { signal, sandbox: w.sandbox, input, env });
+    w.host.run(cmd, ['--root', w.root, ...args], { signal, input, env });
   const before = await readAccounts(w.root);
   for (const g of s.groups) {
     checkName('group', g.name);
@@ -55,7 +54,7 @@ export async function applyAccounts(w: TreeWriter, s: SystemSettings, signal?: A
     if (u.secondaryGroups.length > 0) args.push('--groups', u.secondaryGroups.join(','));
     await run('useradd', [...args, '--', u.name]);
   }
-  await applyPasswords(w.root, s, w.sandbox, signal, env);
+  await applyPasswords(w.root, s, w.host, signal, env);
 
   const after = await readAccounts(w.root);
   await writeKeys(w, 'root', after.users.get('root'), s.rootUser.sshKeys);
@@ -80,8 +79,8 @@ export function withoutPasswords(s: SystemSettings): SystemSettings {
  * The password hashes (`chpasswd -e`, on its stdin) and root's lock, by the image's shadow tools on
  * `root` (a tree, or just its account files: they read and write only those).
  */
-export async function applyPasswords(root: string, s: SystemSettings, sandbox: Sandbox, signal?: AbortSignal, env?: Readonly<Record<string, string>>): Promise<void> {
-  const run = (cmd: string, args: string[], input?: string) => runTool(cmd, ['--root', root, ...args], { signal, sandbox, input, env });
+export async function applyPasswords(root: string, s: SystemSettings, host: BuildHost, signal?: AbortSignal, env?: Readonly<Record<string, string>>): Promise<void> {
+  const run = (cmd: string, args: string[], input?: string) => host.run(cmd, ['--root', root, ...args], { signal, input, env });
   const hashes = [
     ...(s.rootUser.passwordHash !== undefined ? [`root:${s.rootUser.passwordHash}`] : []),
     ...s.users.filter((u) => u.passwordHash !== undefined).map((u) => `${u.name}:${u.passwordHash!}`),

@@ -3,7 +3,7 @@
 // own paths (see tree.ts); users and groups come from the image's own tools (accounts.ts).
 import { lstat, utimes } from 'node:fs/promises';
 import { AbortedError } from '../../errors';
-import type { Sandbox } from '../../host/sandbox';
+import type { BuildHost } from '../build-host';
 import { applyAccounts } from './accounts';
 import { ImagingError } from '../errors';
 import { reproducibleEnv, type Reproducible } from '../reproducible';
@@ -20,7 +20,7 @@ export interface ApplySystemOptions {
   readonly cloudInit: boolean;
   readonly signal?: AbortSignal | undefined;
   /** Who the tree's tools run as, and so how its owners are stored on the host. */
-  readonly sandbox: Sandbox;
+  readonly host: BuildHost;
   /** The shadow tools date /etc/shadow's changes at its epoch. */
   readonly reproducible?: Reproducible | undefined;
 }
@@ -35,13 +35,13 @@ const XKB = /^[A-Za-z0-9_()+-]*$/;
 
 export async function applySystem(tree: string, o: ApplySystemOptions): Promise<void> {
   await applySettings(tree, o);
-  await placeFiles(new TreeWriter(tree, o.sandbox), o.files, o.manifest, o.signal);
+  await placeFiles(new TreeWriter(tree, o.host), o.files, o.manifest, o.signal);
 }
 
 /** Everything of applySystem but the manifest and the software files (the part an image's base disk holds). */
 export async function applySettings(tree: string, o: Omit<ApplySystemOptions, 'files' | 'manifest'>): Promise<void> {
   const s = o.settings;
-  const w = new TreeWriter(tree, o.sandbox);
+  const w = new TreeWriter(tree, o.host);
   const put = (path: string, text: string, mode?: number): Promise<string> => w.writeText(path, text, mode);
   const step = (): void => {
     if (o.signal?.aborted) throw new AbortedError('image build aborted');

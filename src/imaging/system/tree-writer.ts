@@ -2,11 +2,11 @@
 // the tree as the image will see it (tree.ts: links followed inside the tree, an absolute one restarts
 // at its root, `..` stops there), so no write follows the host's links out of it; a file is created
 // with O_EXCL (an existing file or link is removed first, never written through); and owners are
-// the image's ids as the host stores them for the build's sandbox (subordinate ids in a user namespace).
+// the image's ids as the host stores them for the build's host (subordinate ids in a user namespace).
 import { constants } from 'node:fs';
 import { chmod, copyFile, lchown, lstat, mkdir, readdir, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostId, type Sandbox } from '../../host/sandbox';
+import type { BuildHost } from '../build-host';
 import { ImagingError } from '../errors';
 import { resolveParent } from '../tree';
 
@@ -26,12 +26,12 @@ function segmentsOf(imagePath: string | readonly string[]): string[] {
 export class TreeWriter {
   constructor(
     readonly root: string,
-    readonly sandbox: Sandbox,
+    readonly host: BuildHost,
   ) {}
 
   /** Set the host owner of `hostPath` (never following a link) to the image's `owner`. */
   async own(hostPath: string, owner: ImageOwner = IMAGE_ROOT): Promise<void> {
-    await lchown(hostPath, hostId(this.sandbox, owner.uid, 'uid'), hostId(this.sandbox, owner.gid, 'gid'));
+    await lchown(hostPath, this.host.hostId(owner.uid, 'uid'), this.host.hostId(owner.gid, 'gid'));
   }
 
   /**

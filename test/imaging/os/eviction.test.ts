@@ -7,8 +7,9 @@ import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, sy
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../../src/host/sandbox';
+import { buildHostOf } from '../../../src/imaging/build-host';
 import { OsLayerCache } from '../../../src/imaging/os';
+import { keepDeb } from '../../../src/imaging/os/debs';
 import { mountsUnder } from '../../../src/imaging/os/mmdebstrap';
 import { isImagingError } from '../../../src/imaging';
 import { startServer } from '../../../src/server';
@@ -181,8 +182,8 @@ describe('the sweep at server start', () => {
 });
 
 describe('the .deb files a build in memory downloaded', () => {
-  // keepDeb is private: reached here because a link among a tree's downloads cannot be planted in a real
-  // mmdebstrap run (apt writes them); the copy across file systems is the path a build in memory takes.
+  // keepDeb on its own: a link among a tree's downloads cannot be planted in a real mmdebstrap run (apt
+  // writes them); the copy across file systems is the path a build in memory takes.
   it.runIf(existsSync('/dev/shm'))('are copied into the cache from another file system; a link among them is never followed, a FIFO never waited on', async () => {
     const cache = new OsLayerCache({ dir: join(root.path, `debs${n++}`) });
     await cache.evict(); // makes the layout
@@ -191,11 +192,11 @@ describe('the .deb files a build in memory downloaded', () => {
       writeFileSync(join(shm, 'real_1_all.deb'), 'a deb\n');
       symlinkSync('/etc/hostname', join(shm, 'evil_1_all.deb'));
       execFileSync('mkfifo', [join(shm, 'fifo_1_all.deb')]);
-      const keepDeb = (Reflect.get(cache, 'keepDeb') as (file: string, name: string, sandbox: Sandbox) => Promise<void>).bind(cache);
-      const sandbox: Sandbox = { kind: 'privileged', reason: 'test' };
-      await keepDeb(join(shm, 'real_1_all.deb'), 'real_1_all.deb', sandbox);
-      await keepDeb(join(shm, 'evil_1_all.deb'), 'evil_1_all.deb', sandbox);
-      await keepDeb(join(shm, 'fifo_1_all.deb'), 'fifo_1_all.deb', sandbox); // without O_NONBLOCK: the test's timeout
+      const host = buildHostOf({ kind: 'privileged', reason: 'test' });
+      const debs = join(cache.dir, 'debs');
+      await keepDeb(debs, join(shm, 'real_1_all.deb'), 'real_1_all.deb', host);
+      await keepDeb(debs, join(shm, 'evil_1_all.deb'), 'evil_1_all.deb', host);
+      await keepDeb(debs, join(shm, 'fifo_1_all.deb'), 'fifo_1_all.deb', host); // without O_NONBLOCK: the test's timeout
       expect(readdirSync(join(cache.dir, 'debs'))).toEqual(['real_1_all.deb']);
       expect(readFileSync(join(cache.dir, 'debs', 'real_1_all.deb'), 'utf8')).toBe('a deb\n');
     } finally {

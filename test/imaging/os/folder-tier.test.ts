@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { folderLayerTier, OsLayerCache, SharedLayerError, sharedLayerKey } from '../../../src/imaging/os';
 import { mirrorState } from '../../../src/imaging/os/mirror-state';
-import { currentSandbox } from '../../../src/host/sandbox';
+import { currentBuildHost } from '../../../src/imaging/build-host';
 import { cliBundle, runCli } from '../../cli/helpers/cli';
 import { examplesWorkspace } from '../../engine/helpers/service';
 import { TEST_CACHE, countMmdebstrap, listing, privateCache, requireBuildPrerequisites, scratch, spec } from './helpers';
@@ -41,7 +41,7 @@ describe('OS layers kept in a folder between runs', () => {
     const a = await one.acquire(spec());
     try {
       await one.settle();
-      const key = sharedLayerKey(spec(), (await mirrorState(spec())).indexes, currentSandbox());
+      const key = sharedLayerKey(spec(), (await mirrorState(spec())).indexes, currentBuildHost());
       expect(readdirSync(join(archives.path, 'layers')).sort()).toEqual([`${key}.json`, `${key}.tar`]);
       const before = runs.runs();
       const two = new OsLayerCache({ dir: mine.path, shared: tier });

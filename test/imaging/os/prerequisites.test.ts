@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isImagingError } from '../../../src/imaging/errors';
 import { OsLayerCache, checkPrerequisites } from '../../../src/imaging/os';
 import { findOnPath, sbinPath } from '../../../src/host/path';
-import { currentSandbox } from '../../../src/host/sandbox';
+import { currentBuildHost } from '../../../src/imaging/build-host';
 import { privateCache, requireBuildPrerequisites, scratch, spec } from './helpers';
 
 const bin = scratch('nobin');
@@ -33,7 +33,7 @@ describe('a host without mmdebstrap', () => {
   it('checkPrerequisites names the Debian package to install', () => {
     let e: unknown;
     try {
-      checkPrerequisites(currentSandbox());
+      checkPrerequisites(currentBuildHost());
     } catch (err) {
       e = err;
     }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OsLayerCache, sharedLayerKey, type SharedLayerTier } from '../../../src/imaging/os';
 import { mirrorState } from '../../../src/imaging/os/mirror-state';
-import { currentSandbox } from '../../../src/host/sandbox';
+import { currentBuildHost } from '../../../src/imaging/build-host';
 import { openS3Blobs, type S3Blobs } from '../../../src/server/blobs/s3';
 import { SharedLayerError } from '../../../src/imaging/os';
 import { sharedLayers } from '../../../src/server/shared-layers';
@@ -75,7 +75,7 @@ describe.skipIf(skip !== undefined)('OS layers shared through PostgreSQL and S3'
     try {
       // Shared in the background; settle() waits for it, as a server's close does.
       await one.settle();
-      const key = sharedLayerKey(spec(), (await mirrorState(spec())).indexes, currentSandbox());
+      const key = sharedLayerKey(spec(), (await mirrorState(spec())).indexes, currentBuildHost());
       expect(await tier.has(key)).toBe(true);
       const before = runs.runs();
       const two = new OsLayerCache({ dir: mine.path, shared: tier });

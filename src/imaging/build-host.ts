@@ -1,0 +1,81 @@
+// The host as a build's stages see it, in one handle made once and handed down: who the tools that
+// touch a tree run as (host/sandbox.ts: root of a user namespace, or the host's root), the host ids
+// the image's ids are stored as, the tool runner through that namespace, and which folders the
+// namespace's root can reach. The stages ask it; none of them reads the sandbox record.
+import { lchown } from 'node:fs/promises';
+import { blockedFolder, currentSandbox, hostId, sandboxPrefix, sandboxProblem, type Sandbox } from '../host/sandbox';
+import { ImagingError } from './errors';
+import { runTool, runToolOutput, type RunOptions, type RunResult } from './run';
+
+export interface BuildHost {
+  /** What the builds run as and why: one line for a server's start. */
+  readonly reason: string;
+  /** The tools run as root of a user namespace (mmdebstrap's `unshare` mode); false: as the host's root. */
+  readonly namespaced: boolean;
+  /** An ordinary user's namespace: its root is that user, so the disk stage runs whole in a namespace child (disk/in-namespace.ts). */
+  readonly ownNamespace: boolean;
+  /** The host ids of the trees' owners, as a cache key holds them: a tree made in a namespace is read only through the same one. */
+  readonly owners: string;
+  /** Why builds cannot run here (an ordinary user without a namespace, or one insisted on); undefined: they can. */
+  readonly problem: string | undefined;
+  /** The command prefix that runs a program as the namespace's root (none when privileged). */
+  readonly prefix: readonly string[];
+  /** The host uid or gid of the image's id `n`. */
+  hostId(n: number, kind: 'uid' | 'gid'): number;
+  /** The image's id that the host id `host` of a tree stands for (hostId's inverse). */
+  imageId(host: number, kind: 'uid' | 'gid'): number;
+  /** Gives `path` (not what a link there points at) to the namespace's root: a folder or file its tools write. */
+  own(path: string): Promise<void>;
+  /** Runs a tool as the namespace's root (a tool that reads or writes a build's tree). */
+  run(command: string, args: readonly string[], opts?: RunOptions): Promise<RunResult>;
+  /** The same, its whole stdout returned (bounded: short reports). */
+  output(command: string, args: readonly string[], opts?: Omit<RunOptions, 'onStdout'>): Promise<string>;
+  /** Why the namespace's root cannot reach `dir` (what to change), or undefined when it can. */
+  unreachable(dir: string, what: string): string | undefined;
+  /** Refuses a folder the namespace's root cannot reach (the cache, a work dir), saying what to change. */
+  assertReachable(dir: string, what: string): void;
+}
+
+/** The handle of builds in `sandbox`. */
+export function buildHostOf(sandbox: Sandbox): BuildHost {
+  const prefix = sandboxPrefix(sandbox);
+  const toHost = (n: number, kind: 'uid' | 'gid'): number => hostId(sandbox, n, kind);
+  const unreachable = (dir: string, what: string): string | undefined => {
+    const blocked = blockedFolder(sandbox, dir);
+    if (blocked === undefined) return undefined;
+    return `the ${what} ${dir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`;
+  };
+  return {
+    reason: sandbox.reason,
+    namespaced: sandbox.kind === 'userns',
+    ownNamespace: sandbox.kind === 'userns' && sandbox.self,
+    owners: sandbox.kind === 'userns' ? [sandbox.uid0, sandbox.gid0, sandbox.uidBase, sandbox.gidBase].join(':') : 'host',
+    get problem() {
+      return sandboxProblem(sandbox);
+    },
+    prefix,
+    hostId: toHost,
+    imageId: (host, kind) => {
+      if (sandbox.kind === 'privileged') return host;
+      const [zero, base] = kind === 'uid' ? [sandbox.uid0, sandbox.uidBase] : [sandbox.gid0, sandbox.gidBase];
+      if (!sandbox.self) return host - base;
+      return host === zero ? 0 : host - base + 1;
+    },
+    own: (path) => lchown(path, toHost(0, 'uid'), toHost(0, 'gid')),
+    run: (command, args, opts = {}) => runTool(command, args, { ...opts, within: prefix }),
+    output: (command, args, opts = {}) => runToolOutput(command, args, { ...opts, within: prefix }),
+    unreachable,
+    assertReachable: (dir, what) => {
+      const problem = unreachable(dir, what);
+      if (problem !== undefined) throw new ImagingError('setup', problem);
+    },
+  };
+}
+
+let current: BuildHost | undefined;
+
+/** This process's build host (its sandbox detected on first use). */
+export function currentBuildHost(): BuildHost {
+  current ??= buildHostOf(currentSandbox());
+  return current;
+}
