@@ -9,8 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const require = createRequire(import.meta.url);
 const { startWorker } = require('../../dist/src/server/index.js');
-const { TARGET_FORMATS } = require('../../dist/src/imaging/formats.js');
-const { defaultMirror } = require('../../dist/src/imaging/os/mirror.js');
+const { TARGET_FORMATS, defaultMirror } = require('../../dist/src/imaging/index.js');
 
 const SECONDS = Number(process.env.FAKE_SECONDS ?? 5);
 const MIB = Number(process.env.FAKE_MIB ?? 64);

@@ -9,7 +9,7 @@ import { UsageError } from './command';
 import { declarationHelp, type DeclarationMode, parseDeclarationArgs } from './declaration-options';
 import { destroyClosing, destroyJson, formatFiles, formatResult } from './declaration-output';
 import { applyDocument, planDocument } from '../engine/run-document';
-import { routeBuildNotes } from '../imaging/stage-log';
+import { routeBuildNotes } from '../imaging';
 import { openLogFile } from './log-file';
 import { varsOf } from './options';
 import { createRenderer, jsonLines, renderMode, useColor } from './progress';

@@ -6,7 +6,7 @@
 // `-` (--max-jobs: APPLIANCE_FORGE_MAX_JOBS), as --database-url has APPLIANCE_FORGE_DATABASE_URL: a flag
 // wins over its variable, and an empty variable counts as unset.
 import { DEFAULT_LIMITS, DEFAULT_MAX_BUILDS, MAX_DISK_MIB, MAX_TIMER_MS, MIN_DISK_MIB, type Limits } from '../model/limits';
-import { DEFAULT_MAX_BYTES } from '../imaging/os/cache';
+import { DEFAULT_LAYER_CACHE_BYTES } from '../imaging';
 import { UsageError } from './command';
 
 /** `serve --port` when neither the flag nor its variable is given (the server itself takes any free port). */
@@ -54,7 +54,7 @@ export const SERVE_FLAGS: readonly ServeFlag[] = [
   flag({ name: 'storageBytesPerUser', flag: 'max-storage-mib-per-user', default: DEFAULT_LIMITS.storageBytesPerUser, min: 1, max: 999_999_999, unit: 'MiB', scale: MIB, help: 'uploaded software files one user may keep in all (507 beyond)' }),
   flag({ name: 'buildTimeoutMs', flag: 'max-build-minutes', default: DEFAULT_LIMITS.buildTimeoutMs, min: 1, max: Math.floor(MAX_TIMER_MS / 60_000), unit: 'minutes', scale: 60_000, help: 'a longer build is stopped and fails' }),
   flag({ name: 'maxBuilds', flag: 'max-builds', default: DEFAULT_MAX_BUILDS, min: 1, max: 999, unit: 'count', scale: 1, help: 'image builds this node runs at once (the others wait)' }),
-  flag({ name: 'maxCacheBytes', flag: 'max-cache-mib', default: DEFAULT_MAX_BYTES, min: 1024, max: 999_999_999, unit: 'MiB', scale: MIB, help: 'size bound of the OS layer cache: layers, downloaded packages, builds in progress' }),
+  flag({ name: 'maxCacheBytes', flag: 'max-cache-mib', default: DEFAULT_LAYER_CACHE_BYTES, min: 1024, max: 999_999_999, unit: 'MiB', scale: MIB, help: 'size bound of the OS layer cache: layers, downloaded packages, builds in progress' }),
 ];
 
 /** The settings the flags and variables give: the limits given (the server's defaults stand for the others), the port and builds always. */

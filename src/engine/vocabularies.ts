@@ -4,7 +4,7 @@
 // is not refused by plan or apply for one of these values. plan and apply check the model's lists the
 // same way (one check, before any request); the image formats they ask of the service, whose list may be longer.
 import { distribution, installProfile } from '../model/resources';
-import { TARGET_FORMATS } from '../imaging/formats';
+import { TARGET_FORMATS } from '../imaging';
 import { nearMiss } from './platform-keys';
 
 export interface Vocabulary {

@@ -2,12 +2,15 @@
 // the mirror: 0–40 %), then the disk stage (software, settings, bootable disk, format: 40–100 %).
 // A caller (the server's job runner, a script) hands over what to build and where, a signal and a
 // progress sink; the layer's lease, the scratch folder and the stages' percentages stay in here.
+// The stages' modules load with their first use (a sweep, a build): a server that only answers (the
+// command line's embedded one, for a plan) never reads them.
 import { join } from 'node:path';
-import type { BuiltImage } from './disk/build';
+import type { BuiltImage } from './disk/build-options';
+import { currentBuildHost } from './build-host';
 import { defaultCacheDir, layerArchiveDir } from './cache-dir';
-import { folderLayerTier } from './os/folder-tier';
+import { ImagingError } from './errors';
 import type { DiskFormat } from './formats';
-import { OsLayerCache } from './os/cache';
+import type { OsLayerCache } from './os/cache';
 import type { SharedLayerTier } from './os/shared-tier';
 import type { BuildProgress } from './progress';
 import { imageSeed } from './reproducible';
@@ -73,15 +76,22 @@ const LAYER_PERCENT = 40;
 export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
   // Layers under <cache>/os: the other stages may keep their own folders beside it.
   const cacheDir = join(o.cacheDir ?? defaultCacheDir(), 'os');
-  const archives = layerArchiveDir();
-  const shared = o.sharedLayers ?? (archives !== undefined ? folderLayerTier(archives) : undefined);
-  const cache = new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes, onWarning: o.onWarning, shared });
+  if (o.maxCacheBytes !== undefined && !(o.maxCacheBytes > 0)) throw new ImagingError('input', `maxBytes must be positive, not ${o.maxCacheBytes}`);
+  let opened: Promise<OsLayerCache> | undefined;
+  const layers = (): Promise<OsLayerCache> => (opened ??= (async () => {
+    const [{ OsLayerCache }, { folderLayerTier }] = await Promise.all([import('./os/cache.js'), import('./os/folder-tier.js')]);
+    const archives = layerArchiveDir();
+    const shared = o.sharedLayers ?? (archives !== undefined ? folderLayerTier(archives) : undefined);
+    return new OsLayerCache({ dir: cacheDir, maxBytes: o.maxCacheBytes, onWarning: o.onWarning, shared, host: currentBuildHost() });
+  })());
   return {
     cacheDir,
-    sweep: () => cache.sweep(),
-    settle: () => cache.settle(),
+    sweep: async () => (await layers()).sweep(),
+    // Nothing to wait for when no layer was ever asked for.
+    settle: async () => (opened === undefined ? undefined : (await opened).settle()),
     async build({ recipe, settings, files, outFile, imageName }, signal, progress) {
       progress({ stage: 'os-layer', percentage: 0, message: 'resolving packages' });
+      const cache = await layers();
       const layer = await timed('OS layer', () => cache.acquire(recipe.os, {
         signal,
         onProgress: (p) => progress({ stage: 'os-layer', percentage: Math.floor(LAYER_PERCENT * p.fraction), message: p.message }),
@@ -92,12 +102,12 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
         const reproducible = recipe.reproducible
           ? { seed: await timed('the build seed', () => imageSeed({ ...recipe, installed, sourceDateEpoch, settings, files, manifest: renderManifest(recipe.manifest, recipe.os, installed) }, signal)), sourceDateEpoch }
           : undefined;
-        // The disk stage's modules (filesystem, boot loader, formats, SBOMs) load with the first build: a
-        // server that only answers (the command line's embedded one, for a plan) never reads them.
         const { buildImage } = await import('./disk/build.js');
         return await timed('disk stage', () => buildImage({
           layerDir: layer.dir, layerBytes: layer.bytes, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
           manifest: renderManifest(recipe.manifest, recipe.os, installed, reproducible), outFile, imageName, reproducible,
+          // The process's one build host, the cache's too (its sandbox detected with the first use).
+          host: currentBuildHost(),
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),
           // Base disks beside the layers: a rebuild after a software change starts from its base.

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { digestFile } from '../digest';
-import { parseSharedLayerMeta, SharedLayerError, type SharedLayerTier } from '../imaging/os/shared-tier';
+import { parseSharedLayerMeta, SharedLayerError, type SharedLayerTier } from '../imaging';
 import type { BlobStore } from './blobs/port';
 import type { LayerIndex } from './store/port';
 

@@ -2,12 +2,8 @@
 // (docs/contracts.md "Server"). `createUser` is the command line's way in.
 import type { FastifyInstance } from 'fastify';
 import { builtIndexDir, indexedCatalogs, startIndexDir } from './catalog/start-index';
-// The builder and formats from their own modules, not the imaging index (every stage of a build).
-import { imageBuilder } from '../imaging/builder';
-import { TARGET_FORMATS } from '../imaging/formats';
-import { defaultMirror } from '../imaging/os/mirror';
-import { buildNote } from '../imaging/stage-log';
-import type { MirrorConfig } from '../imaging';
+// The image builder's face: its stages load with the first build.
+import { buildNote, defaultMirror, imageBuilder, TARGET_FORMATS, type MirrorConfig, type SharedLayerTier } from '../imaging';
 import type { Ctx, ServerLog } from './context';
 import { buildServer } from './app';
 import { addUser, type CreatedUser } from './auth/keys';
@@ -26,7 +22,6 @@ import { openDataFolder } from './data-folder';
 import { openPgStore } from './store/postgres/store';
 import { SqliteStore } from './store/sqlite/store';
 import { SHARED_LAYER_DAYS, sharedLayers } from './shared-layers';
-import type { SharedLayerTier } from '../imaging/os/shared-tier';
 
 /** Where a node keeps its records, blobs and jobs, and what it does (docs/server.md "Running a build farm"). */
 export interface NodeOptions {

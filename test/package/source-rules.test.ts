@@ -1,7 +1,9 @@
 // Rules the sources keep, read from the files themselves: comments cite only what the package ships
 // (docs/, never an issue tracker's numbers), control characters are checked by the model's text rule
 // (src/model/text-rules.ts) rather than by regexes that need a lint suppression, and optional fields
-// pass through whole rather than relayed by conditional spreads (a bound, not a target).
+// pass through whole rather than relayed by conditional spreads (a bound, not a target). The image
+// builder (src/imaging) keeps its files short, and the rest of the package reaches it only through its
+// two faces: src/imaging (index.ts) and src/imaging/boot (the boot check).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -53,4 +55,37 @@ describe('source rules', () => {
     expect(spreads.length).toBeGreaterThan(0);
     expect(spreads.length).toBeLessThanOrEqual(60);
   });
+
+  it('no file of the image builder is longer than 300 lines', () => {
+    const long = shipped
+      .filter((f) => f.startsWith('src/imaging/'))
+      .map((f) => ({ f, lines: read(f).split('\n').length - (read(f).endsWith('\n') ? 1 : 0) }))
+      .filter(({ lines }) => lines > 300)
+      .map(({ f, lines }) => `${f}: ${lines} lines`);
+    expect(long).toEqual([]);
+  });
+
+  it('outside the image builder, only its faces are imported: src/imaging and src/imaging/boot', () => {
+    expect(deepImagingImports('src/server/x.ts', ["import { a } from '../imaging';", "import { b } from '../imaging/boot';", "import type { c } from '../imaging/os/cache';", "const d = import('../imaging/disk/build.js');"].join('\n'))).toEqual([
+      'src/server/x.ts → src/imaging/os/cache',
+      'src/server/x.ts → src/imaging/disk/build',
+    ]);
+    expect(shipped.filter((f) => !f.startsWith('src/imaging/')).flatMap((f) => deepImagingImports(f, read(f)))).toEqual([]);
+  });
 });
+
+/** Module specifiers of a source text: import/export … from, side-effect imports, import(), require(). */
+function specifiers(text: string): string[] {
+  const patterns = [/\b(?:import|export)\s+(?:type\s+)?[^'";]*?\sfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\b(?:import|require)\s*\(\s*['"]([^'"]+)['"]\s*\)/g];
+  return patterns.flatMap((re) => [...text.matchAll(re)].map((m) => m[1]!));
+}
+
+/** The imports of `file` that reach into src/imaging past its two faces, as `file → target`. */
+function deepImagingImports(file: string, text: string): string[] {
+  const faces = new Set(['src/imaging', 'src/imaging/index', 'src/imaging/boot', 'src/imaging/boot/index']);
+  return specifiers(text)
+    .filter((s) => s.startsWith('.'))
+    .map((s) => path.relative(ROOT, path.resolve(ROOT, path.dirname(file), s)).replace(/\.js$/, ''))
+    .filter((target) => target.startsWith('src/imaging/') && !faces.has(target))
+    .map((target) => `${file} → ${target}`);
+}

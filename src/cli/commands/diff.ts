@@ -2,8 +2,7 @@
 // disk images, then their partition-table and superblock differences (imaging/disk/diff.ts), e.g. two builds
 // that should be identical; --files: the files only.
 // Exit 0: identical; 1: they differ; 2: usage (a missing or unsupported image); 130: interrupted.
-import { diffImages, diffText } from '../../imaging/disk/diff';
-import { isImagingError } from '../../imaging/errors';
+import { diffImages, diffText, isImagingError } from '../../imaging';
 import { UsageError, type Command, type CommandModule } from '../command';
 import { interruptible } from '../interruptible';
 import { parseCommandArgs } from '../options';

@@ -4,13 +4,12 @@
 import { SERVER_ROLES, ServerConfigError, startServer, startWorker, topologyProblem, type ServerRole } from '../../server';
 import { openLiveCatalog } from '../../server/catalog/live';
 import { isPublicBaseUrl } from '../../server/http/errors';
-import { defaultCacheDir, defaultMirror, validateMirror, type MirrorConfig } from '../../imaging';
+import { currentBuildHost, defaultCacheDir, defaultMirror, validateMirror, type MirrorConfig } from '../../imaging';
 import { ignoreInGit } from '../../engine/embedded';
 import { DEFAULT_DATA_DIR, UsageError, type Command, type CommandModule } from '../command';
 import { HELP_OPTION, parseCommandArgs, QUIET_OPTION } from '../options';
 import { parseServeFlags, SERVE_FLAG_OPTIONS, serveFlagsHelp } from '../serve-flags';
 import { messageOf } from '../../errors';
-import { currentBuildHost } from '../../imaging/build-host';
 
 const HELP = `usage: appliance-forge serve [options]
 

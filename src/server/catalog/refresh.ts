@@ -12,7 +12,7 @@ export { releaseNamed } from '../../model/releases';
 export { dataFileOf } from './data-file';
 import { buildCatalogText, gzipCatalog, writeCatalogFile } from './build';
 import { readCatalogData } from './data-file';
-import { defaultCacheDir } from '../../imaging/cache-dir';
+import { defaultCacheDir } from '../../imaging';
 import { DEFAULT_PLATFORM } from '../../model/platforms';
 
 export type IndexSource =

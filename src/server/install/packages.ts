@@ -6,7 +6,7 @@ import { present } from '../../model/present';
 import type { Pkg } from '../../model/resources';
 import { parseUri } from '../../model/uris';
 import type { Ctx } from '../context';
-import type { PackageRequest } from '../../imaging/stages';
+import type { PackageRequest } from '../../imaging';
 import { badRequest } from '../service-error';
 import type { OsProfileDoc } from '../store/docs';
 import type { CatalogPort } from '../ports';

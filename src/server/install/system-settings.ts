@@ -1,6 +1,6 @@
 // The stored install profile as the disk stage applies it (imaging/stages.ts `SystemSettings`).
 // The profile was checked when it was written (install/profile.ts): this only maps and fills defaults.
-import type { SystemGroup, SystemSettings, SystemUser } from '../../imaging/stages';
+import type { SystemGroup, SystemSettings, SystemUser } from '../../imaging';
 import type { InstallProfile, OsUser } from '../../model/resources';
 import { KEYBOARD_XKB } from '../../model/keyboards';
 import { DEFAULT_DISK_MIB } from '../../model/limits';

@@ -11,8 +11,7 @@ import { installProfile, type InstallProfile } from '../../model/resources';
 import { badRequest } from '../service-error';
 import { packageRequestsOf } from '../install/packages';
 import { systemSettingsOf } from '../install/system-settings';
-import type { DiskFormat, ManifestSpec, OsLayerSpec, SystemSettings } from '../../imaging';
-import { osLayerSpecOf } from '../../imaging/recipe';
+import { osLayerSpecOf, type DiskFormat, type ManifestSpec, type OsLayerSpec, type SystemSettings } from '../../imaging';
 import { uris } from '../uris';
 import { OS_RELEASES, releaseById, releaseLabel } from '../../model/releases';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import type { OpStatus } from '../../model/resources';
 import { isForgeError, messageOf } from '../../errors';
 import type { Ctx } from '../context';
-import { isImagingError } from '../../imaging/errors';
+import { isImagingError } from '../../imaging';
 import { OpenStackError } from '../../openstack/errors';
 import { isServiceError } from '../service-error';
 import type { JobKind } from '../queue/port';

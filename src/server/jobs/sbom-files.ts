@@ -1,7 +1,7 @@
 // An image's SBOMs, kept beside its file as blobs of images/ (docs/images.md "SBOMs"), named after the image,
 // removed with it (store/docs.ts imageFilePaths).
 import { Readable } from 'node:stream';
-import type { ImageSboms } from '../../imaging/sbom';
+import type { ImageSboms } from '../../imaging';
 import { SBOM_FORMATS, type SbomFormat } from '../../model/sbom';
 import type { Ctx } from '../context';
 import type { ImageDoc, StoredFile } from '../store/docs';
