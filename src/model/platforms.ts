@@ -9,7 +9,7 @@ export interface Platform {
   readonly name: string;
   /** Debian's name for it: dpkg, mmdebstrap `--architectures`, the archive's `binary-ARCH` indexes. */
   readonly debianArch: string;
-  /** The kernel package of each flavour (system.ts's KernelFlavour). */
+  /** The kernel package of each flavour (imaging/stages.ts's KernelFlavour). */
   readonly kernels: { readonly cloud: string; readonly generic: string };
   /** GPT type GUID of the root partition ("Linux root" of this architecture). */
   readonly rootPartitionType: string;

@@ -10,7 +10,7 @@ import type { SystemSettings } from '../stages';
 export interface BuildImageOptions {
   /** The OS layer: a Debian root tree, read only (copied, never changed). */
   readonly layerDir: string;
-  /** The layer's size, when known: its copy then goes to memory if there is room (memory-folder.ts). */
+  /** The layer's size, when known: its copy then goes to memory if there is room (../memory-folder.ts). */
   readonly layerBytes?: number | undefined;
   /** The install profile to apply; `diskMiB` is the virtual size of the disk. */
   readonly settings: SystemSettings;

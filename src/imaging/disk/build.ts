@@ -151,7 +151,7 @@ async function baseDisk(o: BuildImageOptions, host: BuildHost, buildDir: string,
   const seed = key && o.reproducible && portableKey ? baseSeed({ portableKey, settings: withoutPasswords(o.settings), cloudInit: o.cloudInit, reproducible: o.reproducible }) : key;
   const reproducible = o.reproducible && { seed: seed ?? o.reproducible.seed, sourceDateEpoch: o.reproducible.sourceDateEpoch };
   const settings = withoutPasswords(o.settings);
-  // The copy lives a few seconds: in memory when there is room (memory-folder.ts), else on disk.
+  // The copy lives a few seconds: in memory when there is room (../memory-folder.ts), else on disk.
   const memory = o.layerBytes === undefined ? undefined : await memoryFolder(o.layerBytes, host);
   const tree = join(memory ?? buildDir, 'root');
   let made: Omit<BaseMeta, 'key'>;

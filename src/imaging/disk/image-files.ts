@@ -1,7 +1,7 @@
 // The manifest and the software files written straight into the root filesystem of a finished raw
 // disk (the image's base disk, base-disk.ts), by one `debugfs -w` run as the build's namespace root: the
 // filesystem is never mounted and the host never follows a path of it. Each destination is resolved
-// beforehand against the base's index as the image sees it (tree.ts, the same rule and errors as a
+// beforehand against the base's index as the image sees it (../tree.ts, the same rule and errors as a
 // tree on the host), so every path debugfs gets is a chain of real directories from the root.
 import { constants } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';

@@ -3,7 +3,7 @@
 // there is room (memory-layers.ts) or on disk (layer-build.ts), and the layers other machines share
 // (shared-layers.ts).
 //
-// A new layer is built in memory (/dev/shm, memory-folder.ts) when there is room: its tree is leased
+// A new layer is built in memory (/dev/shm, ../memory-folder.ts) when there is room: its tree is leased
 // at once, and copied into <dir>/tmp, synced and published in the background; the key's build lock is
 // held until then, and `settle()` waits for it (a server's close). Without room, or once the tree in
 // memory outgrows its bound, it is built on disk as before.

@@ -1,4 +1,4 @@
-// Stage 1 of a real image build: the Debian root tree (see ../system.ts for the contract).
+// Stage 1 of a real image build: the Debian root tree (see ../stages.ts for the contract).
 export { OsLayerCache, buildOsLayer, layerKey, sharedLayerKey, diskUsage, DEFAULT_MAX_BYTES } from './cache';
 export { parseSharedLayerMeta, SharedLayerError } from './shared-tier';
 export { packLayer, unpackLayer } from './layer-archive';

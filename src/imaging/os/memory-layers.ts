@@ -1,4 +1,4 @@
-// The OS layers built in memory (/dev/shm, memory-folder.ts) by this process: a new layer's tree is
+// The OS layers built in memory (/dev/shm, ../memory-folder.ts) by this process: a new layer's tree is
 // leased from there at once, and copied into the cache, synced and published in the background; the
 // tree in memory goes with its last lease once the cache holds the copy.
 import { mkdir, readdir, rename } from 'node:fs/promises';

@@ -10,7 +10,7 @@ export const RECIPE_VERSION = 4;
 
 /**
  * What every image needs to boot and reach the network (the boot loader comes from the host's GRUB:
- * bootdisk.ts). zstd: bookworm's initramfs-tools compresses with it (COMPRESS=zstd) and falls back
+ * disk/bootdisk.ts). zstd: bookworm's initramfs-tools compresses with it (COMPRESS=zstd) and falls back
  * to gzip with a warning when it is missing; 0.6 MB buys the smaller initrd.
  */
 export const BOOT_PACKAGES = ['systemd-sysv', 'udev', 'ifupdown', 'isc-dhcp-client', 'initramfs-tools', 'zstd'] as const;

@@ -1,5 +1,5 @@
 // Reading a file of an image tree the build does not trust: its parents are resolved beneath the tree
-// as the image sees them (tree.ts), the file itself is opened with O_NOFOLLOW (a link there is refused,
+// as the image sees them (../tree.ts), the file itself is opened with O_NOFOLLOW (a link there is refused,
 // never followed out of the tree), must be a regular file, and is read only up to a bound.
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';

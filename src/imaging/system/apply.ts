@@ -1,6 +1,6 @@
 // Stage 2 of a real image build: the install profile and the appliance's files applied to a private
 // copy of the OS layer tree (docs/contracts.md "Imaging"). Every file is written through the tree's
-// own paths (see tree.ts); users and groups come from the image's own tools (accounts.ts).
+// own paths (see ../tree.ts); users and groups come from the image's own tools (accounts.ts).
 import { lstat, utimes } from 'node:fs/promises';
 import { AbortedError } from '../../errors';
 import type { BuildHost } from '../build-host';

@@ -1,5 +1,5 @@
 // Every write of the build process into an image tree goes through here. A path is resolved beneath
-// the tree as the image will see it (tree.ts: links followed inside the tree, an absolute one restarts
+// the tree as the image will see it (../tree.ts: links followed inside the tree, an absolute one restarts
 // at its root, `..` stops there), so no write follows the host's links out of it; a file is created
 // with O_EXCL (an existing file or link is removed first, never written through); and owners are
 // the image's ids as the host stores them for the build's host (subordinate ids in a user namespace).
