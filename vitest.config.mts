@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import CostReporter from './test/support/cost-reporter.mts';
 import SlowFirstSequencer from './test/support/sequencer.mts';
 
 // Integration tests start real servers, build real images and talk to a real Keystone/Glance:
@@ -26,6 +27,8 @@ if (farmSkip) console.warn(`SKIP the API suite on a build farm (project farm): $
 export default defineConfig({
   test: {
     maxWorkers: 2,
+    // vitest's own output, then what the run cost file by file (docs/testing.md "Cost").
+    reporters: [...configDefaults.reporters, new CostReporter()],
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
       { extends: true, test: { ...shared, name: 'embedded', include: ['test/**/*.test.ts'] } },
