@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { configDefaults, defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import CostReporter from './test/support/cost-reporter.mts';
 import SlowFirstSequencer from './test/support/sequencer.mts';
 
@@ -28,7 +28,7 @@ export default defineConfig({
   test: {
     maxWorkers: 2,
     // vitest's own output, then what the run cost file by file (docs/testing.md "Cost").
-    reporters: [...configDefaults.reporters, new CostReporter()],
+    reporters: ['default', new CostReporter()],
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
       { extends: true, test: { ...shared, name: 'embedded', include: ['test/**/*.test.ts'] } },
