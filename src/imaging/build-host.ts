@@ -2,7 +2,9 @@
 // touch a tree run as (host/sandbox.ts: root of a user namespace, or the host's root), the host ids
 // the image's ids are stored as, the tool runner through that namespace, and which folders the
 // namespace's root can reach. The stages ask it; none of them reads the sandbox record.
+import { existsSync } from 'node:fs';
 import { lchown } from 'node:fs/promises';
+import { findOnPath, sbinPath } from '../host/path';
 import { blockedFolder, currentSandbox, hostId, sandboxPrefix, sandboxProblem, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
 import { runTool, runToolOutput, type RunOptions, type RunResult } from './run';
@@ -34,6 +36,14 @@ export interface BuildHost {
   unreachable(dir: string, what: string): string | undefined;
   /** Refuses a folder the namespace's root cannot reach (the cache, a work dir), saying what to change. */
   assertReachable(dir: string, what: string): void;
+  /**
+   * The same host for a build's disk stage: its tools see `dirs` (the shared layers, .deb files and base
+   * disks) read-only. A server running as root binds them read-only in a mount namespace of the host's
+   * root before the tools enter their user namespace, so the namespace's root cannot remount them
+   * (the kernel locks a mount's flags for a less privileged namespace). As the host's root or an
+   * ordinary user's own namespace there is no such line to draw: the same host.
+   */
+  readOnly(dirs: readonly string[]): BuildHost;
 }
 
 /** The handle of builds in `sandbox`. */
@@ -69,7 +79,28 @@ export function buildHostOf(sandbox: Sandbox): BuildHost {
       const problem = unreachable(dir, what);
       if (problem !== undefined) throw new ImagingError('setup', problem);
     },
+    readOnly(dirs) {
+      if (sandbox.kind !== 'userns' || sandbox.self) return this;
+      const within = (): string[] => [...readOnlyPrefix(dirs.filter((d) => existsSync(d))), ...prefix];
+      return {
+        ...this,
+        run: (command, args, opts = {}) => runTool(command, args, { ...opts, within: within() }),
+        output: (command, args, opts = {}) => runToolOutput(command, args, { ...opts, within: within() }),
+        readOnly: (more) => this.readOnly([...dirs, ...more]),
+      };
+    },
   };
+}
+
+/**
+ * `unshare --mount` (as the host's root), each of `dirs` bound read-only onto itself, then the rest of
+ * the command line. The mounts are private to that namespace and end with its last process.
+ */
+function readOnlyPrefix(dirs: readonly string[]): string[] {
+  if (dirs.length === 0) return [];
+  const unshare = findOnPath('unshare', sbinPath()) ?? 'unshare';
+  const bind = 'while [ "$1" != -- ]; do mount --bind -o ro "$1" "$1" || exit 125; shift; done; shift; exec "$@"';
+  return [unshare, '--mount', '--propagation', 'private', '--', 'sh', '-c', bind, 'sh', ...dirs, '--'];
 }
 
 let current: BuildHost | undefined;

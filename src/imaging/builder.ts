@@ -76,6 +76,7 @@ const LAYER_PERCENT = 40;
 export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
   // Layers under <cache>/os: the other stages may keep their own folders beside it.
   const cacheDir = join(o.cacheDir ?? defaultCacheDir(), 'os');
+  const disksDir = join(o.cacheDir ?? defaultCacheDir(), 'disks');
   if (o.maxCacheBytes !== undefined && !(o.maxCacheBytes > 0)) throw new ImagingError('input', `maxBytes must be positive, not ${o.maxCacheBytes}`);
   let opened: Promise<OsLayerCache> | undefined;
   const layers = (): Promise<OsLayerCache> => (opened ??= (async () => {
@@ -106,12 +107,13 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
         return await timed('disk stage', () => buildImage({
           layerDir: layer.dir, layerBytes: layer.bytes, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
           manifest: renderManifest(recipe.manifest, recipe.os, installed, reproducible), outFile, imageName, reproducible,
-          // The process's one build host, the cache's too (its sandbox detected with the first use).
-          host: currentBuildHost(),
+          // The process's one build host, the cache's too (its sandbox detected with the first use); what
+          // every build shares (the layers, the .deb files, the base disks) its tools only read.
+          host: currentBuildHost().readOnly([layer.dir, join(cacheDir, 'layers'), join(cacheDir, 'debs'), join(disksDir, 'entries')]),
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),
           // Base disks beside the layers: a rebuild after a software change starts from its base.
-          baseCache: { dir: join(o.cacheDir ?? defaultCacheDir(), 'disks'), layerKey: layer.key, portableKey: layer.portableKey },
+          baseCache: { dir: disksDir, layerKey: layer.key, portableKey: layer.portableKey },
           signal, progressRange: { from: LAYER_PERCENT, to: 100 },
           onProgress: (p) => progress({ ...p, stage: 'disk' }),
         }));
