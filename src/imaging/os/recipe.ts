@@ -1,5 +1,6 @@
 // What mmdebstrap is asked for, derived from an OsLayerSpec alone (pure, so the cache key and the tests
 // see exactly the command that builds the tree).
+import { shellQuote } from '../../host/shell';
 import { ImagingError } from '../errors';
 import { DEFAULT_PLATFORM } from '../../model/platforms';
 import type { OsLayerSpec, PackageRequest } from '../stages';
@@ -142,8 +143,4 @@ export function mmdebstrapArgs(spec: OsLayerSpec, target: string, debCache: stri
     target,
     ...sourceLines(spec),
   ];
-}
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
