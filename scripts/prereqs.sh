@@ -27,6 +27,18 @@ subids() {
     fi
   done
 }
+# A shared server (root): a pool of 256 ranges beside the builds' own one, one range per owner whose
+# images it builds (host/owner-ranges.ts), as systemd-nspawn's --private-users=pick takes them.
+owner_pool() {
+  local file start ranges=256
+  [ "$(id -u)" = 0 ] || return 0
+  for file in /etc/subuid /etc/subgid; do
+    awk -F: -v r=$((ranges * 65536)) '$1 == "root" && $3 >= r {f=1} END {exit !f}' "$file" 2>/dev/null && continue
+    start=$(awk -F: 'BEGIN{m=100000} {e=$2+$3; if (e>m) m=e} END{print m}' /etc/subuid /etc/subgid 2>/dev/null || echo 100000)
+    if [ "$file" = /etc/subuid ]; then usermod --add-subuids "$start-$((start + ranges * 65536 - 1))" root; else usermod --add-subgids "$start-$((start + ranges * 65536 - 1))" root; fi
+    echo "appliance-forge: added a pool of $ranges subordinate id ranges ($start-$((start + ranges * 65536 - 1))) for the owners of root's builds to $file"
+  done
+}
 # Foreign-architecture builds (build): an arm64 tree's package scripts run under qemu-user through
 # binfmt_misc. Debian's qemu-aarch64 entry has the F flag (the emulator opened at registration), so it
 # works in the build's user namespace too. Plain file tests when all is set: nothing added to a run.
@@ -57,7 +69,7 @@ missing=$(node -e '
   }
   console.log([...out].sort().join(" "));
 ' "$@")
-case " $* " in *" build "*) subids "$(id -un)"; [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && subids "$SUDO_USER" ;; esac
+case " $* " in *" build "*) subids "$(id -un)"; owner_pool; [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && subids "$SUDO_USER" ;; esac
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "appliance-forge: installing Debian packages: $missing"

@@ -4,6 +4,7 @@
 // namespace's root can reach. The stages ask it; none of them reads the sandbox record.
 import { existsSync } from 'node:fs';
 import { lchown } from 'node:fs/promises';
+import { ownerSandbox, pickRange, poolOf, slotOfUid, type RangePool } from '../host/owner-ranges';
 import { findOnPath, sbinPath } from '../host/path';
 import { blockedFolder, currentSandbox, hostId, sandboxPrefix, sandboxProblem, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
@@ -44,10 +45,19 @@ export interface BuildHost {
    * ordinary user's own namespace there is no such line to draw: the same host.
    */
   readOnly(dirs: readonly string[]): BuildHost;
+  /**
+   * The host of one owner's builds: on a server running as root with a pool of ranges
+   * (host/owner-ranges.ts), a namespace of the owner's own range, so no other owner's build shares a
+   * host id with it; anywhere else, or for no owner, the same host.
+   */
+  forOwner(owner: string | undefined): BuildHost;
+  /** Whether a host uid is the root of this namespace or of an owner's (a folder a dead build of either left). */
+  isBuildRoot(uid: number): boolean;
 }
 
-/** The handle of builds in `sandbox`. */
-export function buildHostOf(sandbox: Sandbox): BuildHost {
+/** The handle of builds in `sandbox`; `pool`: the owners' ranges (none: every owner builds in `sandbox`). */
+export function buildHostOf(sandbox: Sandbox, pool?: RangePool): BuildHost {
+  const owned = new Map<number, BuildHost>();
   const prefix = sandboxPrefix(sandbox);
   const toHost = (n: number, kind: 'uid' | 'gid'): number => hostId(sandbox, n, kind);
   const unreachable = (dir: string, what: string): string | undefined => {
@@ -56,7 +66,9 @@ export function buildHostOf(sandbox: Sandbox): BuildHost {
     return `the ${what} ${dir} cannot be reached from the build's user namespace: ${blocked} lets no other user through (chmod o+x ${blocked}, or choose another cache folder)`;
   };
   return {
-    reason: sandbox.reason,
+    reason: sandbox.kind !== 'userns' || sandbox.self ? sandbox.reason
+      : pool ? `${sandbox.reason}; each owner's builds in a range of its own (${pool.ranges} ranges from host id ${pool.uidBase})`
+        : `${sandbox.reason}; every owner's builds share it (bash scripts/prereqs.sh build adds a pool of ranges, one per owner)`,
     namespaced: sandbox.kind === 'userns',
     ownNamespace: sandbox.kind === 'userns' && sandbox.self,
     owners: sandbox.kind === 'userns' ? [sandbox.uid0, sandbox.gid0, sandbox.uidBase, sandbox.gidBase].join(':') : 'host',
@@ -84,10 +96,25 @@ export function buildHostOf(sandbox: Sandbox): BuildHost {
       const within = (): string[] => [...readOnlyPrefix(dirs.filter((d) => existsSync(d))), ...prefix];
       return {
         ...this,
+        get prefix() {
+          return within();
+        },
         run: (command, args, opts = {}) => runTool(command, args, { ...opts, within: within() }),
         output: (command, args, opts = {}) => runToolOutput(command, args, { ...opts, within: within() }),
         readOnly: (more) => this.readOnly([...dirs, ...more]),
       };
+    },
+    isBuildRoot: (uid) => {
+      if (uid === toHost(0, 'uid')) return true;
+      const slot = pool === undefined ? undefined : slotOfUid(pool, uid);
+      return slot !== undefined && uid === ownerSandbox(pool!, slot).uid0;
+    },
+    forOwner(owner) {
+      if (owner === undefined || pool === undefined) return this;
+      const slot = pickRange(owner, pool);
+      let host = owned.get(slot);
+      if (host === undefined) owned.set(slot, (host = buildHostOf(ownerSandbox(pool, slot), pool)));
+      return host;
     },
   };
 }
@@ -107,6 +134,7 @@ let current: BuildHost | undefined;
 
 /** This process's build host (its sandbox detected on first use). */
 export function currentBuildHost(): BuildHost {
-  current ??= buildHostOf(currentSandbox());
+  const sandbox = currentSandbox();
+  current ??= buildHostOf(sandbox, poolOf(sandbox));
   return current;
 }

@@ -47,6 +47,8 @@ export interface ImageOrder {
   readonly outFile: string;
   /** The image's name in its SBOMs when the output file's is not (a stored file's random prefix). */
   readonly imageName?: string | undefined;
+  /** Whose build it is (a user's login): on a shared server, its tools run in that owner's id range (BuildHost.forOwner). */
+  readonly owner?: string | undefined;
 }
 
 export interface ImageBuilder {
@@ -90,7 +92,7 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
     sweep: async () => (await layers()).sweep(),
     // Nothing to wait for when no layer was ever asked for.
     settle: async () => (opened === undefined ? undefined : (await opened).settle()),
-    async build({ recipe, settings, files, outFile, imageName }, signal, progress) {
+    async build({ recipe, settings, files, outFile, imageName, owner }, signal, progress) {
       progress({ stage: 'os-layer', percentage: 0, message: 'resolving packages' });
       const cache = await layers();
       const layer = await timed('OS layer', () => cache.acquire(recipe.os, {
@@ -104,12 +106,14 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
           ? { seed: await timed('the build seed', () => imageSeed({ ...recipe, installed, sourceDateEpoch, settings, files, manifest: renderManifest(recipe.manifest, recipe.os, installed) }, signal)), sourceDateEpoch }
           : undefined;
         const { buildImage } = await import('./disk/build.js');
+        const shared = [layer.dir, join(cacheDir, 'layers'), join(cacheDir, 'debs'), join(disksDir, 'entries')];
         return await timed('disk stage', () => buildImage({
           layerDir: layer.dir, layerBytes: layer.bytes, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
           manifest: renderManifest(recipe.manifest, recipe.os, installed, reproducible), outFile, imageName, reproducible,
-          // The process's one build host, the cache's too (its sandbox detected with the first use); what
-          // every build shares (the layers, the .deb files, the base disks) its tools only read.
-          host: currentBuildHost().readOnly([layer.dir, join(cacheDir, 'layers'), join(cacheDir, 'debs'), join(disksDir, 'entries')]),
+          // The owner's build host (its own id range on a shared server), which only reads what every
+          // build shares (the layers, the .deb files, the base disks); the layer's tree is the cache's.
+          host: currentBuildHost().forOwner(owner).readOnly(shared),
+          layerHost: currentBuildHost().readOnly(shared),
           // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
           workDir: join(cacheDir, 'tmp'),
           // Base disks beside the layers: a rebuild after a software change starts from its base.

@@ -87,18 +87,17 @@ export function memoryGuard(limitBytes: number, everyMs = 250): MemoryGuard {
 
 /**
  * Remove the folders of /dev/shm that a build of a process no longer running left (a killed server).
- * /dev/shm is everyone's: only an entry owned by this build's namespace root (as memoryFolder makes
- * them) is touched, so the sweep never descends into a tree another user could still change; a link or
+ * /dev/shm is everyone's: only an entry owned by a build's namespace root (this one's or an owner's,
+ * as memoryFolder makes them) is touched, so the sweep never descends into a tree another user could still change; a link or
  * a file is removed itself. /dev/shm is sticky: no other user can swap such an entry meanwhile.
  */
 export async function sweepMemoryFolders(host: BuildHost): Promise<number> {
-  const owner = host.hostId(0, 'uid');
   let removed = 0;
   for (const name of await readdir(MEMORY_DIR).catch(() => [] as string[])) {
     if (!NAME.test(name) || ownerAlive(name)) continue;
     const path = join(MEMORY_DIR, name);
     const st = await lstat(path).catch(() => undefined);
-    if (st?.uid !== owner) continue;
+    if (st === undefined || !host.isBuildRoot(st.uid)) continue;
     await (st.isDirectory() ? removeTree(path, host) : unlink(path)).then(() => removed++, () => undefined);
   }
   return removed;

@@ -33,6 +33,8 @@ export interface BuildImageOptions {
   readonly workDir: string;
   /** Who the tools touching the tree run as; default: this process's (currentBuildHost). */
   readonly host?: BuildHost | undefined;
+  /** Whose namespace the layer's tree belongs to, when not `host`'s (an owner's range): the copy crosses over (default: `host`). */
+  readonly layerHost?: BuildHost | undefined;
   readonly signal?: AbortSignal;
   readonly onProgress?: ProgressSink;
   /** Percentages this build reports span `from`..`to` (default 0..100): the caller's job may have done work before. */

@@ -28,6 +28,7 @@ import { buildInNamespace } from './in-namespace';
 import type { BuildImageOptions, BuiltImage } from './build-options';
 export type { BuildImageOptions, BuiltImage } from './build-options';
 import { copyTree } from '../tree';
+import { copyAcross } from '../os/layer-archive';
 import { imageSboms, listedFiles, readTreeContents } from '../sbom';
 import { processOwner } from '../os/owner';
 import { removeTree } from '../os/mmdebstrap';
@@ -137,6 +138,15 @@ export async function buildImage(o: BuildImageOptions): Promise<BuiltImage> {
  * settings made it before, else made (layer copied, settings applied, bootable disk written) and kept.
  * Its disk ids and times come from its own key, so a base is the same bytes whichever image asked for it.
  */
+/** The layer's tree copied to `tree` (which does not exist yet) in `host`'s namespace: straight, or across from the layer's. */
+async function copyLayer(o: BuildImageOptions, tree: string, host: BuildHost): Promise<void> {
+  const from = o.layerHost ?? host;
+  if (from.owners === host.owners) return copyTree(o.layerDir, tree, host, o.signal);
+  await mkdir(tree);
+  await host.own(tree);
+  await copyAcross(o.layerDir, from, tree, host, o.signal);
+}
+
 async function baseDisk(o: BuildImageOptions, host: BuildHost, buildDir: string, rawPath: string, progress: Reporter): Promise<BaseMeta> {
   const cache = o.baseCache && o.reproducible ? new BaseDiskCache(o.baseCache.dir, o.baseCache.maxBytes) : undefined;
   const key = cache && o.reproducible ? baseKey({ layerKey: o.baseCache!.layerKey, settings: withoutPasswords(o.settings), cloudInit: o.cloudInit, reproducible: o.reproducible, host }) : undefined;
@@ -156,7 +166,7 @@ async function baseDisk(o: BuildImageOptions, host: BuildHost, buildDir: string,
   const tree = join(memory ?? buildDir, 'root');
   let made: Omit<BaseMeta, 'key'>;
   try {
-    await timed(`copying the OS layer${memory ? ' (to memory)' : ''}`, () => copyTree(o.layerDir, tree, host, o.signal));
+    await timed(`copying the OS layer${memory ? ' (to memory)' : ''}`, () => copyLayer(o, tree, host));
     progress.stage(0, 20, 'applying settings', 0.5);
     checkAbort(o.signal);
     await timed('applying settings', () => applySettings(tree, { settings, cloudInit: o.cloudInit, signal: o.signal, host, reproducible }));

@@ -40,7 +40,7 @@ export async function runBuild(ctx: BuildDeps, claim: Claim<BuildOrder>): Promis
     assertDiskRoom(dirname(outFile), order.settings.diskMiB);
     const files = await inputs.fetch(order.files, build);
     const result = await ctx.imaging.build(
-      { recipe: { os: order.os, disk: order.disk, compress: order.compress, reproducible: true, manifest: order.manifest }, settings: order.settings, files, outFile, imageName: order.fileName },
+      { recipe: { os: order.os, disk: order.disk, compress: order.compress, reproducible: true, manifest: order.manifest }, settings: order.settings, files, outFile, imageName: order.fileName, owner: order.owner },
       build,
       (p) => {
         stage = p.stage;

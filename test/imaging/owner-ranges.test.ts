@@ -1,0 +1,131 @@
+// Each owner's builds in an id range of their own (host/owner-ranges.ts), as a shared server running as
+// root gives them: ranges picked like systemd-nspawn's --private-users=pick from a pool in /etc/subuid
+// and /etc/subgid, one owner's namespace root unable to touch another's files, the layer's tree copied
+// across with the image's ids, and two owners' builds of one order giving the same bytes.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MAPPED_IDS } from '../../src/host/sandbox';
+import { ownerSandbox, pickRange, rangePool, slotOfUid } from '../../src/host/owner-ranges';
+import { defaultMirror, imageBuilder, isImagingError, type ImageOrder } from '../../src/imaging';
+import { currentBuildHost } from '../../src/imaging/build-host';
+import { copyAcross } from '../../src/imaging/os/layer-archive';
+import { tempDir } from './tools';
+
+const tmp = tempDir('owner-ranges');
+afterAll(() => tmp.cleanup());
+
+describe('the pool and the pick', () => {
+  const subuid = 'root:100000:65536\nbob:165536:65536\nroot:231072:16777216\nroot:9000000:65536\n';
+  const subgid = 'root:165536:65536\nroot:17008288:1048576\n';
+
+  it("is root's largest entry of at least 16 ranges beside the builds' own, in each file", () => {
+    expect(rangePool(subuid, subgid, ['root', '0'], { uidBase: 100000, gidBase: 165536 })).toEqual({ uidBase: 231072, gidBase: 17008288, ranges: 16 });
+    // No pool in one file: none at all (and never the builds' own range).
+    expect(rangePool(subuid, 'root:165536:65536\n', ['root'], { uidBase: 100000, gidBase: 165536 })).toBeUndefined();
+    expect(rangePool('root:231072:16777216\n', 'root:17008288:16777216\n', ['root'], { uidBase: 231072, gidBase: 17008288 })).toBeUndefined();
+  });
+
+  it('gives an owner the same range again, another owner another, and names a full pool', () => {
+    const pool = { uidBase: 231072, gidBase: 17008288, ranges: 16 };
+    const registry = join(tmp.path, 'registry');
+    const alice = pickRange('alice', pool, registry);
+    expect(pickRange('alice', pool, registry)).toBe(alice);
+    const owners = Array.from({ length: 15 }, (_, i) => `user${i}`);
+    const slots = owners.map((o) => pickRange(o, pool, registry));
+    expect(new Set([alice, ...slots]).size).toBe(16);
+    expect(() => pickRange('one-too-many', pool, registry)).toThrow(/all 16 of the pool are taken/);
+    // The claims: one file per range, naming its owner.
+    expect(readdirSync(registry)).toHaveLength(16);
+    expect(readFileSync(join(registry, String(alice)), 'utf8')).toBe('alice');
+    const sandbox = ownerSandbox(pool, alice);
+    expect(sandbox).toMatchObject({ kind: 'userns', self: false, uidBase: 231072 + alice * MAPPED_IDS, gidBase: 17008288 + alice * MAPPED_IDS });
+    expect(slotOfUid(pool, sandbox.uidBase + 5)).toBe(alice);
+    expect(slotOfUid(pool, 100000)).toBeUndefined();
+  });
+});
+
+const host = currentBuildHost();
+const alice = host.forOwner('test-owner-alice');
+const bob = host.forOwner('test-owner-bob');
+// A server running as root with a pool (scripts/prereqs.sh build adds one); anywhere else every owner builds as the server does.
+const why = alice === host ? 'no pool of ranges for owners here (a server running as root with one: scripts/prereqs.sh build)' : undefined;
+if (why) console.warn(`SKIP owners' own ranges: ${why}`);
+
+describe.skipIf(why !== undefined)("owners' namespaces on this host", () => {
+  it('are apart: an owner\'s root cannot write or remove what another\'s made', async () => {
+    expect(new Set([host.owners, alice.owners, bob.owners]).size).toBe(3);
+    const dir = join(tmp.path, 'alice-tree');
+    mkdirSync(dir);
+    await alice.own(dir);
+    await alice.run('sh', ['-c', `echo mine > '${dir}/file' && chmod 0644 '${dir}/file'`]);
+    expect(statSync(join(dir, 'file')).uid).toBe(alice.hostId(0, 'uid'));
+    for (const script of [`echo theirs > '${dir}/file'`, `rm -f '${dir}/file'`, `touch '${dir}/new'`]) {
+      const e = await bob.run('sh', ['-c', script]).then(() => undefined, (err: unknown) => err);
+      expect(isImagingError(e), script).toBe(true);
+    }
+    expect(readFileSync(join(dir, 'file'), 'utf8')).toBe('mine\n');
+  });
+
+  it("copies a tree of the builds' namespace into an owner's with the image's ids", async () => {
+    const src = join(tmp.path, 'layer');
+    mkdirSync(src);
+    await host.own(src);
+    await host.run('sh', ['-c', `mkdir '${src}/etc' && echo x > '${src}/etc/f' && chown 42:7 '${src}/etc/f' && chmod 0640 '${src}/etc/f' && ln -s etc/f '${src}/link'`]);
+    const dest = join(tmp.path, 'copy');
+    mkdirSync(dest);
+    await alice.own(dest);
+    await copyAcross(src, host, dest, alice);
+    const st = statSync(join(dest, 'etc/f'));
+    expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([alice.hostId(42, 'uid'), alice.hostId(7, 'gid'), 0o640]);
+    expect(execFileSync('readlink', [join(dest, 'link')], { encoding: 'utf8' }).trim()).toBe('etc/f');
+  });
+});
+
+describe.skipIf(why !== undefined)("two owners' builds of one order", () => {
+  /** The uids of running processes whose command is one of `names`, read from /proc. */
+  function uidsOf(names: readonly string[]): number[] {
+    const out: number[] = [];
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const name = /^Name:\s*(\S+)/m.exec(status)?.[1];
+        if (name !== undefined && names.includes(name)) out.push(Number(/^Uid:\s*(\d+)/m.exec(status)?.[1]));
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return out;
+  }
+
+  it("run the disk stage's tools in each owner's range, and give the same bytes", async () => {
+    const builder = imageBuilder();
+    const os = { suite: 'bookworm', arch: 'amd64', profile: 'Minimal', packages: [], kernel: 'cloud', cloudInit: false, mirror: defaultMirror() } as const;
+    // A software file: debugfs writes it in every build (a base disk of an earlier run may come from the cache).
+    const source = join(tmp.path, 'tool.sh');
+    writeFileSync(source, '#!/bin/sh\necho tool\n');
+    const order = (owner: string, outFile: string): ImageOrder => ({
+      owner, outFile, files: [{ source, destination: '/opt/owners/tool.sh', rights: '0755' }],
+      recipe: { os, disk: 'raw', compress: false, reproducible: true, manifest: { template: { name: 'owners', version: '1', revision: 1 }, os: {}, profile: { name: 'Minimal', standardProfileUri: '' }, software: [], installProfile: {}, targetFormat: 'Raw' } },
+      settings: { hostname: 'owners', diskMiB: 2048, swapMiB: 0, kernelParams: [], rootUser: { disablePasswordLogin: true, sshKeys: [] }, users: [], groups: [] },
+    });
+    const digests: string[] = [];
+    for (const [who, owner] of [[alice, 'test-owner-alice'], [bob, 'test-owner-bob']] as const) {
+      const seen = new Set<number>();
+      const watch = setInterval(() => uidsOf(['mke2fs', 'tar', 'debugfs', 'useradd', 'groupadd']).forEach((u) => seen.add(u)), 20);
+      const out = join(tmp.path, `${owner}.raw`);
+      try {
+        await builder.build(order(owner, out), new AbortController().signal, () => undefined);
+      } finally {
+        clearInterval(watch);
+      }
+      // The owner's namespace root ran them; the builds' own range (the cache's) only packed the layer's tree.
+      expect([...seen]).toContain(who.hostId(0, 'uid'));
+      expect([...seen].filter((u) => u !== who.hostId(0, 'uid') && u !== host.hostId(0, 'uid') && u !== 0)).toEqual([]);
+      digests.push(execFileSync('sha256sum', [out], { encoding: 'utf8' }).split(' ')[0]!);
+    }
+    await builder.settle();
+    expect(digests[1]).toBe(digests[0]);
+  }, 900_000);
+});
