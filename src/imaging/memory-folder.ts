@@ -11,7 +11,7 @@ import { chmod, lstat, mkdtemp, readdir, statfs, unlink } from 'node:fs/promises
 import { join } from 'node:path';
 import type { BuildHost } from './build-host';
 import { removeTree } from './os/mmdebstrap';
-import { ownerAlive, processOwner } from './os/owner';
+import { ownerAlive, processOwner } from '../host/process-owner';
 
 export const MEMORY_DIR = '/dev/shm';
 const TMPFS_MAGIC = 0x01021994;

@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildHostOf } from '../../src/imaging/build-host';
 import { MEMORY_DIR, memoryFolder, memoryGuard, sweepMemoryFolders } from '../../src/imaging/memory-folder';
-import { processOwner } from '../../src/imaging/os/owner';
+import { processOwner } from '../../src/host/process-owner';
 
 const privileged = buildHostOf({ kind: 'privileged', reason: 'test' });
 const MiB = 1024 * 1024;

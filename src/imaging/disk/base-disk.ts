@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { BuildHost } from '../build-host';
 import type { ImageContents } from '../sbom';
-import { ownerAlive, processOwner } from '../os/owner';
+import { ownerAlive, processOwner } from '../../host/process-owner';
 import type { Reproducible } from '../reproducible';
 import { runTool } from '../run';
 import type { SystemSettings } from '../stages';

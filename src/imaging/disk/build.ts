@@ -30,7 +30,7 @@ export type { BuildImageOptions, BuiltImage } from './build-options';
 import { copyTree } from '../tree';
 import { copyAcross } from '../os/layer-archive';
 import { imageSboms, listedFiles, readTreeContents } from '../sbom';
-import { processOwner } from '../os/owner';
+import { processOwner } from '../../host/process-owner';
 import { removeTree } from '../os/mmdebstrap';
 import { memoryFolder } from '../memory-folder';
 import { MAX_DISK_MIB, MIN_DISK_MIB } from '../../model/limits';

@@ -27,7 +27,7 @@ import { debFiles } from './debs';
 import { usageOf } from './disk-usage';
 import { leaseOf, type LayerMeta, type OsLayer } from './layer';
 import { removeTree } from './mmdebstrap';
-import { ownerAlive, processOwner } from './owner';
+import { ownerAlive, processOwner } from '../../host/process-owner';
 
 export const OWNER = processOwner();
 

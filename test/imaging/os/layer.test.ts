@@ -14,7 +14,7 @@ import { layerKey, OsLayerCache, type OsLayer, type OsLayerProgress } from '../.
 import { STANDARD_GROUPS, SYSTEM_USERS, TAKEN_GROUPS } from '../../../src/model/accounts';
 import { releaseBySuite } from '../../../src/model/releases';
 import { MEMORY_DIR } from '../../../src/imaging/memory-folder';
-import { processOwner } from '../../../src/imaging/os/owner';
+import { processOwner } from '../../../src/host/process-owner';
 import { currentSandbox, hostId } from '../../../src/host/sandbox';
 import { TEST_CACHE, countMmdebstrap, listing, privateCache, removeWorkerScript, requireBuildPrerequisites, scratch, spec, startWorker } from './helpers';
 
