@@ -1,13 +1,15 @@
 // A subordinate id range for each owner of a shared server's builds, picked the way
 // `systemd-nspawn --private-users=pick` picks one: a first candidate from a hash of the owner's name,
-// then the next free one, each claimed by a file created exclusively in a registry folder of /run
-// (cleared at boot, when no build's files are left). The pool is a root entry of /etc/subuid and
+// then the next free one, claimed in a registry folder of /run (cleared at boot) and held by a lease
+// of each running build, so that a range no build holds can serve another owner. The pool is a root entry of /etc/subuid and
 // /etc/subgid beyond the builds' own range (scripts/prereqs.sh adds one of 256 ranges), so two
 // owners' builds never share a host id: one build's tools cannot touch another owner's trees.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
+import { ownerAlive, processOwner } from './process-owner';
 import { MAPPED_IDS, type Sandbox } from './sandbox';
 
 /** Where the claims live: tmpfs, root's only. */
@@ -46,31 +48,59 @@ export function rangePool(subuid: string, subgid: string, names: readonly string
   return { uidBase: u.base, gidBase: g.base, ranges: Math.min(u.ranges, g.ranges) };
 }
 
-/** The first candidate of an owner: a hash, so that an owner tends to keep its range from one boot to the next. */
+/** The first candidate of an owner: a hash, so that an owner tends to find its range again. */
 function firstCandidate(owner: string, ranges: number): number {
   return createHash('sha256').update(owner).digest().readUInt32BE(0) % ranges;
 }
 
+/** An owner's hold on its range while one of its builds runs; the range may go to another owner once none does. */
+export interface RangeLease {
+  readonly slot: number;
+  release(): Promise<void>;
+}
+
+let leases = 0;
+
+/** What a range's folder in the registry says: its owner, and whether a running process still holds it. */
+async function claimOf(dir: string): Promise<{ owner: string; held: boolean } | undefined> {
+  const owner = await readFile(join(dir, 'owner'), 'utf8').catch(() => undefined);
+  if (owner === undefined) return undefined;
+  const held = (await readdir(join(dir, 'leases')).catch(() => [] as string[])).some(ownerAlive);
+  return { owner, held };
+}
+
 /**
- * The index of the owner's range in the pool: its claim in the registry, or the first free one from its
- * hash, claimed now. Every process of the host reads the same registry, so a second server (a farm's
- * worker beside an API node) gives an owner the same range.
+ * The owner's range for one build: the range it holds or held last, else the first never claimed from its
+ * hash on, else the first that no running process holds (its last owner's builds are over; their files went
+ * with them). The registry's lock makes the choice one at a time across the host's processes, so a farm's
+ * workers on one machine agree, and a lease of a dead process does not hold a range.
  */
-export function pickRange(owner: string, pool: RangePool, registry = RANGE_REGISTRY): number {
-  mkdirSync(registry, { recursive: true, mode: 0o700 });
-  const start = firstCandidate(owner, pool.ranges);
-  for (let i = 0; i < pool.ranges; i++) {
-    const slot = (start + i) % pool.ranges;
-    const claim = join(registry, String(slot));
-    try {
-      writeFileSync(claim, owner, { flag: 'wx', mode: 0o600 });
-      return slot;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      if (readFileSync(claim, 'utf8') === owner) return slot;
+export async function leaseRange(owner: string, pool: RangePool, registry = RANGE_REGISTRY): Promise<RangeLease> {
+  await mkdir(registry, { recursive: true, mode: 0o700 });
+  const { default: lockfile } = await import('proper-lockfile');
+  const unlock = await lockfile.lock(registry, { realpath: false, stale: 10_000, retries: { retries: 100, minTimeout: 10, maxTimeout: 200 } });
+  try {
+    const start = firstCandidate(owner, pool.ranges);
+    const order = Array.from({ length: pool.ranges }, (_, i) => (start + i) % pool.ranges);
+    const claims = await Promise.all(order.map((slot) => claimOf(join(registry, String(slot)))));
+    const at = (i: number): number => order[i]!;
+    const mine = claims.findIndex((c) => c?.owner === owner);
+    const unclaimed = claims.findIndex((c) => c === undefined);
+    const idle = claims.findIndex((c) => c !== undefined && !c.held);
+    const i = mine >= 0 ? mine : unclaimed >= 0 ? unclaimed : idle;
+    if (i < 0) throw new Error(`no free subordinate id range for another owner: all ${pool.ranges} of the pool are in use by running builds (add ranges to root's entry in /etc/subuid and /etc/subgid)`);
+    const dir = join(registry, String(at(i)));
+    if (i !== mine) {
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(join(dir, 'leases'), { recursive: true });
+      await writeFile(join(dir, 'owner'), owner);
     }
+    const lease = join(dir, 'leases', `${processOwner()}-${++leases}`);
+    await writeFile(lease, '');
+    return { slot: at(i), release: () => unlink(lease).catch(() => undefined) };
+  } finally {
+    await unlock();
   }
-  throw new Error(`no free subordinate id range for another owner: all ${pool.ranges} of the pool are taken (add ranges to root's entry in /etc/subuid and /etc/subgid)`);
 }
 
 function readOr(path: string): string {

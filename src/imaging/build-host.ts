@@ -4,7 +4,7 @@
 // namespace's root can reach. The stages ask it; none of them reads the sandbox record.
 import { existsSync } from 'node:fs';
 import { lchown } from 'node:fs/promises';
-import { ownerSandbox, pickRange, poolOf, slotOfUid, type RangePool } from '../host/owner-ranges';
+import { leaseRange, ownerSandbox, poolOf, slotOfUid, type RangePool } from '../host/owner-ranges';
 import { findOnPath, sbinPath } from '../host/path';
 import { blockedFolder, currentSandbox, hostId, sandboxPrefix, sandboxProblem, type Sandbox } from '../host/sandbox';
 import { ImagingError } from './errors';
@@ -46,13 +46,19 @@ export interface BuildHost {
    */
   readOnly(dirs: readonly string[]): BuildHost;
   /**
-   * The host of one owner's builds: on a server running as root with a pool of ranges
-   * (host/owner-ranges.ts), a namespace of the owner's own range, so no other owner's build shares a
+   * The host of one build of an owner, held until `release()`: on a server running as root with a pool of
+   * ranges (host/owner-ranges.ts), a namespace of the owner's own range, so no other owner's build shares a
    * host id with it; anywhere else, or for no owner, the same host.
    */
-  forOwner(owner: string | undefined): BuildHost;
+  leaseOwner(owner: string | undefined): Promise<OwnerHost>;
   /** Whether a host uid is the root of this namespace or of an owner's (a folder a dead build of either left). */
   isBuildRoot(uid: number): boolean;
+}
+
+/** A build host held for one owner's build. */
+export interface OwnerHost {
+  readonly host: BuildHost;
+  release(): Promise<void>;
 }
 
 /** The handle of builds in `sandbox`; `pool`: the owners' ranges (none: every owner builds in `sandbox`). */
@@ -109,12 +115,12 @@ export function buildHostOf(sandbox: Sandbox, pool?: RangePool): BuildHost {
       const slot = pool === undefined ? undefined : slotOfUid(pool, uid);
       return slot !== undefined && uid === ownerSandbox(pool!, slot).uid0;
     },
-    forOwner(owner) {
-      if (owner === undefined || pool === undefined) return this;
-      const slot = pickRange(owner, pool);
-      let host = owned.get(slot);
-      if (host === undefined) owned.set(slot, (host = buildHostOf(ownerSandbox(pool, slot), pool)));
-      return host;
+    async leaseOwner(owner) {
+      if (owner === undefined || pool === undefined) return { host: this, release: () => Promise.resolve() };
+      const lease = await leaseRange(owner, pool);
+      let host = owned.get(lease.slot);
+      if (host === undefined) owned.set(lease.slot, (host = buildHostOf(ownerSandbox(pool, lease.slot), pool)));
+      return { host, release: () => lease.release() };
     },
   };
 }

@@ -107,20 +107,26 @@ export function imageBuilder(o: ImageBuilderOptions = {}): ImageBuilder {
           : undefined;
         const { buildImage } = await import('./disk/build.js');
         const shared = [layer.dir, join(cacheDir, 'layers'), join(cacheDir, 'debs'), join(disksDir, 'entries')];
-        return await timed('disk stage', () => buildImage({
-          layerDir: layer.dir, layerBytes: layer.bytes, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
-          manifest: renderManifest(recipe.manifest, recipe.os, installed, reproducible), outFile, imageName, reproducible,
-          // The owner's build host (its own id range on a shared server), which only reads what every
-          // build shares (the layers, the .deb files, the base disks); the layer's tree is the cache's.
-          host: currentBuildHost().forOwner(owner).readOnly(shared),
-          layerHost: currentBuildHost().readOnly(shared),
-          // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
-          workDir: join(cacheDir, 'tmp'),
-          // Base disks beside the layers: a rebuild after a software change starts from its base.
-          baseCache: { dir: disksDir, layerKey: layer.key, portableKey: layer.portableKey },
-          signal, progressRange: { from: LAYER_PERCENT, to: 100 },
-          onProgress: (p) => progress({ ...p, stage: 'disk' }),
-        }));
+        // The owner's range is held until its scratch files are gone (buildImage removes them).
+        const owned = await currentBuildHost().leaseOwner(owner);
+        try {
+          return await timed('disk stage', () => buildImage({
+            layerDir: layer.dir, layerBytes: layer.bytes, settings, cloudInit: recipe.os.cloudInit, disk: recipe.disk, compress: recipe.compress, files,
+            manifest: renderManifest(recipe.manifest, recipe.os, installed, reproducible), outFile, imageName, reproducible,
+            // The owner's build host (its own id range on a shared server), which only reads what every
+            // build shares (the layers, the .deb files, the base disks); the layer's tree is the cache's.
+            host: owned.host.readOnly(shared),
+            layerHost: currentBuildHost().readOnly(shared),
+            // Scratch trees beside the layers: reachable from the build's user namespace, swept after a crash.
+            workDir: join(cacheDir, 'tmp'),
+            // Base disks beside the layers: a rebuild after a software change starts from its base.
+            baseCache: { dir: disksDir, layerKey: layer.key, portableKey: layer.portableKey },
+            signal, progressRange: { from: LAYER_PERCENT, to: 100 },
+            onProgress: (p) => progress({ ...p, stage: 'disk' }),
+          }));
+        } finally {
+          await owned.release();
+        }
       } finally {
         await layer.release();
       }
