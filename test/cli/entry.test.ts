@@ -36,7 +36,7 @@ describe('the entry and the one-file build', () => {
     writeFileSync(path.join(copy, 'count.js'), `process.on('exit', () => process.stderr.write('MODULES ' + Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(copy)} + '/dist/')).length + '\\n'
       + 'FILES ' + Object.keys(require.cache).length + '\\n'
       + 'BUILTINS ' + process.moduleLoadList.filter((m) => /^NativeModule (tls|https|http2)$/.test(m)).join(',') + '\\n'
-      + 'BUILD ' + Object.keys(require.cache).filter((f) => /\\/(dist\\/src\\/(imaging\\/(index|build|bootdisk|qcow2|debian\\/index|debian\\/suite)|openstack\\/(index|publish))|node_modules\\/proper-lockfile\\/index)\\.js$/.test(f)).map((f) => f.replace(/.*\\/(dist\\/src|node_modules)\\//, '')).join(',') + '\\n'));\n`);
+      + 'BUILD ' + Object.keys(require.cache).filter((f) => /\\/(dist\\/src\\/(imaging\\/disk\\/(build|bootdisk|qcow2|filesystem|grub)|debian\\/(index|suite)|openstack\\/(index|publish))|node_modules\\/proper-lockfile\\/index)\\.js$/.test(f)).map((f) => f.replace(/.*\\/(dist\\/src|node_modules)\\//, '')).join(',') + '\\n'));\n`);
   }, 120_000);
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
 

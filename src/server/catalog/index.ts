@@ -3,7 +3,9 @@
 // cached, joined with Windows (no repository) into the catalog the server answers from.
 import { resolve } from 'node:path';
 import { listQuery, type ListOptions } from '../../fiql';
-import { formatVersion, packageKey } from '../../debian';
+// The light parts of the Debian reader only: its index (suites, gzip, child processes) loads with a refresh.
+import { packageKey } from '../../debian/package-key';
+import { formatVersion } from '../../debian/version';
 import type { DistribProfile, Distribution, Pkg } from '../../model/resources';
 import { OS_RELEASES, type OsRelease } from '../../model/releases';
 import { defaultDataFile, readCatalogData, type CatalogData, type CatalogMeta, type PackageEntry } from './data-file';

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { compiledScript } from '../../host/compiled-script';
 import { parseFiql, type FiqlNode, type ListOptions } from '../../fiql';
-import { packageKey } from '../../debian';
+import { packageKey } from '../../debian/package-key';
 import { realFolder } from '../data-folder';
 import { catalogReads, dataDigest, defaultDataFile, readCatalogData, shippedDataFile, type CatalogMeta, type PackageEntry } from './data-file';
 import { releaseProfiles, selectProfilePackages } from './distributions';
