@@ -13,8 +13,10 @@ export async function interruptible(
 ): Promise<number> {
   const ac = new AbortController();
   const onSignal = (): void => ac.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // \`on\`, not \`once\`, until the work ends: a module that watches signals to clean up at exit
+  // (proper-lockfile's signal-exit) kills the process again when it finds itself the last listener.
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     return await work(ac.signal);
   } catch (e) {

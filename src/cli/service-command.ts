@@ -42,7 +42,7 @@ export async function runServiceCommand(
   });
   const ac = new AbortController();
   const stop = () => ac.abort();
-  process.once('SIGINT', stop);
+  process.on('SIGINT', stop); // until the end (see interruptible.ts): a last listener's re-raise would kill the process
   let conn: Connection | undefined;
   try {
     const opened = await openConnection(settings, process.env, secrets, { debug, urlGiven, target });

@@ -144,13 +144,23 @@ function configured(e: unknown): never {
   throw e;
 }
 
-/** Resolves once SIGTERM or SIGINT came and `stop` ended (whether it failed or not). */
+/**
+ * Resolves once SIGTERM or SIGINT came and `stop` ended (whether it failed or not). The handler stays
+ * until then: a module that watches signals to clean up at exit (proper-lockfile's signal-exit) kills
+ * the process again with the signal when it finds itself the signal's last listener.
+ */
 function untilSignal(stop: () => Promise<unknown>): Promise<void> {
   return new Promise<void>((resolve) => {
-    const once = (): void => {
+    let stopping = false;
+    const done = (): void => {
       process.off('SIGTERM', once);
       process.off('SIGINT', once);
-      stop().then(() => resolve(), () => resolve());
+      resolve();
+    };
+    const once = (): void => {
+      if (stopping) return;
+      stopping = true;
+      stop().then(done, done);
     };
     process.on('SIGTERM', once);
     process.on('SIGINT', once);

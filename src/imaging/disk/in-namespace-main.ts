@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   for await (const chunk of process.stdin) input += String(chunk);
   const job = JSON.parse(input) as NamespaceJob;
   const ac = new AbortController();
-  process.once('SIGTERM', () => ac.abort());
+  process.on('SIGTERM', () => ac.abort()); // `on`: a last listener's re-raise (proper-lockfile's signal-exit) would kill the child before its clean-up
   try {
     const result = await buildImage({ ...job, signal: ac.signal, onProgress: (progress) => send({ progress }) });
     send({ result });
