@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultMirror, imageBuilder, isImagingError } from '../../src/imaging';
 import { currentBuildHost, type BuildHost } from '../../src/imaging/build-host';
-import { tempDir } from './tools';
+import { descendsFrom, tempDir } from './tools';
 
 const host = currentBuildHost();
 // Only a server running as root with a subordinate range draws the line (the host's root, or an
@@ -71,7 +71,7 @@ describe.skipIf(why !== undefined)('a real build through the image builder', () 
   /** The folders each `mount --bind -o ro DIR DIR` of a running process names, read from /proc. */
   function readOnlyBinds(): string[] {
     const out: string[] = [];
-    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d) && descendsFrom(Number(d)))) {
       let argv: string[];
       try {
         argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');

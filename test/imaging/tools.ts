@@ -1,7 +1,7 @@
 // Reading images back with the real tools: qemu-img (info, check, convert, compare), sfdisk and
 // e2fsprogs (debugfs, e2fsck) on the root partition at its offset.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { currentSandbox, hostId } from '../../src/host/sandbox';
@@ -116,4 +116,18 @@ export function fakeOs(tree: string, diskMiB = 1024): { layerDir: string; cloudI
     cloudInit: false,
     settings: { hostname: 'test', diskMiB, swapMiB: 0, kernelParams: [], rootUser: { disablePasswordLogin: false, sshKeys: [] }, users: [], groups: [] },
   };
+}
+
+/** Whether process `pid` descends from `ancestor` (its parents read from /proc; false once it has exited). */
+export function descendsFrom(pid: number, ancestor: number = process.pid): boolean {
+  for (let p = pid, hops = 0; p > 1 && hops < 64; hops++) {
+    if (p === ancestor) return true;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return false;
+    }
+  }
+  return false;
 }

@@ -2,7 +2,7 @@
 // spawn (TMPDIR is inherited) write under it, and it is removed when the run ends, so a run of real
 // image builds (several GiB of trees and disks) leaves nothing behind on the machine's disk; nor do
 // the images the run published to the loopback Glance, nor the test files' objects in the loopback S3.
-import { chmodSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sweepGlanceSince } from './openstack';
@@ -16,8 +16,12 @@ export default function setup(): () => Promise<void> {
   process.env.TMPDIR = root;
   // The lowest free space of the run's disk, sampled: printed at the end, where a CI log's tail shows it
   // (a full disk fails writes far from their cause: Swift's S3 answers 503, builds fail with ENOSPC).
+  // Each project's setup makes its own root, the second inside the first's (TMPDIR is set by then), and
+  // the first's teardown may remove both: the nearest folder still there answers for it.
   const freeGiB = (): number => {
-    const s = statfsSync(root);
+    let at = root;
+    while (!existsSync(at)) at = path.dirname(at);
+    const s = statfsSync(at);
     return (s.bavail * s.bsize) / 2 ** 30;
   };
   const atStart = freeGiB();
