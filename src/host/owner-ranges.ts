@@ -5,12 +5,10 @@
 // /etc/subgid beyond the builds' own range (scripts/prereqs.sh adds one of 256 ranges), so two
 // owners' builds never share a host id: one build's tools cannot touch another owner's trees.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { ownerAlive, processOwner } from './process-owner';
-import { MAPPED_IDS, type Sandbox } from './sandbox';
+import { MAPPED_IDS, subordinateEntries, subordinateFiles, type Sandbox } from './sandbox';
 
 /** Where the claims live: tmpfs, root's only. */
 export const RANGE_REGISTRY = '/run/appliance-forge/owner-ranges';
@@ -29,13 +27,10 @@ export interface RangePool {
 /** The largest entry of an /etc/subuid-style text for `names` with at least MIN_POOL_RANGES ranges, not starting at `except`. */
 function poolEntry(text: string, names: readonly string[], except: number): { base: number; ranges: number } | undefined {
   let best: { base: number; ranges: number } | undefined;
-  for (const line of text.split('\n')) {
-    const [who, start, count] = line.trim().split(':');
-    if (who === undefined || !names.includes(who)) continue;
-    const base = Number(start);
-    const ranges = Math.floor(Number(count) / MAPPED_IDS);
-    if (!Number.isSafeInteger(base) || base <= 0 || base === except || !(ranges >= MIN_POOL_RANGES)) continue;
-    if (best === undefined || ranges > best.ranges) best = { base, ranges };
+  for (const { start, count } of subordinateEntries(text, names)) {
+    const ranges = Math.floor(count / MAPPED_IDS);
+    if (start === except || ranges < MIN_POOL_RANGES) continue;
+    if (best === undefined || ranges > best.ranges) best = { base: start, ranges };
   }
   return best;
 }
@@ -103,19 +98,11 @@ export async function leaseRange(owner: string, pool: RangePool, registry = RANG
   }
 }
 
-function readOr(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
 /** The pool of a root server's sandbox, from /etc/subuid and /etc/subgid; undefined for any other sandbox or without one. */
 export function poolOf(s: Sandbox): RangePool | undefined {
   if (s.kind !== 'userns' || s.self) return undefined;
-  const names = [userInfo().username, String(process.getuid?.() ?? '')];
-  return rangePool(readOr('/etc/subuid'), readOr('/etc/subgid'), names, s);
+  const { names, subuid, subgid } = subordinateFiles();
+  return rangePool(subuid, subgid, names, s);
 }
 
 /** The sandbox of one owner's builds: the server's, in the owner's range of the pool. */

@@ -37,23 +37,34 @@ export type Sandbox =
 /** `APPLIANCE_FORGE_SANDBOX`: `auto` (default), `userns` (fail when impossible) or `privileged` (root only). */
 export type SandboxChoice = 'auto' | 'userns' | 'privileged';
 
-/** The first range of `/etc/subuid`-style `text` for a user (by name or uid) with at least `count` ids. */
-export function subordinateRange(text: string, names: readonly string[], count = MAPPED_IDS): number | undefined {
+/** The well-formed entries of `/etc/subuid`-style `text` for a user (by name or uid), in the file's order. */
+export function subordinateEntries(text: string, names: readonly string[]): Array<{ start: number; count: number }> {
+  const out: Array<{ start: number; count: number }> = [];
   for (const line of text.split('\n')) {
     const [who, start, n] = line.trim().split(':');
     if (who === undefined || start === undefined || n === undefined || !names.includes(who)) continue;
     const s = Number(start);
-    if (Number.isSafeInteger(s) && s > 0 && Number(n) >= count) return s;
+    const count = Number(n);
+    if (Number.isSafeInteger(s) && s > 0 && Number.isSafeInteger(count) && count > 0) out.push({ start: s, count });
   }
-  return undefined;
+  return out;
 }
 
-function readOr(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
+/** The first range of `/etc/subuid`-style `text` for a user (by name or uid) with at least `count` ids. */
+export function subordinateRange(text: string, names: readonly string[], count = MAPPED_IDS): number | undefined {
+  return subordinateEntries(text, names).find((e) => e.count >= count)?.start;
+}
+
+/** This process's user as /etc/subuid and /etc/subgid name it (by name or uid), and the two files' texts ('' when unreadable). */
+export function subordinateFiles(): { names: string[]; subuid: string; subgid: string } {
+  const read = (path: string): string => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  return { names: [userInfo().username, String(process.getuid?.() ?? -1)], subuid: read('/etc/subuid'), subgid: read('/etc/subgid') };
 }
 
 /** util-linux `unshare` arguments that run a command as root of the sandbox's namespace. */
@@ -71,8 +82,9 @@ export function detectSandbox(choice: SandboxChoice = choiceFromEnv()): Sandbox 
   const uid = process.getuid?.() ?? -1;
   const gid = process.getgid?.() ?? -1;
   const name = userInfo().username;
-  const uidBase = subordinateRange(readOr('/etc/subuid'), [name, String(uid)]);
-  const gidBase = subordinateRange(readOr('/etc/subgid'), [name, String(uid)]);
+  const ids = subordinateFiles();
+  const uidBase = subordinateRange(ids.subuid, ids.names);
+  const gidBase = subordinateRange(ids.subgid, ids.names);
   const missing = missingTools(['newuidmap', 'newgidmap', 'unshare']);
   let why: string | undefined;
   let found: Sandbox | undefined;

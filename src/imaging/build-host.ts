@@ -112,8 +112,9 @@ export function buildHostOf(sandbox: Sandbox, pool?: RangePool): BuildHost {
     },
     isBuildRoot: (uid) => {
       if (uid === toHost(0, 'uid')) return true;
-      const slot = pool === undefined ? undefined : slotOfUid(pool, uid);
-      return slot !== undefined && uid === ownerSandbox(pool!, slot).uid0;
+      if (pool === undefined) return false;
+      const slot = slotOfUid(pool, uid);
+      return slot !== undefined && uid === ownerSandbox(pool, slot).uid0;
     },
     async leaseOwner(owner) {
       if (owner === undefined || pool === undefined) return { host: this, release: () => Promise.resolve() };
@@ -140,7 +141,9 @@ let current: BuildHost | undefined;
 
 /** This process's build host (its sandbox detected on first use). */
 export function currentBuildHost(): BuildHost {
-  const sandbox = currentSandbox();
-  current ??= buildHostOf(sandbox, poolOf(sandbox));
+  if (current === undefined) {
+    const sandbox = currentSandbox();
+    current = buildHostOf(sandbox, poolOf(sandbox));
+  }
   return current;
 }
